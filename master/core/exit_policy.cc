@@ -1,0 +1,37 @@
+#include "master/core/exit_policy.h"
+
+namespace det::master::core {
+
+ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_restarts,
+                          const AllocationExit& exit) {
+  bool failed = exit.exit_code != 0 && !exit.killed_by_user && !exit.preemption_acked;
+  if (IsStopping(trial_state)) {
+    if (failed && !exit.infrastructure_failure && trial_state != RunState::kStoppingKilled &&
+        trial_state != RunState::kStoppingCanceled) {
+      return {ExitDecision::kError, restarts, "trial failed while stopping"};
+    }
+    return {ExitDecision::kTerminal, restarts, "trial stopped"};
+  }
+  if (exit.infrastructure_failure) {
+    return {ExitDecision::kRescheduleFree, restarts, "infrastructure failure, not counted"};
+  }
+  if (exit.searcher_closed && !failed) {
+    return {ExitDecision::kComplete, restarts, "hp search is finished"};
+  }
+  if (failed) {
+    int64_t next = restarts + 1;
+    if (next > max_restarts) {
+      return {ExitDecision::kError, next, "trial exceeded max restarts"};
+    }
+    return {ExitDecision::kRestart, next, "trial failed, restarting"};
+  }
+  if (exit.invalid_hp) return {ExitDecision::kComplete, restarts, "invalid hyperparameters"};
+  if (exit.preemption_acked) {
+    if (trial_state == RunState::kPaused) return {ExitDecision::kIdle, restarts, "paused"};
+    return {ExitDecision::kRescheduleFree, restarts, "preempted"};
+  }
+  // Exit 0 without acknowledging preemption: the user's code decided it was done.
+  return {ExitDecision::kComplete, restarts, "exited successfully"};
+}
+
+}  // namespace det::master::core

@@ -1,0 +1,39 @@
+#pragma once
+// How an allocation's exit is interpreted (reference architecture §4.3). Pure.
+
+#include <cstdint>
+#include <string>
+
+#include "master/core/states.h"
+
+namespace det::master::core {
+
+struct AllocationExit {
+  int exit_code = 0;
+  bool killed_by_user = false;     // we sent kill because of kill/cancel/pause timeout
+  bool preemption_acked = false;   // the process acknowledged a preemption signal
+  bool infrastructure_failure = false;  // agent lost, start failure on our side
+  bool invalid_hp = false;         // the trial reported an InvalidHP early exit
+  bool searcher_closed = false;    // the searcher already finished with this trial
+};
+
+enum class ExitDecision {
+  kComplete,        // trial -> COMPLETED
+  kRestart,         // reschedule, restarts was incremented
+  kRescheduleFree,  // reschedule without counting a restart
+  kError,           // trial -> ERROR
+  kTerminal,        // trial was stopping: move to its terminal state
+  kIdle,            // preempted while paused: nothing to schedule
+};
+
+struct ExitOutcome {
+  ExitDecision decision;
+  int64_t restarts;  // the trial's restart count after this exit
+  std::string reason;
+};
+
+// `trial_state` is the trial's state when the exit arrived.
+ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_restarts,
+                          const AllocationExit& exit);
+
+}  // namespace det::master::core

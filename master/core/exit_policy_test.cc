@@ -1,0 +1,49 @@
+#include "master/core/exit_policy.h"
+
+#include <gtest/gtest.h>
+
+namespace det::master::core {
+namespace {
+
+// Ensures non-zero exits count restarts until max_restarts, then error.
+TEST(ExitPolicyTest, RestartsUntilMax) {
+  AllocationExit fail{.exit_code = 1};
+  ExitOutcome o = InterpretExit(RunState::kActive, 0, 2, fail);
+  EXPECT_EQ(o.decision, ExitDecision::kRestart);
+  EXPECT_EQ(o.restarts, 1);
+  o = InterpretExit(RunState::kActive, 2, 2, fail);
+  EXPECT_EQ(o.decision, ExitDecision::kError);
+  EXPECT_EQ(o.restarts, 3);
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 0, fail).decision, ExitDecision::kError);
+}
+
+TEST(ExitPolicyTest, InfrastructureFailureIsNotCounted) {
+  AllocationExit e{.exit_code = 137, .infrastructure_failure = true};
+  ExitOutcome o = InterpretExit(RunState::kActive, 1, 1, e);
+  EXPECT_EQ(o.decision, ExitDecision::kRescheduleFree);
+  EXPECT_EQ(o.restarts, 1);
+}
+
+TEST(ExitPolicyTest, ZeroExitCompletesUnlessPreemptionAcked) {
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, {}).decision, ExitDecision::kComplete);
+  AllocationExit acked{.preemption_acked = true};
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, acked).decision, ExitDecision::kRescheduleFree);
+  EXPECT_EQ(InterpretExit(RunState::kPaused, 0, 5, acked).decision, ExitDecision::kIdle);
+}
+
+TEST(ExitPolicyTest, StoppingTrialsEndTerminal) {
+  AllocationExit killed{.exit_code = 137, .killed_by_user = true};
+  EXPECT_EQ(InterpretExit(RunState::kStoppingKilled, 0, 5, killed).decision,
+            ExitDecision::kTerminal);
+}
+
+TEST(StatesTest, NamesRoundTrip) {
+  EXPECT_EQ(RunStateName(RunState::kStoppingCanceled), "STOPPING_CANCELED");
+  EXPECT_EQ(ParseRunState("STATE_PAUSED"), RunState::kPaused);
+  EXPECT_EQ(TerminalFor(RunState::kStoppingKilled), RunState::kCanceled);
+  EXPECT_TRUE(ExperimentTransitionAllowed(RunState::kPaused, RunState::kActive));
+  EXPECT_FALSE(ExperimentTransitionAllowed(RunState::kCompleted, RunState::kActive));
+}
+
+}  // namespace
+}  // namespace det::master::core

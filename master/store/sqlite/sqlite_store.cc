@@ -1,0 +1,631 @@
+#include "master/store/sqlite/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include "master/store/migrations.h"
+#include "master/store/sqlite/statement.h"
+
+namespace det::master::store {
+namespace {
+
+using nlohmann::json;
+
+json ParseJson(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? json() : j;
+}
+
+#define DET_PREPARE(var, sql)        \
+  Statement var(db_, sql);           \
+  DET_RETURN_IF_ERROR(var.prepared())
+
+constexpr const char* kExperimentColumns =
+    "id, state, config, original_config, owner_id, job_id, start_time, end_time, archived, "
+    "progress, parent_id, notes, snapshot";
+
+ExperimentRow ReadExperiment(const Statement& s) {
+  ExperimentRow r;
+  r.id = s.Int(0);
+  r.state = s.Text(1);
+  r.config = ParseJson(s.Text(2));
+  r.original_config = s.Text(3);
+  r.owner_id = s.Int(4);
+  r.job_id = s.Text(5);
+  r.start_time = s.Int(6);
+  r.end_time = s.OptInt(7);
+  r.archived = s.Int(8) != 0;
+  r.progress = s.Double(9);
+  r.parent_id = s.OptInt(10);
+  r.notes = s.Text(11);
+  r.snapshot = ParseJson(s.Text(12));
+  return r;
+}
+
+constexpr const char* kTrialColumns =
+    "id, experiment_id, request_id, seed, hparams, state, start_time, end_time, restarts, run_id, "
+    "total_batches, runner_state, searcher_metric, task_id, metadata";
+
+TrialRow ReadTrial(const Statement& s) {
+  TrialRow r;
+  r.id = s.Int(0);
+  r.experiment_id = s.Int(1);
+  r.request_id = s.Text(2);
+  r.seed = s.Int(3);
+  r.hparams = ParseJson(s.Text(4));
+  r.state = s.Text(5);
+  r.start_time = s.Int(6);
+  r.end_time = s.OptInt(7);
+  r.restarts = s.Int(8);
+  r.run_id = s.Int(9);
+  r.total_batches = s.Int(10);
+  r.runner_state = s.Text(11);
+  r.searcher_metric = s.OptDouble(12);
+  r.task_id = s.Text(13);
+  r.metadata = ParseJson(s.Text(14));
+  return r;
+}
+
+constexpr const char* kAllocationColumns =
+    "allocation_id, task_id, trial_id, agent_id, state, token, slots, start_time, end_time, "
+    "exit_code, exit_reason";
+
+AllocationRow ReadAllocation(const Statement& s) {
+  AllocationRow r;
+  r.allocation_id = s.Text(0);
+  r.task_id = s.Text(1);
+  r.trial_id = s.Int(2);
+  r.agent_id = s.Text(3);
+  r.state = s.Text(4);
+  r.token = s.Text(5);
+  r.slots = s.Int(6);
+  r.start_time = s.Int(7);
+  r.end_time = s.OptInt(8);
+  r.exit_code = s.OptInt(9);
+  r.exit_reason = s.Text(10);
+  return r;
+}
+
+constexpr const char* kCheckpointColumns =
+    "uuid, task_id, allocation_id, trial_id, report_time, state, resources, metadata, "
+    "steps_completed, size";
+
+CheckpointRow ReadCheckpoint(const Statement& s) {
+  CheckpointRow r;
+  r.uuid = s.Text(0);
+  r.task_id = s.Text(1);
+  r.allocation_id = s.Text(2);
+  r.trial_id = s.Int(3);
+  r.report_time = s.Int(4);
+  r.state = s.Text(5);
+  r.resources = ParseJson(s.Text(6));
+  r.metadata = ParseJson(s.Text(7));
+  r.steps_completed = s.Int(8);
+  r.size = s.Int(9);
+  return r;
+}
+
+UserRow ReadUser(const Statement& s) {
+  UserRow u;
+  u.id = s.Int(0);
+  u.username = s.Text(1);
+  u.password_hash = s.OptText(2);
+  u.admin = s.Int(3) != 0;
+  u.active = s.Int(4) != 0;
+  u.display_name = s.Text(5);
+  return u;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Unavailable("cannot open sqlite database " + path + ": " + msg);
+  }
+  sqlite3_busy_timeout(db, 10000);
+  std::unique_ptr<SqliteStore> store(new SqliteStore(db));
+  DET_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
+  DET_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
+  DET_RETURN_IF_ERROR(store->Exec("PRAGMA foreign_keys=ON"));
+  DET_RETURN_IF_ERROR(store->Migrate());
+  return store;
+}
+
+SqliteStore::~SqliteStore() { sqlite3_close(db_); }
+
+Status SqliteStore::Exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Internal("sqlite: " + msg);
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::Migrate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_RETURN_IF_ERROR(
+      Exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+           "name TEXT NOT NULL)"));
+  int64_t current = 0;
+  {
+    DET_PREPARE(s, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+    DET_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (row) current = s.Int(0);
+  }
+  for (const Migration& m : Migrations()) {
+    if (m.version <= current) continue;
+    DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Status st = Exec(m.sql);
+    if (st.ok()) {
+      Statement s(db_, "INSERT INTO schema_migrations (version, name) VALUES (?, ?)");
+      st = s.prepared();
+      if (st.ok()) st = s.Bind(1, static_cast<int64_t>(m.version)).Bind(2, std::string(m.name)).Run();
+    }
+    if (!st.ok()) {
+      (void)Exec("ROLLBACK");
+      return Internal(std::string("migration ") + m.name + " failed: " + st.message());
+    }
+    DET_RETURN_IF_ERROR(Exec("COMMIT"));
+  }
+  return Status::Ok();
+}
+
+Result<std::string> SqliteStore::GetOrCreateClusterId(const std::string& fresh_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  {
+    DET_PREPARE(ins, "INSERT OR IGNORE INTO cluster_id (id, cluster_id) VALUES (1, ?)");
+    DET_RETURN_IF_ERROR(ins.Bind(1, fresh_id).Run());
+  }
+  DET_PREPARE(s, "SELECT cluster_id FROM cluster_id WHERE id = 1");
+  DET_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Internal("cluster id missing");
+  return s.Text(0);
+}
+
+Result<UserRow> SqliteStore::GetUserByName(const std::string& username) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "SELECT id, username, password_hash, admin, active, display_name FROM users "
+                 "WHERE username = ?");
+  s.Bind(1, username);
+  DET_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return NotFound("user '" + username + "' not found");
+  return ReadUser(s);
+}
+
+Result<UserRow> SqliteStore::GetUserById(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "SELECT id, username, password_hash, admin, active, display_name FROM users "
+                 "WHERE id = ?");
+  s.Bind(1, id);
+  DET_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return NotFound("user " + std::to_string(id) + " not found");
+  return ReadUser(s);
+}
+
+Status SqliteStore::SetUserPassword(int64_t user_id, const std::optional<std::string>& hash) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "UPDATE users SET password_hash = ? WHERE id = ?");
+  return s.Bind(1, hash).Bind(2, user_id).Run();
+}
+
+Result<bool> SqliteStore::EnsureBuiltinUsers(const std::optional<std::string>& initial_hash) {
+  std::lock_guard<std::mutex> lock(mu_);
+  {
+    DET_PREPARE(s, "SELECT COUNT(*) FROM users");
+    DET_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (row && s.Int(0) > 0) return false;
+  }
+  DET_PREPARE(s, "INSERT INTO users (username, password_hash, admin, active) VALUES "
+                 "('admin', ?, 1, 1), ('determined', ?, 0, 1)");
+  DET_RETURN_IF_ERROR(s.Bind(1, initial_hash).Bind(2, initial_hash).Run());
+  return true;
+}
+
+Status SqliteStore::CreateSession(const std::string& token, int64_t user_id, int64_t expiry) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "INSERT INTO user_sessions (token, user_id, created_at, expiry) "
+                 "VALUES (?, ?, strftime('%s','now') * 1000000, ?)");
+  return s.Bind(1, token).Bind(2, user_id).Bind(3, expiry).Run();
+}
+
+Result<int64_t> SqliteStore::LookupSession(const std::string& token, int64_t now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "SELECT user_id FROM user_sessions WHERE token = ? AND revoked = 0 AND expiry > ?");
+  s.Bind(1, token).Bind(2, now);
+  DET_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Unauthenticated("invalid credentials");
+  return s.Int(0);
+}
+
+Status SqliteStore::RevokeSession(const std::string& token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "UPDATE user_sessions SET revoked = 1 WHERE token = ?");
+  return s.Bind(1, token).Run();
+}
+
+Result<int64_t> SqliteStore::InsertExperiment(const ExperimentRow& row,
+                                              const std::string& model_definition) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "INSERT INTO experiments (state, config, original_config, model_definition, "
+                 "owner_id, job_id, start_time, end_time, archived, progress, parent_id, notes, "
+                 "snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  s.Bind(1, row.state).Bind(2, row.config.dump()).Bind(3, row.original_config);
+  s.BindBlob(4, model_definition);
+  s.Bind(5, row.owner_id).Bind(6, row.job_id).Bind(7, row.start_time).Bind(8, row.end_time);
+  s.Bind(9, row.archived).Bind(10, row.progress).Bind(11, row.parent_id).Bind(12, row.notes);
+  s.Bind(13, row.snapshot.is_null() ? std::string("{}") : row.snapshot.dump());
+  DET_RETURN_IF_ERROR(s.Run());
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+}
+
+Result<ExperimentRow> SqliteStore::GetExperiment(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql = std::string("SELECT ") + kExperimentColumns + " FROM experiments WHERE id = ?";
+  DET_PREPARE(s, sql.c_str());
+  s.Bind(1, id);
+  DET_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return NotFound("experiment " + std::to_string(id) + " not found");
+  return ReadExperiment(s);
+}
+
+Result<std::vector<ExperimentRow>> SqliteStore::ListExperiments(std::optional<bool> archived,
+                                                                const Page& page, int64_t* total) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string where = archived ? " WHERE archived = ?" : "";
+  {
+    std::string sql = "SELECT COUNT(*) FROM experiments" + where;
+    DET_PREPARE(c, sql.c_str());
+    if (archived) c.Bind(1, *archived);
+    DET_ASSIGN_OR_RETURN(bool row, c.Step());
+    *total = row ? c.Int(0) : 0;
+  }
+  std::string sql = std::string("SELECT ") + kExperimentColumns + " FROM experiments" + where +
+                    " ORDER BY id LIMIT ? OFFSET ?";
+  DET_PREPARE(s, sql.c_str());
+  int i = 1;
+  if (archived) s.Bind(i++, *archived);
+  s.Bind(i, page.limit > 0 ? page.limit : int64_t{-1});
+  s.Bind(i + 1, page.offset);
+  std::vector<ExperimentRow> out;
+  while (true) {
+    DET_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back(ReadExperiment(s));
+  }
+  return out;
+}
+
+Result<std::vector<ExperimentRow>> SqliteStore::ListNonTerminalExperiments() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql = std::string("SELECT ") + kExperimentColumns +
+                    " FROM experiments WHERE state IN ('ACTIVE', 'PAUSED', 'STOPPING_COMPLETED', "
+                    "'STOPPING_CANCELED', 'STOPPING_KILLED', 'STOPPING_ERROR') ORDER BY id";
+  DET_PREPARE(s, sql.c_str());
+  std::vector<ExperimentRow> out;
+  while (true) {
+    DET_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back(ReadExperiment(s));
+  }
+  return out;
+}
+
+Result<std::string> SqliteStore::GetModelDefinition(int64_t experiment_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "SELECT model_definition FROM experiments WHERE id = ?");
+  s.Bind(1, experiment_id);
+  DET_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return NotFound("experiment " + std::to_string(experiment_id) + " not found");
+  return s.Text(0);
+}
+
+Status SqliteStore::UpdateExperimentState(int64_t id, const std::string& state,
+                                          std::optional<int64_t> end_time) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "UPDATE experiments SET state = ?, end_time = ? WHERE id = ?");
+  return s.Bind(1, state).Bind(2, end_time).Bind(3, id).Run();
+}
+
+Status SqliteStore::UpdateExperimentProgress(int64_t id, double progress) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "UPDATE experiments SET progress = ? WHERE id = ?");
+  return s.Bind(1, progress).Bind(2, id).Run();
+}
+
+Status SqliteStore::UpdateExperimentSnapshot(int64_t id, const nlohmann::json& snapshot) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "UPDATE experiments SET snapshot = ? WHERE id = ?");
+  return s.Bind(1, snapshot.dump()).Bind(2, id).Run();
+}
+
+Status SqliteStore::UpdateExperimentMeta(int64_t id, const nlohmann::json& config, bool archived,
+                                         const std::string& notes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "UPDATE experiments SET config = ?, archived = ?, notes = ? WHERE id = ?");
+  return s.Bind(1, config.dump()).Bind(2, archived).Bind(3, notes).Bind(4, id).Run();
+}
+
+Result<int64_t> SqliteStore::InsertTrial(const TrialRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "INSERT INTO trials (experiment_id, request_id, seed, hparams, state, start_time, "
+                 "end_time, restarts, run_id, total_batches, runner_state, searcher_metric, "
+                 "task_id, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  s.Bind(1, row.experiment_id).Bind(2, row.request_id).Bind(3, row.seed);
+  s.Bind(4, row.hparams.dump()).Bind(5, row.state).Bind(6, row.start_time).Bind(7, row.end_time);
+  s.Bind(8, row.restarts).Bind(9, row.run_id).Bind(10, row.total_batches);
+  s.Bind(11, row.runner_state).Bind(12, row.searcher_metric).Bind(13, row.task_id);
+  s.Bind(14, row.metadata.dump());
+  DET_RETURN_IF_ERROR(s.Run());
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+}
+
+Result<TrialRow> SqliteStore::GetTrial(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql = std::string("SELECT ") + kTrialColumns + " FROM trials WHERE id = ?";
+  DET_PREPARE(s, sql.c_str());
+  s.Bind(1, id);
+  DET_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return NotFound("trial " + std::to_string(id) + " not found");
+  return ReadTrial(s);
+}
+
+Result<std::vector<TrialRow>> SqliteStore::ListTrials(int64_t experiment_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql =
+      std::string("SELECT ") + kTrialColumns + " FROM trials WHERE experiment_id = ? ORDER BY id";
+  DET_PREPARE(s, sql.c_str());
+  s.Bind(1, experiment_id);
+  std::vector<TrialRow> out;
+  while (true) {
+    DET_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back(ReadTrial(s));
+  }
+  return out;
+}
+
+Status SqliteStore::UpdateTrial(const TrialRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "UPDATE trials SET state = ?, end_time = ?, restarts = ?, run_id = ?, "
+                 "total_batches = ?, runner_state = ?, searcher_metric = ?, task_id = ?, "
+                 "metadata = ?, hparams = ? WHERE id = ?");
+  s.Bind(1, row.state).Bind(2, row.end_time).Bind(3, row.restarts).Bind(4, row.run_id);
+  s.Bind(5, row.total_batches).Bind(6, row.runner_state).Bind(7, row.searcher_metric);
+  s.Bind(8, row.task_id).Bind(9, row.metadata.dump()).Bind(10, row.hparams.dump()).Bind(11, row.id);
+  return s.Run();
+}
+
+Status SqliteStore::UpsertAllocation(const AllocationRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "INSERT INTO allocations (allocation_id, task_id, trial_id, agent_id, state, "
+                 "token, slots, start_time, end_time, exit_code, exit_reason) VALUES "
+                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(allocation_id) DO UPDATE SET "
+                 "agent_id = excluded.agent_id, state = excluded.state, end_time = "
+                 "excluded.end_time, exit_code = excluded.exit_code, exit_reason = "
+                 "excluded.exit_reason");
+  s.Bind(1, row.allocation_id).Bind(2, row.task_id).Bind(3, row.trial_id).Bind(4, row.agent_id);
+  s.Bind(5, row.state).Bind(6, row.token).Bind(7, row.slots).Bind(8, row.start_time);
+  s.Bind(9, row.end_time).Bind(10, row.exit_code).Bind(11, row.exit_reason);
+  return s.Run();
+}
+
+Result<AllocationRow> SqliteStore::GetAllocation(const std::string& allocation_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql =
+      std::string("SELECT ") + kAllocationColumns + " FROM allocations WHERE allocation_id = ?";
+  DET_PREPARE(s, sql.c_str());
+  s.Bind(1, allocation_id);
+  DET_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return NotFound("allocation " + allocation_id + " not found");
+  return ReadAllocation(s);
+}
+
+Result<AllocationRow> SqliteStore::GetAllocationByToken(const std::string& token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql = std::string("SELECT ") + kAllocationColumns + " FROM allocations WHERE token = ?";
+  DET_PREPARE(s, sql.c_str());
+  s.Bind(1, token);
+  DET_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Unauthenticated("invalid credentials");
+  return ReadAllocation(s);
+}
+
+Result<std::vector<AllocationRow>> SqliteStore::ListOpenAllocations() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql = std::string("SELECT ") + kAllocationColumns +
+                    " FROM allocations WHERE end_time IS NULL ORDER BY start_time";
+  DET_PREPARE(s, sql.c_str());
+  std::vector<AllocationRow> out;
+  while (true) {
+    DET_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back(ReadAllocation(s));
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> SqliteStore::ListTaskIds(int64_t trial_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "SELECT DISTINCT task_id FROM allocations WHERE trial_id = ? ORDER BY task_id");
+  s.Bind(1, trial_id);
+  std::vector<std::string> out;
+  while (true) {
+    DET_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back(s.Text(0));
+  }
+  return out;
+}
+
+Status SqliteStore::AddMetrics(const MetricRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  auto body = [&]() -> Status {
+    // Rows of earlier runs past this report's step were lost with that run's un-checkpointed
+    // progress: archive them so every step is shown once.
+    DET_PREPARE(a, "UPDATE metrics SET archived = 1 WHERE trial_id = ? AND metric_group = ? AND "
+                   "trial_run_id < ? AND total_batches >= ? AND archived = 0");
+    DET_RETURN_IF_ERROR(
+        a.Bind(1, row.trial_id).Bind(2, row.group).Bind(3, row.trial_run_id)
+            .Bind(4, row.total_batches).Run());
+    DET_PREPARE(s, "INSERT INTO metrics (trial_id, trial_run_id, total_batches, metric_group, "
+                   "metrics, report_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(trial_id, "
+                   "trial_run_id, metric_group, total_batches) DO UPDATE SET metrics = "
+                   "json_patch(metrics, excluded.metrics)");
+    s.Bind(1, row.trial_id).Bind(2, row.trial_run_id).Bind(3, row.total_batches);
+    s.Bind(4, row.group).Bind(5, row.metrics.dump()).Bind(6, row.report_time);
+    return s.Run();
+  };
+  Status st = body();
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return st;
+  }
+  return Exec("COMMIT");
+}
+
+Result<std::vector<MetricRow>> SqliteStore::ListMetrics(int64_t trial_id,
+                                                        const std::string& group) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "SELECT id, trial_id, trial_run_id, total_batches, metric_group, metrics, "
+                 "report_time, archived FROM metrics WHERE trial_id = ? AND archived = 0 AND "
+                 "(? = '' OR metric_group = ?) ORDER BY total_batches, id");
+  s.Bind(1, trial_id).Bind(2, group).Bind(3, group);
+  std::vector<MetricRow> out;
+  while (true) {
+    DET_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    MetricRow m;
+    m.id = s.Int(0);
+    m.trial_id = s.Int(1);
+    m.trial_run_id = s.Int(2);
+    m.total_batches = s.Int(3);
+    m.group = s.Text(4);
+    m.metrics = ParseJson(s.Text(5));
+    m.report_time = s.Int(6);
+    m.archived = s.Int(7) != 0;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Status SqliteStore::AddCheckpoint(const CheckpointRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "INSERT INTO checkpoints (uuid, task_id, allocation_id, trial_id, report_time, "
+                 "state, resources, metadata, steps_completed, size) VALUES "
+                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uuid) DO UPDATE SET state = "
+                 "excluded.state, resources = excluded.resources, metadata = excluded.metadata, "
+                 "size = excluded.size");
+  s.Bind(1, row.uuid).Bind(2, row.task_id).Bind(3, row.allocation_id).Bind(4, row.trial_id);
+  s.Bind(5, row.report_time).Bind(6, row.state).Bind(7, row.resources.dump());
+  s.Bind(8, row.metadata.dump()).Bind(9, row.steps_completed).Bind(10, row.size);
+  return s.Run();
+}
+
+Result<CheckpointRow> SqliteStore::GetCheckpoint(const std::string& uuid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql = std::string("SELECT ") + kCheckpointColumns + " FROM checkpoints WHERE uuid = ?";
+  DET_PREPARE(s, sql.c_str());
+  s.Bind(1, uuid);
+  DET_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return NotFound("checkpoint " + uuid + " not found");
+  return ReadCheckpoint(s);
+}
+
+Result<std::vector<CheckpointRow>> SqliteStore::ListCheckpointsForTrial(int64_t trial_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql = std::string("SELECT ") + kCheckpointColumns +
+                    " FROM checkpoints WHERE trial_id = ? ORDER BY steps_completed, report_time";
+  DET_PREPARE(s, sql.c_str());
+  s.Bind(1, trial_id);
+  std::vector<CheckpointRow> out;
+  while (true) {
+    DET_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back(ReadCheckpoint(s));
+  }
+  return out;
+}
+
+Result<std::vector<CheckpointRow>> SqliteStore::ListCheckpointsForExperiment(
+    int64_t experiment_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql = "SELECT c.uuid, c.task_id, c.allocation_id, c.trial_id, c.report_time, "
+                    "c.state, c.resources, c.metadata, c.steps_completed, c.size FROM checkpoints "
+                    "c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = ? "
+                    "ORDER BY c.report_time, c.uuid";
+  DET_PREPARE(s, sql.c_str());
+  s.Bind(1, experiment_id);
+  std::vector<CheckpointRow> out;
+  while (true) {
+    DET_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back(ReadCheckpoint(s));
+  }
+  return out;
+}
+
+Status SqliteStore::AddTaskLogs(const std::vector<TaskLogRow>& rows) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  Status st;
+  {
+    Statement s(db_, "INSERT INTO task_logs (task_id, trial_id, allocation_id, agent_id, "
+                     "container_id, rank_id, timestamp, level, stdtype, source, log) VALUES "
+                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    st = s.prepared();
+    for (size_t i = 0; st.ok() && i < rows.size(); ++i) {
+      const TaskLogRow& r = rows[i];
+      s.Reset();
+      s.Bind(1, r.task_id).Bind(2, r.trial_id).Bind(3, r.allocation_id).Bind(4, r.agent_id);
+      s.Bind(5, r.container_id).Bind(6, r.rank_id).Bind(7, r.timestamp).Bind(8, r.level);
+      s.Bind(9, r.stdtype).Bind(10, r.source).Bind(11, r.log);
+      st = s.Run();
+    }
+  }
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return st;
+  }
+  return Exec("COMMIT");
+}
+
+Result<std::vector<TaskLogRow>> SqliteStore::ListTrialLogs(int64_t trial_id, int64_t after_id,
+                                                           int64_t limit, bool descending) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql = std::string("SELECT id, task_id, trial_id, allocation_id, agent_id, "
+                                "container_id, rank_id, timestamp, level, stdtype, source, log "
+                                "FROM task_logs WHERE trial_id = ? AND id > ? ORDER BY id ") +
+                    (descending ? "DESC" : "ASC") + " LIMIT ?";
+  DET_PREPARE(s, sql.c_str());
+  s.Bind(1, trial_id).Bind(2, after_id).Bind(3, limit > 0 ? limit : int64_t{-1});
+  std::vector<TaskLogRow> out;
+  while (true) {
+    DET_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    TaskLogRow r;
+    r.id = s.Int(0);
+    r.task_id = s.Text(1);
+    r.trial_id = s.Int(2);
+    r.allocation_id = s.Text(3);
+    r.agent_id = s.Text(4);
+    r.container_id = s.Text(5);
+    r.rank_id = s.OptInt(6);
+    r.timestamp = s.Int(7);
+    r.level = s.Text(8);
+    r.stdtype = s.Text(9);
+    r.source = s.Text(10);
+    r.log = s.Text(11);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace det::master::store

@@ -1,0 +1,77 @@
+#pragma once
+// SqliteStore: the embedded Store (SQLite in WAL mode, synchronous=FULL so a committed write
+// survives kill -9 and power loss). One connection guarded by a mutex; SQLite serializes writers
+// anyway and the master's writes are small.
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "master/store/store.h"
+
+struct sqlite3;
+
+namespace det::master::store {
+
+class SqliteStore : public Store {
+ public:
+  // Opens (creating if needed) the database at `path` and applies pending migrations.
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  ~SqliteStore() override;
+
+  Result<std::string> GetOrCreateClusterId(const std::string& fresh_id) override;
+  Result<UserRow> GetUserByName(const std::string& username) override;
+  Result<UserRow> GetUserById(int64_t id) override;
+  Status SetUserPassword(int64_t user_id, const std::optional<std::string>& hash) override;
+  Result<bool> EnsureBuiltinUsers(const std::optional<std::string>& initial_hash) override;
+  Status CreateSession(const std::string& token, int64_t user_id, int64_t expiry) override;
+  Result<int64_t> LookupSession(const std::string& token, int64_t now) override;
+  Status RevokeSession(const std::string& token) override;
+
+  Result<int64_t> InsertExperiment(const ExperimentRow& row,
+                                   const std::string& model_definition) override;
+  Result<ExperimentRow> GetExperiment(int64_t id) override;
+  Result<std::vector<ExperimentRow>> ListExperiments(std::optional<bool> archived,
+                                                     const Page& page, int64_t* total) override;
+  Result<std::vector<ExperimentRow>> ListNonTerminalExperiments() override;
+  Result<std::string> GetModelDefinition(int64_t experiment_id) override;
+  Status UpdateExperimentState(int64_t id, const std::string& state,
+                               std::optional<int64_t> end_time) override;
+  Status UpdateExperimentProgress(int64_t id, double progress) override;
+  Status UpdateExperimentSnapshot(int64_t id, const nlohmann::json& snapshot) override;
+  Status UpdateExperimentMeta(int64_t id, const nlohmann::json& config, bool archived,
+                              const std::string& notes) override;
+
+  Result<int64_t> InsertTrial(const TrialRow& row) override;
+  Result<TrialRow> GetTrial(int64_t id) override;
+  Result<std::vector<TrialRow>> ListTrials(int64_t experiment_id) override;
+  Status UpdateTrial(const TrialRow& row) override;
+
+  Status UpsertAllocation(const AllocationRow& row) override;
+  Result<AllocationRow> GetAllocation(const std::string& allocation_id) override;
+  Result<AllocationRow> GetAllocationByToken(const std::string& token) override;
+  Result<std::vector<AllocationRow>> ListOpenAllocations() override;
+  Result<std::vector<std::string>> ListTaskIds(int64_t trial_id) override;
+
+  Status AddMetrics(const MetricRow& row) override;
+  Result<std::vector<MetricRow>> ListMetrics(int64_t trial_id, const std::string& group) override;
+
+  Status AddCheckpoint(const CheckpointRow& row) override;
+  Result<CheckpointRow> GetCheckpoint(const std::string& uuid) override;
+  Result<std::vector<CheckpointRow>> ListCheckpointsForTrial(int64_t trial_id) override;
+  Result<std::vector<CheckpointRow>> ListCheckpointsForExperiment(int64_t experiment_id) override;
+
+  Status AddTaskLogs(const std::vector<TaskLogRow>& rows) override;
+  Result<std::vector<TaskLogRow>> ListTrialLogs(int64_t trial_id, int64_t after_id, int64_t limit,
+                                                bool descending) override;
+
+ private:
+  explicit SqliteStore(sqlite3* db) : db_(db) {}
+  Status Migrate();
+  Status Exec(const std::string& sql);
+
+  std::mutex mu_;
+  sqlite3* db_;
+};
+
+}  // namespace det::master::store

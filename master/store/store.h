@@ -1,0 +1,184 @@
+#pragma once
+// Store: everything the master persists. One interface, implemented by SqliteStore (embedded
+// default) and, later, PostgresStore; callers never see SQL. Every write is committed before the
+// call returns, so an acknowledged change survives kill -9. Implementations are thread-safe.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace det::master::store {
+
+struct UserRow {
+  int64_t id = 0;
+  std::string username;
+  std::optional<std::string> password_hash;  // nullopt = blank password
+  bool admin = false;
+  bool active = true;
+  std::string display_name;
+};
+
+struct ExperimentRow {
+  int64_t id = 0;
+  std::string state;                 // RunStateName
+  nlohmann::json config;             // fully defaulted
+  std::string original_config;       // raw YAML as submitted
+  int64_t owner_id = 0;
+  std::string job_id;
+  int64_t start_time = 0;            // micros
+  std::optional<int64_t> end_time;
+  bool archived = false;
+  double progress = 0;
+  std::optional<int64_t> parent_id;
+  std::string notes;
+  nlohmann::json snapshot;           // searcher + per-trial searcher state
+};
+
+struct TrialRow {
+  int64_t id = 0;
+  int64_t experiment_id = 0;
+  std::string request_id;
+  int64_t seed = 0;
+  nlohmann::json hparams;
+  std::string state;
+  int64_t start_time = 0;
+  std::optional<int64_t> end_time;
+  int64_t restarts = 0;
+  int64_t run_id = 0;                // current trial run id (restart id)
+  int64_t total_batches = 0;
+  std::string runner_state;
+  std::optional<double> searcher_metric;
+  std::string task_id;
+  nlohmann::json metadata = nlohmann::json::object();
+};
+
+struct AllocationRow {
+  std::string allocation_id;
+  std::string task_id;
+  int64_t trial_id = 0;
+  std::string agent_id;
+  std::string state;
+  std::string token;
+  int64_t slots = 0;
+  int64_t start_time = 0;
+  std::optional<int64_t> end_time;
+  std::optional<int64_t> exit_code;
+  std::string exit_reason;
+};
+
+struct MetricRow {
+  int64_t id = 0;
+  int64_t trial_id = 0;
+  int64_t trial_run_id = 0;
+  int64_t total_batches = 0;
+  std::string group;                 // "training", "validation" or a generic name
+  nlohmann::json metrics;            // {"avg_metrics": {...}, "batch_metrics": [...]}
+  int64_t report_time = 0;
+  bool archived = false;
+};
+
+struct CheckpointRow {
+  std::string uuid;
+  std::string task_id;
+  std::string allocation_id;
+  int64_t trial_id = 0;
+  int64_t report_time = 0;
+  std::string state;                 // COMPLETED | PARTIALLY_DELETED | DELETED
+  nlohmann::json resources = nlohmann::json::object();
+  nlohmann::json metadata = nlohmann::json::object();
+  int64_t steps_completed = 0;
+  int64_t size = 0;
+};
+
+struct TaskLogRow {
+  int64_t id = 0;
+  std::string task_id;
+  int64_t trial_id = 0;
+  std::string allocation_id;
+  std::string agent_id;
+  std::string container_id;
+  std::optional<int64_t> rank_id;
+  int64_t timestamp = 0;             // micros
+  std::string level;                 // LOG_LEVEL_INFO, ... or ""
+  std::string stdtype;
+  std::string source;
+  std::string log;
+};
+
+struct Page {
+  int64_t offset = 0;
+  int64_t limit = 0;                 // 0 = no limit
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Cluster identity, created once.
+  virtual Result<std::string> GetOrCreateClusterId(const std::string& fresh_id) = 0;
+
+  // Users and sessions.
+  virtual Result<UserRow> GetUserByName(const std::string& username) = 0;
+  virtual Result<UserRow> GetUserById(int64_t id) = 0;
+  virtual Status SetUserPassword(int64_t user_id, const std::optional<std::string>& hash) = 0;
+  // Returns true when the user table was created fresh by this call (first start).
+  virtual Result<bool> EnsureBuiltinUsers(const std::optional<std::string>& initial_hash) = 0;
+  virtual Status CreateSession(const std::string& token, int64_t user_id, int64_t expiry) = 0;
+  // The user id of a live (unexpired, unrevoked) session.
+  virtual Result<int64_t> LookupSession(const std::string& token, int64_t now) = 0;
+  virtual Status RevokeSession(const std::string& token) = 0;
+
+  // Experiments.
+  virtual Result<int64_t> InsertExperiment(const ExperimentRow& row,
+                                           const std::string& model_definition) = 0;
+  virtual Result<ExperimentRow> GetExperiment(int64_t id) = 0;
+  virtual Result<std::vector<ExperimentRow>> ListExperiments(std::optional<bool> archived,
+                                                             const Page& page, int64_t* total) = 0;
+  virtual Result<std::vector<ExperimentRow>> ListNonTerminalExperiments() = 0;
+  virtual Result<std::string> GetModelDefinition(int64_t experiment_id) = 0;
+  virtual Status UpdateExperimentState(int64_t id, const std::string& state,
+                                       std::optional<int64_t> end_time) = 0;
+  virtual Status UpdateExperimentProgress(int64_t id, double progress) = 0;
+  virtual Status UpdateExperimentSnapshot(int64_t id, const nlohmann::json& snapshot) = 0;
+  virtual Status UpdateExperimentMeta(int64_t id, const nlohmann::json& config, bool archived,
+                                      const std::string& notes) = 0;
+
+  // Trials.
+  virtual Result<int64_t> InsertTrial(const TrialRow& row) = 0;
+  virtual Result<TrialRow> GetTrial(int64_t id) = 0;
+  virtual Result<std::vector<TrialRow>> ListTrials(int64_t experiment_id) = 0;
+  virtual Status UpdateTrial(const TrialRow& row) = 0;
+
+  // Allocations.
+  virtual Status UpsertAllocation(const AllocationRow& row) = 0;
+  virtual Result<AllocationRow> GetAllocation(const std::string& allocation_id) = 0;
+  virtual Result<AllocationRow> GetAllocationByToken(const std::string& token) = 0;
+  virtual Result<std::vector<AllocationRow>> ListOpenAllocations() = 0;
+  virtual Result<std::vector<std::string>> ListTaskIds(int64_t trial_id) = 0;
+
+  // Metrics. A report repeated with the same (trial, run, group, steps) merges into the stored
+  // one, so client retries never duplicate rows. Reports of a later run archive rows of earlier
+  // runs beyond its steps (rollback after restart from a checkpoint).
+  virtual Status AddMetrics(const MetricRow& row) = 0;
+  virtual Result<std::vector<MetricRow>> ListMetrics(int64_t trial_id,
+                                                     const std::string& group) = 0;
+
+  // Checkpoints.
+  virtual Status AddCheckpoint(const CheckpointRow& row) = 0;
+  virtual Result<CheckpointRow> GetCheckpoint(const std::string& uuid) = 0;
+  virtual Result<std::vector<CheckpointRow>> ListCheckpointsForTrial(int64_t trial_id) = 0;
+  virtual Result<std::vector<CheckpointRow>> ListCheckpointsForExperiment(int64_t experiment_id) = 0;
+
+  // Task logs.
+  virtual Status AddTaskLogs(const std::vector<TaskLogRow>& rows) = 0;
+  // Logs of a trial with id > after_id, ascending, at most `limit` (0 = all).
+  virtual Result<std::vector<TaskLogRow>> ListTrialLogs(int64_t trial_id, int64_t after_id,
+                                                        int64_t limit, bool descending) = 0;
+};
+
+}  // namespace det::master::store

@@ -1,0 +1,154 @@
+// The shared Store suite: every backend must pass it. Runs against SQLite always.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "master/store/sqlite/sqlite_store.h"
+
+namespace det::master::store {
+namespace {
+
+class StoreSuite : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("det_store_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto s = SqliteStore::Open((dir_ / "det.db").string());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  std::unique_ptr<Store> Reopen() {
+    store_.reset();
+    auto s = SqliteStore::Open((dir_ / "det.db").string());
+    EXPECT_TRUE(s.ok());
+    return std::move(s).value();
+  }
+
+  int64_t MakeExperimentAndTrial(int64_t* trial_id) {
+    EXPECT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
+    ExperimentRow e;
+    e.state = "PAUSED";
+    e.config = {{"name", "x"}};
+    e.original_config = "name: x";
+    e.owner_id = 1;
+    e.job_id = "job";
+    e.start_time = 5;
+    auto id = store_->InsertExperiment(e, "tgz-bytes");
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    TrialRow t;
+    t.experiment_id = *id;
+    t.request_id = "req-1";
+    t.hparams = {{"lr", 0.1}};
+    t.state = "ACTIVE";
+    t.task_id = "1.1";
+    auto tid = store_->InsertTrial(t);
+    EXPECT_TRUE(tid.ok());
+    *trial_id = *tid;
+    return *id;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Store> store_;
+};
+
+// Ensures built-in users are created once with blank passwords and sessions resolve.
+TEST_F(StoreSuite, BuiltinUsersAndSessions) {
+  auto fresh = store_->EnsureBuiltinUsers(std::nullopt);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_TRUE(*fresh);
+  EXPECT_FALSE(*store_->EnsureBuiltinUsers(std::nullopt));
+  auto admin = store_->GetUserByName("admin");
+  ASSERT_TRUE(admin.ok());
+  EXPECT_TRUE(admin->admin);
+  EXPECT_FALSE(admin->password_hash.has_value());
+  ASSERT_TRUE(store_->CreateSession("tok", admin->id, 100).ok());
+  EXPECT_EQ(*store_->LookupSession("tok", 50), admin->id);
+  EXPECT_FALSE(store_->LookupSession("tok", 150).ok());
+  ASSERT_TRUE(store_->RevokeSession("tok").ok());
+  EXPECT_FALSE(store_->LookupSession("tok", 50).ok());
+  EXPECT_EQ(store_->GetUserByName("nobody").status().code(), StatusCode::kNotFound);
+}
+
+// Ensures experiments and trials survive reopening the database and list with pagination.
+TEST_F(StoreSuite, ExperimentsPersistAcrossReopen) {
+  int64_t trial_id = 0;
+  int64_t id = MakeExperimentAndTrial(&trial_id);
+  ASSERT_TRUE(store_->UpdateExperimentState(id, "ACTIVE", std::nullopt).ok());
+  store_ = Reopen();
+  auto e = store_->GetExperiment(id);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->state, "ACTIVE");
+  EXPECT_EQ(e->config["name"], "x");
+  EXPECT_EQ(*store_->GetModelDefinition(id), "tgz-bytes");
+  auto trials = store_->ListTrials(id);
+  ASSERT_TRUE(trials.ok());
+  ASSERT_EQ(trials->size(), 1u);
+  EXPECT_EQ((*trials)[0].hparams["lr"], 0.1);
+  int64_t total = 0;
+  auto page = store_->ListExperiments(std::nullopt, Page{1, 10}, &total);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(total, 1);
+  EXPECT_TRUE(page->empty());
+  EXPECT_EQ(store_->GetExperiment(999).status().code(), StatusCode::kNotFound);
+}
+
+// Ensures a retried metric report is stored once and a later run archives rolled-back steps.
+TEST_F(StoreSuite, MetricsDedupAndRollback) {
+  int64_t trial_id = 0;
+  MakeExperimentAndTrial(&trial_id);
+  MetricRow m;
+  m.trial_id = trial_id;
+  m.trial_run_id = 1;
+  m.group = "training";
+  for (int step : {1, 2, 3}) {
+    m.total_batches = step;
+    m.metrics = {{"avg_metrics", {{"loss", step}}}};
+    ASSERT_TRUE(store_->AddMetrics(m).ok());
+  }
+  ASSERT_TRUE(store_->AddMetrics(m).ok());  // retry of step 3
+  EXPECT_EQ(store_->ListMetrics(trial_id, "training")->size(), 3u);
+  m.trial_run_id = 2;
+  m.total_batches = 2;
+  m.metrics = {{"avg_metrics", {{"loss", 20}}}};
+  ASSERT_TRUE(store_->AddMetrics(m).ok());
+  auto rows = store_->ListMetrics(trial_id, "training");
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[1].metrics["avg_metrics"]["loss"], 20);
+}
+
+TEST_F(StoreSuite, CheckpointsAndLogs) {
+  int64_t trial_id = 0;
+  int64_t exp_id = MakeExperimentAndTrial(&trial_id);
+  CheckpointRow c;
+  c.uuid = "u1";
+  c.trial_id = trial_id;
+  c.state = "COMPLETED";
+  c.steps_completed = 10;
+  c.metadata = {{"steps_completed", 10}};
+  ASSERT_TRUE(store_->AddCheckpoint(c).ok());
+  EXPECT_EQ(store_->GetCheckpoint("u1")->steps_completed, 10);
+  EXPECT_EQ(store_->ListCheckpointsForExperiment(exp_id)->size(), 1u);
+  std::vector<TaskLogRow> logs(3);
+  for (int i = 0; i < 3; ++i) {
+    logs[i].trial_id = trial_id;
+    logs[i].task_id = "1.1";
+    logs[i].log = "line " + std::to_string(i) + "\n";
+  }
+  ASSERT_TRUE(store_->AddTaskLogs(logs).ok());
+  auto all = store_->ListTrialLogs(trial_id, 0, 0, false);
+  ASSERT_EQ(all->size(), 3u);
+  auto after = store_->ListTrialLogs(trial_id, (*all)[0].id, 0, false);
+  EXPECT_EQ(after->size(), 2u);
+  auto tail = store_->ListTrialLogs(trial_id, 0, 1, true);
+  EXPECT_EQ((*tail)[0].log, "line 2\n");
+}
+
+}  // namespace
+}  // namespace det::master::store
