@@ -68,6 +68,17 @@ struct ExperimentConfig {
   uint32_t experiment_seed = 0;
   nlohmann::json checkpoint_storage;  // defaulted storage object (type, host_path, save_*, ...)
   nlohmann::json defaulted;           // the whole defaulted config, as stored and sent to trials
+
+  // Further modelled top-level fields (all also present in `defaulted`).
+  Length min_validation_period{Length::Unit::kBatches, 0};
+  Length min_checkpoint_period{Length::Unit::kBatches, 0};
+  int64_t scheduling_unit = 100;
+  int64_t records_per_epoch = 0;
+  bool perform_initial_validation = false;
+  std::string checkpoint_policy = "best";  // best | all | none
+  std::string workspace;
+  std::string project;
+  bool debug = false;
 };
 
 // Values the master supplies for defaults that are not constants.

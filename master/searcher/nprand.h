@@ -3,6 +3,7 @@
 // search seeded with the same experiment_seed draws the same values. State snapshots to JSON.
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -24,7 +25,9 @@ class NpRand {
   void Read(uint8_t* buf, size_t n);    // little-endian bytes of successive Bits32
 
   nlohmann::json Snapshot() const;
+  // A malformed snapshot yields NpRand(0); use TryFromSnapshot to detect it.
   static NpRand FromSnapshot(const nlohmann::json& snapshot);
+  static std::optional<NpRand> TryFromSnapshot(const nlohmann::json& snapshot);
 
  private:
   std::mt19937 mt_;

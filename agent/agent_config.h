@@ -1,0 +1,40 @@
+#pragma once
+// AgentConfig: everything the agent is told at startup; built once by main and passed down.
+
+#include <chrono>
+#include <string>
+
+#include "agent/log_shipper.h"
+
+namespace det::agent {
+
+inline constexpr char kAgentVersion[] = "0.38.1";
+
+struct AgentConfig {
+  // Where the master listens; also what processes get as DET_MASTER.
+  std::string master_url = "http://127.0.0.1:8080";
+  // Default: the hostname.
+  std::string agent_id;
+  std::string hostname;
+  std::string resource_pool = "default";
+  // Work directories live in <data_dir>/work/<allocationId>. Should be absolute.
+  std::string data_dir = "./agent-data";
+  // Prepended to PYTHONPATH of every process; empty: left alone.
+  std::string harness_path;
+  // DET_PYTHON_EXECUTABLE unless the start command sets it.
+  std::string python = "/usr/bin/python3";
+  // timeoutSeconds of the command long poll.
+  int poll_timeout_seconds = 30;
+  std::string version = kAgentVersion;
+  // Retry backoff for register, poll, events and context downloads.
+  std::chrono::milliseconds retry_initial{200};
+  std::chrono::milliseconds retry_max{5000};
+  // On Stop(): how long to wait for killed processes, their logs and their exit events.
+  std::chrono::milliseconds shutdown_grace{10000};
+  // On Stop(): wait for the outstanding long poll to return (tests) instead of leaving the
+  // polling thread behind (main, which exits right after Run()).
+  bool wait_for_poll_on_shutdown = false;
+  LogShipperOptions log_options;
+};
+
+}  // namespace det::agent

@@ -1,0 +1,201 @@
+#include "agent/allocation_runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <filesystem>
+
+#include "agent/client/backoff.h"
+#include "agent/client/master_client.h"
+#include "common/archive.h"
+#include "common/http_client.h"
+
+namespace det::agent {
+namespace {
+
+constexpr int kKilledExitCode = 128 + SIGKILL;
+constexpr int kStartFailedExitCode = 1;
+constexpr int kExecFailedExitCode = 127;
+// How long a context download keeps retrying while the master is unreachable.
+constexpr auto kContextRetryFor = std::chrono::seconds(120);
+
+std::string EnvOr(const std::map<std::string, std::string>& env, const std::string& key) {
+  auto it = env.find(key);
+  return it == env.end() ? "" : it->second;
+}
+
+}  // namespace
+
+AllocationRunner::AllocationRunner(Command start, RunnerEnv env,
+                                   std::function<void(const std::string&)> on_done)
+    : start_(std::move(start)), env_(std::move(env)), on_done_(std::move(on_done)) {
+  LogMetadata metadata{start_.task_id, start_.allocation_id, env_.config->agent_id,
+                       start_.allocation_id};
+  std::string token = EnvOr(start_.env, "DET_SESSION_TOKEN");
+  std::unique_ptr<Poster> poster =
+      env_.log_poster_factory ? env_.log_poster_factory(token)
+                              : std::make_unique<HttpPoster>(env_.master.url, "/api/v1/task/logs",
+                                                             AllocationTokenHeaders(token));
+  shipper_ = std::make_unique<LogShipper>(std::move(metadata), std::move(poster), env_.clock,
+                                          env_.config->log_options);
+}
+
+AllocationRunner::~AllocationRunner() {
+  Kill();
+  if (thread_.joinable()) thread_.join();
+}
+
+void AllocationRunner::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void AllocationRunner::Kill() { Signal(SIGKILL); }
+
+void AllocationRunner::Signal(int signo) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (process_ == nullptr) {
+    if (signo == SIGKILL || signo == SIGTERM) kill_requested_ = true;
+    return;
+  }
+  if (signo == SIGKILL) kill_requested_ = true;
+  Status s = process_->Signal(signo);
+  if (!s.ok()) spdlog::warn("allocation {}: {}", start_.allocation_id, s.message());
+}
+
+void AllocationRunner::SetShutdownDeadline(std::chrono::steady_clock::time_point deadline) {
+  shutdown_deadline_ns_.store(deadline.time_since_epoch().count());
+}
+
+void AllocationRunner::OnOutput(StdType type, std::string_view data) {
+  const char* name = StdTypeName(type);
+  for (const auto& line : splitters_[type == StdType::kStdout ? 0 : 1].Feed(data)) {
+    shipper_->AddLine(name, line);
+  }
+}
+
+void AllocationRunner::FlushLogs() {
+  while (!shipper_->Flush(std::chrono::steady_clock::now() + std::chrono::milliseconds(200))) {
+    int64_t deadline = shutdown_deadline_ns_.load();
+    if (deadline != 0 && std::chrono::steady_clock::now().time_since_epoch().count() >= deadline) {
+      spdlog::warn("allocation {}: giving up on unshipped log lines at shutdown",
+                   start_.allocation_id);
+      return;
+    }
+  }
+}
+
+void AllocationRunner::Fail(int exit_code, const std::string& error) {
+  spdlog::warn("allocation {}: {}", start_.allocation_id, error);
+  shipper_->AddRaw("stderr", "LOG_LEVEL_ERROR", error + "\n");
+  FlushLogs();
+  env_.events->Enqueue(AgentEvent::Exited(start_.allocation_id, exit_code, error));
+}
+
+Status AllocationRunner::Prepare(const std::string& workdir) {
+  std::error_code ec;
+  std::filesystem::create_directories(workdir, ec);
+  if (ec) return Internal("create work dir " + workdir + ": " + ec.message());
+  std::string token = EnvOr(start_.env, "DET_SESSION_TOKEN");
+  HttpClient http(env_.master.url);
+  Backoff backoff(env_.config->retry_initial, env_.config->retry_max);
+  auto give_up_at = std::chrono::steady_clock::now() + kContextRetryFor;
+  while (true) {
+    Result<std::string> tgz = FetchContextDirectory(http, start_.task_id, token);
+    if (tgz.ok()) {
+      if (tgz->empty()) return Status::Ok();
+      Status s = ExtractTarGz(*tgz, workdir);
+      if (!s.ok()) return Internal("extract context directory: " + s.message());
+      return Status::Ok();
+    }
+    if (tgz.status().code() != StatusCode::kUnavailable ||
+        std::chrono::steady_clock::now() >= give_up_at) {
+      return tgz.status();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (kill_requested_) return tgz.status();
+    }
+    spdlog::warn("allocation {}: {}; retrying", start_.allocation_id, tgz.status().message());
+    std::this_thread::sleep_for(backoff.Next());
+  }
+}
+
+void AllocationRunner::Run() {
+  const std::string& id = start_.allocation_id;
+  spdlog::info("allocation {}: starting (task {})", id, start_.task_id);
+  std::string workdir;
+  if (!IsSafeRelativePath(id) || id.find('/') != std::string::npos) {
+    Fail(kStartFailedExitCode, "bad allocation id \"" + id + "\"");
+  } else {
+    workdir = (std::filesystem::path(env_.config->data_dir) / "work" / id).string();
+    Status prepared = Prepare(workdir);
+    auto argv = BuildEntrypointArgv(start_.entrypoint, PythonFor(start_.env, env_.config->python));
+    bool killed;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      killed = kill_requested_;
+    }
+    if (killed) {
+      Fail(kKilledExitCode, "killed before the process started");
+    } else if (!prepared.ok()) {
+      Fail(kStartFailedExitCode, prepared.message());
+    } else if (!argv.ok()) {
+      Fail(kStartFailedExitCode, "bad entrypoint: " + argv.status().message());
+    } else {
+      AgentEnv agent_env;
+      agent_env.master = env_.master;
+      agent_env.cluster_id = env_.cluster_id;
+      agent_env.master_id = env_.master_id;
+      agent_env.agent_id = env_.config->agent_id;
+      agent_env.allocation_id = id;
+      agent_env.slot_ids = start_.slot_ids;
+      for (int slot_id : start_.slot_ids) {
+        for (const auto& slot : env_.slots) {
+          if (slot.id == slot_id && slot.type == "cuda") agent_env.gpu_uuids.push_back(slot.uuid);
+        }
+      }
+      agent_env.workdir = workdir;
+      agent_env.harness_path = env_.config->harness_path;
+      agent_env.python = env_.config->python;
+      LaunchSpec spec;
+      spec.argv = WrapWithStartupHook(*argv);
+      spec.env = BuildProcessEnv(env_.base_env, start_.env, agent_env);
+      spec.cwd = workdir;
+
+      Result<std::unique_ptr<Process>> launched = Internal("not launched");
+      Process* process = nullptr;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        killed = kill_requested_;
+        if (!killed) {
+          launched = env_.launcher->Launch(
+              spec, [this](StdType t, std::string_view d) { OnOutput(t, d); });
+          if (launched.ok()) {
+            process_ = std::move(launched).value();
+            process = process_.get();
+          }
+        }
+      }
+      if (killed) {
+        Fail(kKilledExitCode, "killed before the process started");
+      } else if (process == nullptr) {
+        Fail(kExecFailedExitCode, "start process: " + launched.status().message());
+      } else {
+        spdlog::info("allocation {}: started pid {}", id, process->pid());
+        env_.events->Enqueue(AgentEvent::Started(id, process->pid()));
+        int exit_code = process->Wait();
+        for (int i = 0; i < 2; ++i) {
+          if (auto rest = splitters_[i].Finish())
+            shipper_->AddLine(i == 0 ? "stdout" : "stderr", *rest);
+        }
+        FlushLogs();
+        spdlog::info("allocation {}: exited with {}", id, exit_code);
+        env_.events->Enqueue(AgentEvent::Exited(id, exit_code));
+      }
+    }
+  }
+  if (on_done_) on_done_(id);
+  done_.store(true);
+}
+
+}  // namespace det::agent

@@ -1,0 +1,143 @@
+#include "agent/entrypoint.h"
+
+#include <charconv>
+#include <regex>
+
+extern char** environ;
+
+namespace det::agent {
+
+Result<MasterAddress> ParseMasterUrl(const std::string& url) {
+  MasterAddress out;
+  out.url = url;
+  while (!out.url.empty() && out.url.back() == '/') out.url.pop_back();
+  std::string rest = out.url;
+  size_t scheme_end = rest.find("://");
+  if (scheme_end == std::string::npos) {
+    out.scheme = "http";
+    out.url = "http://" + out.url;
+  } else {
+    out.scheme = rest.substr(0, scheme_end);
+    rest = rest.substr(scheme_end + 3);
+  }
+  if (out.scheme != "http" && out.scheme != "https") {
+    return InvalidArgument("master url " + url + ": unsupported scheme " + out.scheme);
+  }
+  rest = rest.substr(0, rest.find('/'));
+  std::string port_text;
+  if (!rest.empty() && rest.front() == '[') {  // [ipv6]:port
+    size_t close = rest.find(']');
+    if (close == std::string::npos) return InvalidArgument("master url " + url + ": bad host");
+    out.host = rest.substr(1, close - 1);
+    if (close + 1 < rest.size() && rest[close + 1] == ':') port_text = rest.substr(close + 2);
+  } else {
+    size_t colon = rest.find(':');
+    out.host = rest.substr(0, colon);
+    if (colon != std::string::npos) port_text = rest.substr(colon + 1);
+  }
+  if (out.host.empty()) return InvalidArgument("master url " + url + ": missing host");
+  if (port_text.empty()) {
+    out.port = out.scheme == "https" ? 443 : 80;
+  } else {
+    auto [ptr, ec] =
+        std::from_chars(port_text.data(), port_text.data() + port_text.size(), out.port);
+    if (ec != std::errc() || ptr != port_text.data() + port_text.size() || out.port <= 0 ||
+        out.port > 65535) {
+      return InvalidArgument("master url " + url + ": bad port " + port_text);
+    }
+  }
+  return out;
+}
+
+bool IsLegacyTrialEntrypoint(const std::string& entrypoint) {
+  static const std::regex kLegacy("^[a-zA-Z0-9_.]+:[a-zA-Z0-9_]+$");
+  return std::regex_match(entrypoint, kLegacy);
+}
+
+Result<std::vector<std::string>> BuildEntrypointArgv(const nlohmann::json& entrypoint,
+                                                     const std::string& python) {
+  if (entrypoint.is_array()) {
+    std::vector<std::string> argv;
+    for (const auto& item : entrypoint) {
+      if (!item.is_string()) return InvalidArgument("entrypoint list items must be strings");
+      argv.push_back(item.get<std::string>());
+    }
+    if (argv.empty()) return InvalidArgument("entrypoint is an empty list");
+    return argv;
+  }
+  if (!entrypoint.is_string()) return InvalidArgument("entrypoint must be a string or a list");
+  std::string text = entrypoint.get<std::string>();
+  if (text.empty()) return InvalidArgument("entrypoint is empty");
+  if (IsLegacyTrialEntrypoint(text)) {
+    return std::vector<std::string>{python, "-m", "determined.exec.harness", text};
+  }
+  return std::vector<std::string>{"sh", "-c", text};
+}
+
+std::vector<std::string> WrapWithStartupHook(const std::vector<std::string>& argv) {
+  std::vector<std::string> out = {
+      "/bin/sh", "-c",
+      "if [ -f ./startup-hook.sh ]; then . ./startup-hook.sh || exit $?; fi; exec \"$@\"",
+      "det-entrypoint"};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+std::string PythonFor(const std::map<std::string, std::string>& command_env,
+                      const std::string& fallback) {
+  auto it = command_env.find("DET_PYTHON_EXECUTABLE");
+  if (it != command_env.end() && !it->second.empty()) return it->second;
+  return fallback;
+}
+
+std::map<std::string, std::string> BuildProcessEnv(
+    const std::map<std::string, std::string>& base,
+    const std::map<std::string, std::string>& command_env, const AgentEnv& agent) {
+  std::map<std::string, std::string> env = base;
+  for (const auto& [k, v] : command_env) env[k] = v;
+
+  env["DET_MASTER"] = agent.master.url;
+  env["DET_MASTER_HOST"] = agent.master.host;
+  env["DET_MASTER_ADDR"] = agent.master.host;
+  env["DET_MASTER_PORT"] = std::to_string(agent.master.port);
+  env["DET_CLUSTER_ID"] = agent.cluster_id;
+  env["DET_MASTER_ID"] = agent.master_id;
+  env["DET_AGENT_ID"] = agent.agent_id;
+  env["DET_CONTAINER_ID"] = agent.allocation_id;
+  env["DET_SLOT_IDS"] = nlohmann::json(agent.slot_ids).dump();
+  env["DET_WORKDIR"] = agent.workdir;
+  env["PYTHONUNBUFFERED"] = "1";
+  if (!agent.gpu_uuids.empty()) {
+    std::string devices;
+    for (const auto& uuid : agent.gpu_uuids) {
+      if (!devices.empty()) devices += ",";
+      devices += uuid;
+    }
+    env["CUDA_VISIBLE_DEVICES"] = devices;
+  }
+  if (command_env.find("DET_PYTHON_EXECUTABLE") == command_env.end() && !agent.python.empty()) {
+    env["DET_PYTHON_EXECUTABLE"] = agent.python;
+  }
+  if (!agent.harness_path.empty()) {
+    auto it = env.find("PYTHONPATH");
+    if (it == env.end() || it->second.empty()) {
+      env["PYTHONPATH"] = agent.harness_path;
+    } else {
+      it->second = agent.harness_path + ":" + it->second;
+    }
+  }
+  return env;
+}
+
+std::map<std::string, std::string> CurrentEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string kv(*e);
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+}  // namespace det::agent

@@ -1,0 +1,136 @@
+// determined-agent: flags -> AgentConfig -> Agent::Run. See docs/agent.md.
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/agent.h"
+#include "agent/agent_config.h"
+#include "agent/detect/slots.h"
+#include "agent/launcher/process_launcher.h"
+#include "common/clock.h"
+
+namespace {
+
+std::string Hostname() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "agent";
+  return buf;
+}
+
+std::string DefaultHarnessPath() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  auto harness = exe.parent_path() / ".." / ".." / "harness";
+  if (!std::filesystem::is_directory(harness, ec)) return "";
+  auto canonical = std::filesystem::canonical(harness, ec);
+  return ec ? harness.string() : canonical.string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // `determined-agent run ...` as in Determined: drop the optional verb.
+  std::vector<char*> args(argv, argv + argc);
+  if (args.size() > 1 && std::string(args[1]) == "run") args.erase(args.begin() + 1);
+
+  det::agent::AgentConfig config;
+  config.python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  int slots = 1;
+  std::string slot_type = "auto";
+  std::string log_level = "info";
+
+  CLI::App app{"determined-agent: runs trials for a determined-master"};
+  app.add_option("--master-url", config.master_url, "master address")
+      ->envname("DET_MASTER_URL")
+      ->capture_default_str();
+  app.add_option("--agent-id", config.agent_id, "agent id (default: the hostname)")
+      ->envname("DET_AGENT_ID");
+  app.add_option("--slots", slots, "CPU slots to offer when no GPU is found")
+      ->envname("DET_SLOTS")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--slot-type", slot_type, "auto | cpu | cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda", "gpu"}))
+      ->capture_default_str();
+  app.add_option("--resource-pool", config.resource_pool, "resource pool to join")
+      ->envname("DET_RESOURCE_POOL")
+      ->capture_default_str();
+  app.add_option("--data-dir", config.data_dir, "work directories go to DIR/work/<allocationId>")
+      ->capture_default_str();
+  app.add_option("--harness-path", config.harness_path,
+                 "prepended to PYTHONPATH (default: <bin>/../../harness when it exists)");
+  app.add_option("--python", config.python, "DET_PYTHON_EXECUTABLE for processes")
+      ->envname("DET_PYTHON_EXECUTABLE")
+      ->capture_default_str();
+  app.add_option("--poll-timeout", config.poll_timeout_seconds, "command long poll, seconds")
+      ->check(CLI::Range(1, 600))
+      ->capture_default_str();
+  app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
+      ->capture_default_str();
+  try {
+    app.parse(static_cast<int>(args.size()), args.data());
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  config.hostname = Hostname();
+  if (config.agent_id.empty()) config.agent_id = config.hostname;
+  if (app.count("--harness-path") == 0) config.harness_path = DefaultHarnessPath();
+  std::error_code ec;
+  config.data_dir = std::filesystem::absolute(config.data_dir, ec).lexically_normal().string();
+  while (config.data_dir.size() > 1 && config.data_dir.back() == '/') config.data_dir.pop_back();
+  if (!config.harness_path.empty()) {
+    config.harness_path = std::filesystem::absolute(config.harness_path, ec).string();
+  }
+  if (auto master = det::agent::ParseMasterUrl(config.master_url); !master.ok()) {
+    spdlog::error("{}", master.status().message());
+    return 2;
+  }
+
+  det::agent::SlotType type = det::agent::SlotType::kAuto;
+  if (slot_type == "cpu") type = det::agent::SlotType::kCpu;
+  if (slot_type == "cuda" || slot_type == "gpu") type = det::agent::SlotType::kCuda;
+  auto detected = det::agent::DetectSlots(type, config.agent_id, slots);
+  if (!detected.ok()) {
+    spdlog::error("slot detection: {}", detected.status().message());
+    return 2;
+  }
+
+  // Signals: SIGTERM/SIGINT go to a waiting thread (blocked everywhere else); child processes
+  // get a clean mask and default dispositions from the launcher.
+  std::signal(SIGPIPE, SIG_IGN);
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  static det::SystemClock clock;
+  // Never destroyed: Run() may leave the polling thread blocked in a long poll; we _Exit below.
+  auto* agent = new det::agent::Agent(config, std::move(detected).value(),
+                                      std::make_unique<det::agent::ProcessLauncher>(), &clock);
+  std::thread([agent, stop_signals] {
+    int signo = 0;
+    sigwait(&stop_signals, &signo);
+    spdlog::info("received signal {}; shutting down", signo);
+    agent->Stop();
+  }).detach();
+
+  det::Status status = agent->Run();
+  if (!status.ok()) spdlog::error("{}", status.message());
+  spdlog::shutdown();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(status.ok() ? 0 : 1);
+}

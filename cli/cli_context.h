@@ -1,0 +1,60 @@
+#pragma once
+// CliContext: what every `det` command shares: the global flags, the lazily created Session,
+// and the action the parsed command line selected. Commands register themselves on the CLI11
+// app with the Register*Commands functions; their parse callbacks only record an action, which
+// RunCli runs after parsing. An action returns a Status; RunCli prints a failure as
+// `Failed to <what>: <message>` on stderr and exits 1.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/session.h"
+#include "common/status.h"
+
+namespace det::cli {
+
+class CliContext {
+ public:
+  std::string master_flag;  // -m
+  std::string user_flag;    // -u
+
+  // The master URL from -m / $DET_MASTER / $DET_MASTER_ADDR / the default.
+  std::string MasterUrl() const;
+  // The session to the master (created on first use).
+  Session& GetSession();
+
+  // Records the action to run; `what` completes "Failed to <what>: ...".
+  void SetAction(std::string what, std::function<Status()> action) {
+    what_ = std::move(what);
+    action_ = std::move(action);
+  }
+  const std::string& what() const { return what_; }
+  const std::function<Status()>& action() const { return action_; }
+
+ private:
+  std::unique_ptr<Session> session_;
+  std::string what_;
+  std::function<Status()> action_;
+};
+
+void RegisterUserCommands(CLI::App& app, CliContext& ctx);
+void RegisterMasterCommands(CLI::App& app, CliContext& ctx);  // master info, agent list
+void RegisterExperimentCommands(CLI::App& app, CliContext& ctx);
+void RegisterTrialCommands(CLI::App& app, CliContext& ctx);
+void RegisterDeployCommands(CLI::App& app, CliContext& ctx);
+
+// Parses argv and runs the selected command; returns the process exit code.
+int RunCli(int argc, char** argv);
+
+// CLI11 validators with short messages ("must be a positive integer").
+CLI::Validator PositiveInt();
+CLI::Validator NonNegativeInt();
+
+// Writes `text` to stdout and flushes.
+void Print(const std::string& text);
+
+}  // namespace det::cli

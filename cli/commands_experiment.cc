@@ -1,0 +1,493 @@
+// det experiment create / list / describe / activate / pause / cancel / kill.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli_context.h"
+#include "cli/config_override.h"
+#include "cli/context_packer.h"
+#include "cli/format.h"
+#include "cli/table.h"
+#include "cli/trial_logs.h"
+#include "common/http_client.h"
+
+namespace det::cli {
+namespace {
+
+using json = nlohmann::json;
+
+bool IsTerminalState(const std::string& state) {
+  return state == "STATE_COMPLETED" || state == "STATE_CANCELED" || state == "STATE_ERROR" ||
+         state == "STATE_DELETED" || state == "STATE_DELETING" || state == "STATE_DELETE_FAILED";
+}
+
+// Fetches every page of a paginated list endpoint; `path` may already hold a query.
+Result<json> FetchAll(Session& session, const std::string& path, const std::string& key) {
+  json all = json::array();
+  const int64_t kPage = 1000;
+  int64_t offset = 0;
+  char sep = path.find('?') == std::string::npos ? '?' : '&';
+  for (int guard = 0; guard < 100000; ++guard) {
+    DET_ASSIGN_OR_RETURN(json resp, session.Get(path + sep + "offset=" + std::to_string(offset) +
+                                                 "&limit=" + std::to_string(kPage)));
+    json items = resp.value(key, json::array());
+    if (!items.is_array()) break;
+    for (json& item : items) all.push_back(std::move(item));
+    json pagination = resp.value("pagination", json());
+    if (!pagination.is_object() || items.empty()) break;
+    std::optional<int64_t> end = JsonInt(pagination.value("endIndex", json()));
+    std::optional<int64_t> total = JsonInt(pagination.value("total", json()));
+    if (!end || !total || *end >= *total) break;
+    offset = *end;
+  }
+  return all;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// ---------------------------------------------------------------------------------- create
+
+struct CreateArgs {
+  std::string config_file;
+  std::string context_dir;
+  std::vector<std::string> overrides;
+  std::vector<std::string> includes;
+  bool paused = false;
+  bool follow = false;
+};
+
+Status FollowFirstTrial(Session& session, int64_t experiment_id) {
+  Print("Waiting for first trial to begin...\n");
+  std::string trials_path = "/api/v1/experiments/" + std::to_string(experiment_id) + "/trials";
+  std::optional<int64_t> trial_id;
+  for (int i = 0;; ++i) {
+    DET_ASSIGN_OR_RETURN(json resp, session.Get(trials_path));
+    json trials = resp.value("trials", json::array());
+    if (trials.is_array()) {
+      for (const json& t : trials) {
+        std::optional<int64_t> id = JsonInt(t.value("id", json()));
+        if (id && (!trial_id || *id < *trial_id)) trial_id = id;
+      }
+    }
+    if (trial_id) break;
+    if (i % 20 == 19) {
+      // An experiment that ends before any trial starts would otherwise be waited on forever.
+      DET_ASSIGN_OR_RETURN(json exp,
+                           session.Get("/api/v1/experiments/" + std::to_string(experiment_id)));
+      std::string state = JsonString(exp.value("experiment", json::object()), "state");
+      if (IsTerminalState(state)) {
+        std::string msg = "experiment " + std::to_string(experiment_id) + " ended in state " +
+                          StripStatePrefix(state) + " before a trial started";
+        if (state == "STATE_ERROR") return FailedPrecondition(msg);
+        std::cerr << msg << "\n";
+        return Status::Ok();
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  Print("Following first trial with ID " + std::to_string(*trial_id) + "\n");
+  TrialLogOptions options;
+  options.follow = true;
+  return PrintTrialLogs(session, *trial_id, options);
+}
+
+Status CreateExperiment(CliContext& ctx, const CreateArgs& args) {
+  Result<std::string> text = ReadFile(args.config_file);
+  if (!text.ok()) return InvalidArgument("cannot read the config file " + args.config_file);
+  DET_ASSIGN_OR_RETURN(std::string config, ApplyConfigOverrides(*text, args.overrides));
+  if (args.overrides.empty()) {
+    // Catch YAML errors before uploading the context.
+    Result<nlohmann::ordered_json> parsed = YamlToJson(config);
+    if (!parsed.ok()) {
+      return InvalidArgument("cannot parse " + args.config_file + ": " +
+                             parsed.status().message());
+    }
+  }
+  DET_ASSIGN_OR_RETURN(std::vector<ContextEntry> entries,
+                       ListContext(args.context_dir, args.includes));
+  uint64_t size = 0;
+  size_t files = 0;
+  for (const ContextEntry& e : entries) {
+    size += e.size;
+    if (e.type == kFileTypeRegular) ++files;
+  }
+  Print("Preparing files to send to master... " + FormatSize(static_cast<double>(size)) +
+        " and " + std::to_string(files) + " files\n");
+  DET_ASSIGN_OR_RETURN(PackedContext packed, PackEntries(entries));
+
+  Session& session = ctx.GetSession();
+  json body = {{"config", config},
+               {"modelDefinition", std::move(packed.files)},
+               {"activate", !args.paused}};
+  DET_ASSIGN_OR_RETURN(json resp, session.Post("/api/v1/experiments", body, 600));
+  json warnings = resp.value("warnings", json::array());
+  if (warnings.is_array()) {
+    for (const json& w : warnings) {
+      std::cerr << (w.is_string() ? w.get<std::string>() : w.dump()) << "\n";
+    }
+  }
+  std::optional<int64_t> id = JsonInt(resp.value("experiment", json::object()).value("id", json()));
+  if (!id) return Internal("the master's answer names no experiment id");
+  Print("Created experiment " + std::to_string(*id) + "\n");
+  if (args.follow && !args.paused) return FollowFirstTrial(session, *id);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------- list
+
+struct ListArgs {
+  bool all = false;
+  bool csv = false;
+  bool json_out = false;
+  int64_t limit = 200;
+  int64_t offset = 0;
+  std::string pages = "1";
+};
+
+Status ListExperiments(CliContext& ctx, const ListArgs& args) {
+  Session& session = ctx.GetSession();
+  std::optional<std::string> me;
+  if (!args.all) {
+    DET_ASSIGN_OR_RETURN(std::string name, session.Username());
+    me = name;
+  }
+  int64_t max_pages = -1;
+  if (args.pages != "all") {
+    char* end = nullptr;
+    long long n = std::strtoll(args.pages.c_str(), &end, 10);
+    if (args.pages.empty() || *end != '\0' || n <= 0) {
+      return InvalidArgument("--pages must be 'all' or a positive integer, not '" + args.pages +
+                             "'");
+    }
+    max_pages = n;
+  }
+  json experiments = json::array();
+  int64_t offset = args.offset;
+  for (int64_t page = 0; max_pages < 0 || page < max_pages; ++page) {
+    std::string path = "/api/v1/experiments?offset=" + std::to_string(offset) +
+                       "&limit=" + std::to_string(args.limit);
+    if (!args.all) path += "&archived=false&users=" + UrlEncode(*me);
+    DET_ASSIGN_OR_RETURN(json resp, session.Get(path));
+    json items = resp.value("experiments", json::array());
+    if (!items.is_array()) break;
+    for (json& e : items) {
+      if (me && JsonString(e, "username", *me) != *me) continue;
+      if (!args.all && e.value("archived", false)) continue;
+      experiments.push_back(std::move(e));
+    }
+    json pagination = resp.value("pagination", json());
+    if (!pagination.is_object() || items.empty()) break;
+    std::optional<int64_t> end = JsonInt(pagination.value("endIndex", json()));
+    std::optional<int64_t> total = JsonInt(pagination.value("total", json()));
+    if (!end || !total || *end >= *total) break;
+    offset = *end;
+  }
+  if (args.json_out) {
+    Print(experiments.dump(4) + "\n");
+    return Status::Ok();
+  }
+  std::vector<std::string> headers = {"ID",    "Owner",    "Name",    "Parent ID",    "State",
+                                      "Progress", "Started", "Ended", "Resource Pool"};
+  if (args.all) headers.push_back("Archived");
+  std::vector<TableRow> rows;
+  for (const json& e : experiments) {
+    TableRow row = {JsonCell(e.value("id", json())),
+                    JsonString(e, "username"),
+                    JsonString(e, "name"),
+                    JsonCell(e.value("parentId", json())),
+                    StripStatePrefix(JsonString(e, "state")),
+                    FormatPercent(e.value("progress", json())),
+                    FormatTime(e.value("startTime", json())),
+                    FormatTime(e.value("endTime", json())),
+                    JsonString(e, "resourcePool")};
+    if (args.all) row.push_back(JsonCell(e.value("archived", json(false))));
+    rows.push_back(std::move(row));
+  }
+  Print(args.csv ? RenderCsv(headers, rows) : RenderPresto(headers, rows) + "\n");
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------- describe
+
+struct DescribeArgs {
+  std::string ids;
+  bool json_out = false;
+  bool csv = false;
+  bool metrics = false;  // accepted for compatibility; metrics are always shown
+};
+
+std::vector<std::string> ScalarMetricNames(const json& workloads, const char* kind) {
+  std::set<std::string> names;
+  for (const json& w : workloads) {
+    auto it = w.find(kind);
+    if (it == w.end() || !it->is_object()) continue;
+    json avg = it->value("metrics", json::object());
+    if (avg.is_object() && avg.contains("avgMetrics")) avg = avg["avgMetrics"];
+    if (!avg.is_object()) continue;
+    for (auto m = avg.begin(); m != avg.end(); ++m) {
+      if (m.value().is_number()) names.insert(m.key());
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+TableCell MetricCell(const json& detail, const std::string& name) {
+  json avg = detail.value("metrics", json::object());
+  if (avg.is_object() && avg.contains("avgMetrics")) avg = avg["avgMetrics"];
+  if (!avg.is_object() || !avg.contains(name)) return std::nullopt;
+  return JsonCell(avg[name]);
+}
+
+std::string MaxCell(const TableCell& a, const TableCell& b) {
+  std::string x = a.value_or(""), y = b.value_or("");
+  return x > y ? x : y;
+}
+
+Status DescribeExperiments(CliContext& ctx, const DescribeArgs& args) {
+  Session& session = ctx.GetSession();
+  std::vector<int64_t> ids;
+  std::stringstream ss(args.ids);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    char* end = nullptr;
+    long long id = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0') {
+      return InvalidArgument("experiment id '" + part + "' is not an integer");
+    }
+    ids.push_back(id);
+  }
+  if (ids.empty()) return InvalidArgument("an experiment id is required");
+
+  json responses = json::array();
+  std::vector<json> trials_per_exp;
+  for (int64_t id : ids) {
+    std::string base = "/api/v1/experiments/" + std::to_string(id);
+    DET_ASSIGN_OR_RETURN(json resp, session.Get(base));
+    DET_ASSIGN_OR_RETURN(json trials, FetchAll(session, base + "/trials", "trials"));
+    trials_per_exp.push_back(trials);
+    resp["trials"] = trials;
+    responses.push_back(std::move(resp));
+  }
+  if (args.json_out) {
+    Print(responses.dump(4) + "\n");
+    return Status::Ok();
+  }
+  auto render = [&](const std::vector<std::string>& h, const std::vector<TableRow>& r) {
+    return args.csv ? RenderCsv(h, r) : RenderPresto(h, r) + "\n";
+  };
+
+  std::vector<TableRow> exp_rows;
+  for (const json& resp : responses) {
+    json e = resp.value("experiment", json::object());
+    std::vector<std::string> labels;
+    if (e.contains("labels") && e["labels"].is_array()) {
+      for (const json& l : e["labels"]) labels.push_back(l.is_string() ? l.get<std::string>() : l.dump());
+    }
+    std::sort(labels.begin(), labels.end());
+    std::string label_text;
+    for (const std::string& l : labels) label_text += (label_text.empty() ? "" : ", ") + l;
+    exp_rows.push_back({JsonCell(e.value("id", json())),
+                        StripStatePrefix(JsonString(e, "state")),
+                        FormatPercent(e.value("progress", json())),
+                        FormatTime(e.value("startTime", json())),
+                        FormatTime(e.value("endTime", json())),
+                        JsonString(e, "name"),
+                        JsonString(e, "description"),
+                        JsonCell(e.value("archived", json(false))),
+                        JsonString(e, "resourcePool"),
+                        label_text});
+  }
+  if (!args.csv) Print("Experiment:\n");
+  Print(render({"Experiment ID", "State", "Progress", "Started", "Ended", "Name", "Description",
+                "Archived", "Resource Pool", "Labels"},
+               exp_rows));
+
+  std::vector<TableRow> trial_rows;
+  for (size_t i = 0; i < responses.size(); ++i) {
+    for (const json& t : trials_per_exp[i]) {
+      trial_rows.push_back({JsonCell(t.value("id", json())), std::to_string(ids[i]),
+                            StripStatePrefix(JsonString(t, "state")),
+                            FormatTime(t.value("startTime", json())),
+                            FormatTime(t.value("endTime", json())),
+                            t.value("hparams", json::object()).dump(4)});
+    }
+  }
+  if (!args.csv) Print("\nTrials:\n");
+  Print(render({"Trial ID", "Experiment ID", "State", "Started", "Ended", "H-Params"},
+               trial_rows));
+
+  // Workloads: one row per step (total batches), merging its training, validation and
+  // checkpoint workloads, as Determined's describe does.
+  std::vector<std::pair<int64_t, json>> workloads_per_trial;
+  json all_workloads = json::array();
+  for (const json& trials : trials_per_exp) {
+    for (const json& t : trials) {
+      std::optional<int64_t> tid = JsonInt(t.value("id", json()));
+      if (!tid) continue;
+      DET_ASSIGN_OR_RETURN(
+          json wls, FetchAll(session, "/api/v1/trials/" + std::to_string(*tid) + "/workloads",
+                             "workloads"));
+      for (const json& w : wls) all_workloads.push_back(w);
+      workloads_per_trial.emplace_back(*tid, std::move(wls));
+    }
+  }
+  std::vector<std::string> t_names = ScalarMetricNames(all_workloads, "training");
+  std::vector<std::string> v_names = ScalarMetricNames(all_workloads, "validation");
+  std::vector<std::string> headers = {"Trial ID", "# of Batches", "State", "Report Time"};
+  for (const std::string& n : t_names) headers.push_back("Training Metric: " + n);
+  for (const char* h : {"Checkpoint State", "Checkpoint Report Time", "Checkpoint UUID",
+                        "Validation State", "Validation Report Time"}) {
+    headers.push_back(h);
+  }
+  for (const std::string& n : v_names) headers.push_back("Validation Metric: " + n);
+  const size_t ckpt = 4 + t_names.size();  // index of "Checkpoint State"
+  const size_t val = ckpt + 3;             // index of "Validation State"
+
+  std::vector<TableRow> wl_rows;
+  for (const auto& [tid, wls] : workloads_per_trial) {
+    std::vector<int64_t> order;
+    std::map<int64_t, TableRow> by_batches;
+    for (const json& w : wls) {
+      const char* kind = w.contains("training") && w["training"].is_object() ? "training"
+                         : w.contains("validation") && w["validation"].is_object() ? "validation"
+                         : w.contains("checkpoint") && w["checkpoint"].is_object() ? "checkpoint"
+                                                                                   : nullptr;
+      if (kind == nullptr) continue;
+      const json& d = w[kind];
+      int64_t batches = JsonInt(d.value("totalBatches", json(0))).value_or(0);
+      std::string state = StripStatePrefix(JsonString(d, "state", "STATE_COMPLETED"));
+      TableCell time = FormatTime(d.value("endTime", json()));
+      auto it = by_batches.find(batches);
+      if (it == by_batches.end()) {
+        TableRow row(headers.size());
+        row[0] = std::to_string(tid);
+        row[1] = std::to_string(batches);
+        row[2] = state;
+        row[3] = time;
+        row[ckpt] = "";
+        row[val] = "";
+        it = by_batches.emplace(batches, std::move(row)).first;
+        order.push_back(batches);
+      } else {
+        it->second[3] = MaxCell(it->second[3], time);
+      }
+      TableRow& row = it->second;
+      if (std::string(kind) == "training") {
+        for (size_t i = 0; i < t_names.size(); ++i) {
+          if (!row[4 + i]) row[4 + i] = MetricCell(d, t_names[i]);
+        }
+      } else if (std::string(kind) == "checkpoint") {
+        row[ckpt] = state;
+        row[ckpt + 1] = time;
+        row[ckpt + 2] = JsonString(d, "uuid");
+      } else {
+        row[val] = state;
+        row[val + 1] = time;
+        for (size_t i = 0; i < v_names.size(); ++i) {
+          if (!row[val + 2 + i]) row[val + 2 + i] = MetricCell(d, v_names[i]);
+        }
+      }
+    }
+    for (int64_t b : order) wl_rows.push_back(std::move(by_batches[b]));
+  }
+  if (!args.csv) Print("\nWorkloads:\n");
+  Print(render(headers, wl_rows));
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------- actions
+
+void AddStateAction(CLI::App* exp, CliContext& ctx, const std::string& verb,
+                    const std::string& past, const std::string& help) {
+  auto id = std::make_shared<int64_t>(0);
+  CLI::App* cmd = exp->add_subcommand(verb, help);
+  cmd->add_option("EXPERIMENT_ID", *id, "the experiment")->required();
+  cmd->callback([&ctx, id, verb, past] {
+    ctx.SetAction(verb + " experiment", [&ctx, id, verb, past]() -> Status {
+      DET_ASSIGN_OR_RETURN(json resp,
+                           ctx.GetSession().Post("/api/v1/experiments/" + std::to_string(*id) +
+                                                     "/" + verb,
+                                                 json::object()));
+      (void)resp;
+      Print(past + " experiment " + std::to_string(*id) + "\n");
+      return Status::Ok();
+    });
+  });
+}
+
+}  // namespace
+
+void RegisterExperimentCommands(CLI::App& app, CliContext& ctx) {
+  CLI::App* exp = app.add_subcommand("experiment", "manage experiments")->alias("e");
+  exp->alias("exp");
+  exp->require_subcommand(1);
+
+  auto create_args = std::make_shared<CreateArgs>();
+  CLI::App* create = exp->add_subcommand("create", "create an experiment");
+  create->add_option("CONFIG", create_args->config_file, "experiment config file (.yaml)")
+      ->required();
+  create->add_option("CONTEXT_DIR", create_args->context_dir,
+                     "directory of the model definition (uploaded to the master)")
+      ->required();
+  create->add_option("--config", create_args->overrides,
+                     "override a config value, e.g. --config hyperparameters.lr=0.1 "
+                     "(repeatable)")
+      ->allow_extra_args(false);
+  create->add_option("-i,--include", create_args->includes,
+                     "also upload this file or directory, under its base name (repeatable)")
+      ->allow_extra_args(false);
+  create->add_flag("--paused", create_args->paused, "create the experiment paused");
+  create->add_flag("-f,--follow-first-trial", create_args->follow,
+                   "stream the logs of the first trial");
+  create->callback([&ctx, create_args] {
+    ctx.SetAction("create experiment",
+                  [&ctx, create_args] { return CreateExperiment(ctx, *create_args); });
+  });
+
+  auto list_args = std::make_shared<ListArgs>();
+  CLI::App* list = exp->add_subcommand("list", "list experiments")->alias("ls");
+  list->add_flag("--all,-a", list_args->all, "show all users' experiments, archived too");
+  list->add_flag("--csv", list_args->csv, "print CSV");
+  list->add_flag("--json", list_args->json_out, "print JSON");
+  list->add_option("--limit", list_args->limit, "maximum experiments per page (default 200)")
+      ->check(PositiveInt());
+  list->add_option("--offset", list_args->offset, "experiments to skip (default 0)")
+      ->check(NonNegativeInt());
+  list->add_option("--pages", list_args->pages, "pages to fetch: 'all' or N (default 1)");
+  list->callback([&ctx, list_args] {
+    ctx.SetAction("list experiments",
+                  [&ctx, list_args] { return ListExperiments(ctx, *list_args); });
+  });
+
+  auto describe_args = std::make_shared<DescribeArgs>();
+  CLI::App* describe = exp->add_subcommand("describe", "describe experiments");
+  describe->add_option("EXPERIMENT_IDS", describe_args->ids,
+                       "experiment id, or a comma-separated list of ids")
+      ->required();
+  describe->add_flag("--json", describe_args->json_out, "print JSON");
+  describe->add_flag("--csv", describe_args->csv, "print CSV");
+  describe->add_flag("--metrics", describe_args->metrics, "accepted for compatibility: metrics are always shown");
+  describe->callback([&ctx, describe_args] {
+    ctx.SetAction("describe experiment",
+                  [&ctx, describe_args] { return DescribeExperiments(ctx, *describe_args); });
+  });
+
+  AddStateAction(exp, ctx, "activate", "Activated", "activate an experiment");
+  AddStateAction(exp, ctx, "pause", "Paused", "pause an experiment");
+  AddStateAction(exp, ctx, "cancel", "Canceled", "cancel an experiment");
+  AddStateAction(exp, ctx, "kill", "Killed", "kill an experiment");
+}
+
+}  // namespace det::cli

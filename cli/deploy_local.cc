@@ -1,0 +1,420 @@
+#include "cli/deploy_local.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli_context.h"
+#include "cli/password.h"
+#include "cli/session.h"
+#include "common/http_client.h"
+
+namespace det::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+bool Alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+// Alive and not a zombie (a zombie's /proc/<pid>/cmdline is empty).
+bool Running(pid_t pid) {
+  if (!Alive(pid)) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  if (!in) return true;
+  char c;
+  return static_cast<bool>(in.get(c));
+}
+
+std::string TailOfFile(const std::string& path, size_t max_bytes = 2000) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  if (s.size() > max_bytes) s = s.substr(s.size() - max_bytes);
+  return s;
+}
+
+Status WritePidFile(const std::string& path, pid_t pid) {
+  std::ofstream out(path, std::ios::trunc);
+  out << pid << "\n";
+  if (!out) return Internal("cannot write " + path);
+  return Status::Ok();
+}
+
+// Sends `sig` to the process group of `pid`, or to the process when it has no group of its own.
+void SignalGroup(pid_t pid, int sig) {
+  if (kill(-pid, sig) != 0) kill(pid, sig);
+}
+
+struct Stopped {
+  std::string name;
+  pid_t pid;
+};
+
+// Stops the process recorded in `pid_file`; returns true if one was running.
+bool StopFromPidFile(const std::string& pid_file, const std::string& data_dir, pid_t* pid_out) {
+  std::optional<pid_t> pid = ReadPidFile(pid_file);
+  std::error_code ec;
+  if (!pid || !ProcessMatches(*pid, data_dir)) {
+    fs::remove(pid_file, ec);
+    return false;
+  }
+  *pid_out = *pid;
+  SignalGroup(*pid, SIGTERM);
+  return true;
+}
+
+}  // namespace
+
+std::string DefaultDataDir() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  if (xdg != nullptr && xdg[0] != '\0') return std::string(xdg) + "/determined";
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : ".") + "/.local/share/determined";
+}
+
+Result<std::string> FindSiblingBinary(const std::string& name) {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path candidate = self.parent_path() / name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  const char* path_env = std::getenv("PATH");
+  std::stringstream ss(path_env != nullptr ? path_env : "");
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    if (dir.empty()) continue;
+    fs::path candidate = fs::path(dir) / name;
+    if (access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate, ec)) {
+      return candidate.string();
+    }
+  }
+  return NotFound("cannot find " + name + " next to det or on PATH");
+}
+
+std::optional<pid_t> ReadPidFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  long long pid = 0;
+  if (!(in >> pid) || pid <= 1) return std::nullopt;
+  return static_cast<pid_t>(pid);
+}
+
+bool ProcessMatches(pid_t pid, const std::string& needle) {
+  if (!Alive(pid)) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  if (!in) return true;  // no /proc: trust the pid file
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string cmdline = ss.str();
+  if (cmdline.empty()) return false;  // a zombie
+  for (char& c : cmdline) {
+    if (c == '\0') c = ' ';
+  }
+  return cmdline.find(needle) != std::string::npos;
+}
+
+Result<pid_t> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + strerror(errno));
+  std::vector<char*> cargv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+
+  pid_t child = fork();
+  if (child < 0) {
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return Internal(std::string("fork: ") + strerror(errno));
+  }
+  if (child == 0) {
+    // First child: a new session, then fork the daemon and report its pid.
+    close(pipe_fds[0]);
+    setsid();
+    pid_t grandchild = fork();
+    if (grandchild < 0) _exit(1);
+    if (grandchild > 0) {
+      int64_t pid64 = grandchild;
+      ssize_t n = write(pipe_fds[1], &pid64, sizeof(pid64));
+      (void)n;
+      _exit(0);
+    }
+    setpgid(0, 0);
+    signal(SIGHUP, SIG_IGN);
+    int devnull = open("/dev/null", O_RDONLY);
+    int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (devnull < 0 || log < 0) {
+      int32_t err = errno;
+      ssize_t n = write(pipe_fds[1], &err, sizeof(err));
+      (void)n;
+      _exit(127);
+    }
+    dup2(devnull, STDIN_FILENO);
+    dup2(log, STDOUT_FILENO);
+    dup2(log, STDERR_FILENO);
+    // Close everything else except the status pipe (close-on-exec).
+    for (int fd = 3; fd < 4096; ++fd) {
+      if (fd != pipe_fds[1]) close(fd);
+    }
+    execv(cargv[0], cargv.data());
+    int32_t err = errno;
+    ssize_t n = write(pipe_fds[1], &err, sizeof(err));
+    (void)n;
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  std::string data;
+  char buf[64];
+  while (true) {
+    ssize_t n = read(pipe_fds[0], buf, sizeof(buf));
+    if (n > 0) {
+      data.append(buf, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  close(pipe_fds[0]);
+  int wstatus = 0;
+  waitpid(child, &wstatus, 0);
+  if (data.size() < sizeof(int64_t)) return Internal("could not start " + argv[0]);
+  int64_t pid64 = 0;
+  std::memcpy(&pid64, data.data(), sizeof(pid64));
+  if (data.size() >= sizeof(int64_t) + sizeof(int32_t)) {
+    int32_t err = 0;
+    std::memcpy(&err, data.data() + sizeof(int64_t), sizeof(err));
+    return Internal("could not start " + argv[0] + ": " + strerror(err));
+  }
+  return static_cast<pid_t>(pid64);
+}
+
+Status ClusterDown(const std::string& data_dir_in) {
+  std::error_code ec;
+  fs::path data_dir = fs::absolute(data_dir_in, ec);
+  std::string dir = data_dir.lexically_normal().string();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (!fs::is_directory(dir, ec)) {
+    Print("No local cluster found in " + dir + "\n");
+    return Status::Ok();
+  }
+  // Agents first, then the master.
+  std::vector<std::pair<std::string, std::string>> files;  // name, pid file
+  std::vector<std::string> agent_files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.size() > 4 && name.rfind("agent-", 0) == 0 && name.substr(name.size() - 4) == ".pid") {
+      agent_files.push_back(name);
+    }
+  }
+  std::sort(agent_files.begin(), agent_files.end());
+  for (const std::string& f : agent_files) {
+    files.emplace_back(f.substr(0, f.size() - 4), dir + "/" + f);
+  }
+  files.emplace_back("master", dir + "/master.pid");
+
+  std::vector<Stopped> stopping;
+  for (const auto& [name, pid_file] : files) {
+    pid_t pid = 0;
+    if (StopFromPidFile(pid_file, dir, &pid)) stopping.push_back({name, pid});
+  }
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < deadline) {
+    bool any = false;
+    for (const Stopped& s : stopping) any = any || ProcessMatches(s.pid, dir);
+    if (!any) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (const Stopped& s : stopping) {
+    if (ProcessMatches(s.pid, dir)) {
+      SignalGroup(s.pid, SIGKILL);
+      Print("Killed " + s.name + " (pid " + std::to_string(s.pid) + ") after 10 s\n");
+    } else {
+      Print("Stopped " + s.name + " (pid " + std::to_string(s.pid) + ")\n");
+    }
+  }
+  for (const auto& [name, pid_file] : files) fs::remove(pid_file, ec);
+  if (stopping.empty()) Print("No local cluster running in " + dir + "\n");
+  return Status::Ok();
+}
+
+Status ClusterUp(const ClusterUpOptions& options) {
+  std::error_code ec;
+  std::string dir = options.data_dir.empty() ? DefaultDataDir() : options.data_dir;
+  dir = fs::absolute(dir, ec).lexically_normal().string();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  fs::create_directories(dir, ec);
+  if (ec) return Internal("cannot create the data directory " + dir + ": " + ec.message());
+  DET_RETURN_IF_ERROR(ClusterDown(dir));
+
+  DET_ASSIGN_OR_RETURN(std::string master_bin, FindSiblingBinary("determined-master"));
+  DET_ASSIGN_OR_RETURN(std::string agent_bin, FindSiblingBinary("determined-agent"));
+
+  std::vector<std::string> master_argv = {master_bin, "--port",
+                                          std::to_string(options.master_port), "--data-dir", dir};
+  if (!options.master_config_path.empty()) {
+    std::string cfg = fs::absolute(options.master_config_path, ec).string();
+    if (!fs::is_regular_file(cfg, ec)) {
+      return InvalidArgument("master config file " + options.master_config_path +
+                             " does not exist");
+    }
+    master_argv.push_back("--config-file");
+    master_argv.push_back(cfg);
+  }
+  std::string master_log = dir + "/master.log";
+  DET_ASSIGN_OR_RETURN(pid_t master_pid, SpawnDetached(master_argv, master_log));
+  DET_RETURN_IF_ERROR(WritePidFile(dir + "/master.pid", master_pid));
+  std::string url = "http://127.0.0.1:" + std::to_string(options.master_port);
+  Print("Starting master (pid " + std::to_string(master_pid) + ", data dir " + dir +
+        ", log " + master_log + ")\n");
+  Print("Waiting for master at " + url + " to answer...\n");
+
+  HttpClient http(url);
+  auto deadline =
+      Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options.master_timeout_s * 1000));
+  while (true) {
+    Result<HttpResponse> resp = http.Request("GET", "/info", "", 2);
+    if (resp.ok() && resp->status == 200) break;
+    if (!Running(master_pid)) {
+      return Internal("the master exited during startup; the end of " + master_log + ":\n" +
+                      TailOfFile(master_log));
+    }
+    if (Clock::now() > deadline) {
+      return Unavailable("the master did not answer GET " + url + "/info within " +
+                         std::to_string(static_cast<int>(options.master_timeout_s)) +
+                         " s; see " + master_log);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  Print("Master is up at " + url + "\n");
+
+  std::vector<pid_t> agent_pids;
+  for (int i = 1; i <= options.agents; ++i) {
+    std::string id = "agent-" + std::to_string(i);
+    std::string agent_dir = dir + "/" + id;
+    fs::create_directories(agent_dir, ec);
+    std::vector<std::string> argv = {agent_bin,     "--master-url", url,
+                                     "--agent-id",  id,             "--slots",
+                                     std::to_string(options.slots_per_agent), "--data-dir",
+                                     agent_dir};
+    std::string log = dir + "/" + id + ".log";
+    DET_ASSIGN_OR_RETURN(pid_t pid, SpawnDetached(argv, log));
+    DET_RETURN_IF_ERROR(WritePidFile(dir + "/" + id + ".pid", pid));
+    agent_pids.push_back(pid);
+    Print("Starting " + id + " (pid " + std::to_string(pid) + ", " +
+          std::to_string(options.slots_per_agent) + " slots, log " + log + ")\n");
+  }
+
+  if (options.agents > 0) {
+    Print("Waiting for " + std::to_string(options.agents) + " agent(s) to connect...\n");
+    // Authenticate as `determined` (blank password), or $DET_USER/$DET_PASS when set.
+    AuthEnv env = AuthEnv::FromEnvironment();
+    std::string user = env.user.value_or("determined");
+    nlohmann::json login = {{"username", user},
+                            {"password", HashPasswordForLogin(env.password.value_or(""))},
+                            {"isHashed", true}};
+    std::optional<std::string> token = env.token;
+    deadline = Clock::now() +
+               std::chrono::milliseconds(static_cast<int64_t>(options.agents_timeout_s * 1000));
+    int connected = 0;
+    while (true) {
+      if (!token) {
+        Result<HttpResponse> resp = http.Request("POST", "/api/v1/auth/login", login.dump(), 5);
+        if (resp.ok() && resp->status == 200) {
+          nlohmann::json j = nlohmann::json::parse(resp->body, nullptr, false);
+          if (j.is_object() && j.contains("token") && j["token"].is_string()) {
+            token = j["token"].get<std::string>();
+          }
+        } else if (resp.ok() && resp->status == 401) {
+          Print("Cannot log in as '" + user + "' to check the agents; not waiting for them\n");
+          break;
+        }
+      }
+      if (token) {
+        http.SetHeader("Authorization", "Bearer " + *token);
+        Result<HttpResponse> resp = http.Request("GET", "/api/v1/agents", "", 5);
+        if (resp.ok() && resp->status == 200) {
+          nlohmann::json j = nlohmann::json::parse(resp->body, nullptr, false);
+          connected = 0;
+          if (j.is_object() && j.contains("agents") && j["agents"].is_array()) {
+            for (const auto& a : j["agents"]) {
+              if (!a.is_object()) continue;
+              std::string id = a.value("id", "");
+              if (id.rfind("agent-", 0) != 0) continue;
+              if (a.value("connected", true)) ++connected;
+            }
+          }
+          if (connected >= options.agents) break;
+        } else if (resp.ok() && resp->status == 401) {
+          token.reset();
+        }
+      }
+      for (size_t i = 0; i < agent_pids.size(); ++i) {
+        if (!Running(agent_pids[i])) {
+          std::string log = dir + "/agent-" + std::to_string(i + 1) + ".log";
+          return Internal("agent-" + std::to_string(i + 1) + " exited during startup; the end of " +
+                          log + ":\n" + TailOfFile(log));
+        }
+      }
+      if (Clock::now() > deadline) {
+        return Unavailable(std::to_string(connected) + " of " + std::to_string(options.agents) +
+                           " agents connected within " +
+                           std::to_string(static_cast<int>(options.agents_timeout_s)) +
+                           " s; see the agent logs in " + dir);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  Print("Cluster is up: master " + url + ", " + std::to_string(options.agents) +
+        (options.agents == 1 ? " agent" : " agents") + "\n");
+  return Status::Ok();
+}
+
+void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
+  CLI::App* deploy = app.add_subcommand("deploy", "deploy a cluster")->alias("d");
+  deploy->require_subcommand(1);
+  CLI::App* local = deploy->add_subcommand("local", "a cluster of local processes (no Docker)");
+  local->require_subcommand(1);
+
+  auto up = std::make_shared<ClusterUpOptions>();
+  CLI::App* up_cmd = local->add_subcommand("cluster-up", "start a master and agents");
+  up_cmd->add_option("--master-port", up->master_port, "master port (default 8080)")
+      ->check(CLI::Range(1, 65535));
+  up_cmd->add_option("--agents", up->agents, "number of agents (default 1)")
+      ->check(NonNegativeInt());
+  up_cmd->add_option("--slots-per-agent", up->slots_per_agent, "slots per agent (default 1)")
+      ->check(PositiveInt());
+  up_cmd->add_option("--data-dir", up->data_dir,
+                     "state, logs and pid files (default $XDG_DATA_HOME/determined)");
+  up_cmd->add_option("--master-config-path", up->master_config_path, "master config file");
+  up_cmd->callback([&ctx, up] {
+    ctx.SetAction("start the local cluster", [up] { return ClusterUp(*up); });
+  });
+
+  auto down_dir = std::make_shared<std::string>();
+  CLI::App* down_cmd = local->add_subcommand("cluster-down", "stop the master and agents");
+  down_cmd->add_option("--data-dir", *down_dir, "the cluster-up data directory");
+  down_cmd->callback([&ctx, down_dir] {
+    ctx.SetAction("stop the local cluster", [down_dir] {
+      return ClusterDown(down_dir->empty() ? DefaultDataDir() : *down_dir);
+    });
+  });
+}
+
+}  // namespace det::cli

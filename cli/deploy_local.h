@@ -1,0 +1,46 @@
+#pragma once
+// `det deploy local cluster-up / cluster-down`: a master and N agents as background processes
+// on this host, without Docker. Each process is started detached (double fork, its own process
+// group, stdin from /dev/null, stdout+stderr appended to <data-dir>/<name>.log) and its pid is
+// written to <data-dir>/<name>.pid. cluster-down signals each recorded process group (SIGTERM,
+// then SIGKILL after 10 s) and removes the pid files.
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace det::cli {
+
+struct ClusterUpOptions {
+  int master_port = 8080;
+  int agents = 1;
+  int slots_per_agent = 1;
+  std::string data_dir;            // default: DefaultDataDir()
+  std::string master_config_path;  // optional
+  double master_timeout_s = 60;
+  double agents_timeout_s = 60;
+};
+
+// $XDG_DATA_HOME/determined, else ~/.local/share/determined.
+std::string DefaultDataDir();
+
+// Finds `name` next to the running executable, else on $PATH.
+Result<std::string> FindSiblingBinary(const std::string& name);
+
+// Starts `argv` detached, logging to `log_path`; returns its pid (also its process group id).
+Result<pid_t> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path);
+
+// Reads a pid file; nullopt when missing or malformed.
+std::optional<pid_t> ReadPidFile(const std::string& path);
+
+// True if `pid` is alive and its command line mentions `needle` (guards against reused pids).
+bool ProcessMatches(pid_t pid, const std::string& needle);
+
+Status ClusterUp(const ClusterUpOptions& options);
+Status ClusterDown(const std::string& data_dir);
+
+}  // namespace det::cli

@@ -1,0 +1,1 @@
+"""Pieces shared by the harness, the core API and tools: HTTP session and storage."""

@@ -1,0 +1,1 @@
+"""Entry points the agent runs inside a task's working directory."""

@@ -1,0 +1,1 @@
+"""Launchers that wrap the training process (``wrap_rank``)."""

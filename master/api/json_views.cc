@@ -1,0 +1,219 @@
+#include "master/api/json_views.h"
+
+#include "common/clock.h"
+
+namespace det::master::api {
+
+using nlohmann::json;
+
+namespace {
+
+json OptTime(std::optional<int64_t> micros) {
+  if (!micros) return nullptr;
+  return FormatRfc3339(*micros);
+}
+
+// The metrics payload of a stored row, as reported.
+json AvgMetrics(const store::MetricRow& m) {
+  if (m.metrics.contains("validation_metrics")) return m.metrics["validation_metrics"];
+  return m.metrics.value("avg_metrics", json::object());
+}
+
+}  // namespace
+
+std::string TimeOrNull(std::optional<int64_t> micros) {
+  return micros ? FormatRfc3339(*micros) : "";
+}
+
+json ExperimentJson(const server::ExperimentView& v) {
+  const store::ExperimentRow& r = v.row;
+  const json& cfg = r.config;
+  json labels = cfg.value("labels", json::array());
+  if (!labels.is_array()) labels = json::array();
+  std::string pool;
+  if (cfg.contains("resources") && cfg["resources"].is_object()) {
+    pool = cfg["resources"].value("resource_pool", "");
+  }
+  if (pool.empty()) pool = "default";
+  std::string searcher_type;
+  if (cfg.contains("searcher") && cfg["searcher"].is_object()) {
+    searcher_type = cfg["searcher"].value("name", "");
+  }
+  return json{{"id", r.id},
+              {"name", cfg.value("name", "")},
+              {"description", cfg.value("description", "")},
+              {"labels", labels},
+              {"state", v.presented_state},
+              {"archived", r.archived},
+              {"config", cfg},
+              {"originalConfig", r.original_config},
+              {"numTrials", v.num_trials},
+              {"progress", r.progress},
+              {"startTime", FormatRfc3339(r.start_time)},
+              {"endTime", OptTime(r.end_time)},
+              {"username", v.username},
+              {"displayName", v.username},
+              {"userId", r.owner_id},
+              {"jobId", r.job_id},
+              {"projectId", 1},
+              {"projectOwnerId", 1},
+              {"workspaceId", 1},
+              {"workspaceName", "Uncategorized"},
+              {"projectName", "Uncategorized"},
+              {"searcherType", searcher_type},
+              {"resourcePool", pool},
+              {"parentId", r.parent_id ? json(*r.parent_id) : json(nullptr)},
+              {"notes", r.notes},
+              {"forkedFrom", r.parent_id ? json(*r.parent_id) : json(nullptr)},
+              {"unmanaged", false}};
+}
+
+json MetricsJson(const store::MetricRow& m) {
+  json metrics = {{"avgMetrics", AvgMetrics(m)}};
+  if (m.metrics.contains("batch_metrics")) metrics["batchMetrics"] = m.metrics["batch_metrics"];
+  return json{{"trialId", m.trial_id},
+              {"trialRunId", m.trial_run_id},
+              {"stepsCompleted", m.total_batches},
+              {"totalBatches", m.total_batches},
+              {"group", m.group},
+              {"metrics", metrics},
+              {"reportTime", FormatRfc3339(m.report_time)},
+              {"endTime", FormatRfc3339(m.report_time)}};
+}
+
+json TrialJson(const server::TrialView& v) {
+  const store::TrialRow& r = v.row;
+  auto validation = [](const std::optional<store::MetricRow>& m) -> json {
+    if (!m) return nullptr;
+    return json{{"totalBatches", m->total_batches},
+                {"endTime", FormatRfc3339(m->report_time)},
+                {"metrics", {{"avgMetrics", AvgMetrics(*m)}}},
+                {"numInputs", 0}};
+  };
+  json best_ckpt = nullptr;
+  if (v.best_checkpoint) {
+    best_ckpt = {{"uuid", v.best_checkpoint->uuid},
+                 {"totalBatches", v.best_checkpoint->steps_completed},
+                 {"state", "STATE_" + v.best_checkpoint->state},
+                 {"endTime", FormatRfc3339(v.best_checkpoint->report_time)}};
+  }
+  int64_t wall = (r.end_time.value_or(r.start_time) - r.start_time) / 1000000;
+  return json{{"id", r.id},
+              {"experimentId", r.experiment_id},
+              {"state", v.presented_state},
+              {"hparams", r.hparams},
+              {"restarts", r.restarts},
+              {"startTime", FormatRfc3339(r.start_time)},
+              {"endTime", r.end_time ? json(FormatRfc3339(*r.end_time)) : json(nullptr)},
+              {"totalBatchesProcessed", r.total_batches},
+              {"bestValidation", validation(v.best_validation)},
+              {"latestValidation", validation(v.latest_validation)},
+              {"bestCheckpoint", best_ckpt},
+              {"runnerState", r.runner_state},
+              {"taskId", v.task_ids.empty() ? r.task_id : v.task_ids.back()},
+              {"taskIds", v.task_ids},
+              {"wallClockTime", static_cast<double>(wall)},
+              {"searcherMetricValue",
+               r.searcher_metric ? json(*r.searcher_metric) : json(nullptr)},
+              {"summaryMetrics", json::object()},
+              {"metadata", r.metadata}};
+}
+
+json CheckpointJson(const store::CheckpointRow& c, const json& training) {
+  json resources = json::object();
+  if (c.resources.is_object()) {
+    for (auto& [k, v] : c.resources.items()) {
+      resources[k] = v.is_string() ? v : json(v.dump());
+    }
+  }
+  return json{{"uuid", c.uuid},
+              {"taskId", c.task_id},
+              {"allocationId", c.allocation_id},
+              {"reportTime", FormatRfc3339(c.report_time)},
+              {"resources", resources},
+              {"metadata", c.metadata},
+              {"state", "STATE_" + c.state},
+              {"training", training},
+              {"storageId", nullptr}};
+}
+
+json TrialLogJson(const store::TaskLogRow& r) {
+  std::string ts = FormatRfc3339(r.timestamp);
+  std::string container = r.container_id.substr(0, 8);
+  container.resize(8, ' ');
+  std::string message = "[" + ts + "] " + container;
+  if (r.rank_id) message += " [rank=" + std::to_string(*r.rank_id) + "]";
+  message += " || ";
+  std::string level_name;
+  if (r.level.rfind("LOG_LEVEL_", 0) == 0) level_name = r.level.substr(10);
+  if (!level_name.empty()) message += level_name + ": ";
+  message += r.log;
+  if (message.empty() || message.back() != '\n') message += "\n";
+  return json{{"id", std::to_string(r.id)},
+              {"trialId", r.trial_id},
+              {"taskId", r.task_id},
+              {"timestamp", ts},
+              {"level", r.level.empty() ? "LOG_LEVEL_INFO" : r.level},
+              {"message", message},
+              {"log", r.log},
+              {"stdtype", r.stdtype},
+              {"source", r.source},
+              {"agentId", r.agent_id},
+              {"containerId", r.container_id},
+              {"allocationId", r.allocation_id},
+              {"rankId", r.rank_id ? json(*r.rank_id) : json(nullptr)}};
+}
+
+json UserJson(const store::UserRow& u) {
+  return json{{"id", u.id},
+              {"username", u.username},
+              {"admin", u.admin},
+              {"active", u.active},
+              {"displayName", u.display_name},
+              {"remote", false}};
+}
+
+json AgentJson(const server::AgentView& a) {
+  json slots = json::object();
+  for (const auto& s : a.slots) {
+    int id = s.value("id", 0);
+    std::string type = s.value("type", "cpu");
+    std::string enum_type = type == "cuda" ? "TYPE_CUDA" : type == "rocm" ? "TYPE_ROCM" : "TYPE_CPU";
+    json container = nullptr;
+    auto it = a.slot_allocations.find(id);
+    if (it != a.slot_allocations.end()) {
+      container = {{"id", it->second}, {"state", "STATE_RUNNING"}};
+    }
+    slots[std::to_string(id)] = {{"id", std::to_string(id)},
+                                 {"device",
+                                  {{"id", id},
+                                   {"brand", s.value("brand", "")},
+                                   {"uuid", s.value("uuid", "")},
+                                   {"type", enum_type}}},
+                                 {"enabled", true},
+                                 {"draining", false},
+                                 {"container", container}};
+  }
+  return json{{"id", a.id},
+              {"resourcePools", json::array({a.resource_pool})},
+              {"resourcePool", a.resource_pool},
+              {"slots", slots},
+              {"registeredTime", FormatRfc3339(a.registered_time)},
+              {"lastHeartbeat", FormatRfc3339(a.last_seen)},
+              {"enabled", true},
+              {"draining", false},
+              {"connected", a.connected},
+              {"addresses", json::array({a.hostname})},
+              {"hostname", a.hostname},
+              {"numContainers", static_cast<int64_t>(a.slot_allocations.size())}};
+}
+
+json PaginationJson(int64_t offset, int64_t limit, int64_t count, int64_t total) {
+  return json{{"offset", offset},
+              {"limit", limit},
+              {"startIndex", std::min(offset, total)},
+              {"endIndex", std::min(offset + count, total)},
+              {"total", total}};
+}
+
+}  // namespace det::master::api

@@ -1,0 +1,38 @@
+#pragma once
+// Shared pieces of the route handlers: authentication wrappers, JSON bodies and fields.
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "master/api/error_mapping.h"
+#include "master/server/http_server.h"
+#include "master/server/master.h"
+
+namespace det::master::api {
+
+using AuthedHandler =
+    std::function<server::HttpResponse(server::HttpRequest&, const server::Principal&)>;
+
+enum class Auth { kUser, kUserOrAllocation };
+
+// Wraps a handler so it runs only with a valid token; otherwise 401 "token missing" /
+// "invalid credentials". Exceptions from JSON access become 400s naming the problem.
+server::Handler WithAuth(server::Master* master, Auth auth, AuthedHandler handler);
+// Same error handling, no authentication.
+server::Handler NoAuth(std::function<server::HttpResponse(server::HttpRequest&)> handler);
+
+server::HttpResponse JsonResponse(const nlohmann::json& body, int status = 200);
+// Parses the request body; an empty body is {}.
+Result<nlohmann::json> ParseBody(const server::HttpRequest& req);
+// Reads a field by its camelCase or snake_case name.
+const nlohmann::json* Field(const nlohmann::json& obj, const char* camel, const char* snake);
+// Path parameter as a positive integer id.
+Result<int64_t> PathId(const server::HttpRequest& req, const char* name);
+// Query parameter as an integer, with a default; bad numbers are errors naming the parameter.
+Result<int64_t> QueryInt(const server::HttpRequest& req, const char* name, int64_t fallback);
+bool QueryBool(const server::HttpRequest& req, const char* name, bool fallback);
+
+}  // namespace det::master::api

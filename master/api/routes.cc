@@ -1,0 +1,12 @@
+#include "master/api/routes.h"
+
+namespace det::master::api {
+
+void RegisterRoutes(server::Router* router, server::Master* master) {
+  RegisterAuthRoutes(router, master);
+  RegisterExperimentRoutes(router, master);
+  RegisterTrialRoutes(router, master);
+  RegisterAgentRoutes(router, master);
+}
+
+}  // namespace det::master::api

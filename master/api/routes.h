@@ -1,0 +1,18 @@
+#pragma once
+// Registers every HTTP route of the master on a Router. Handlers parse and validate the request,
+// call the Master, and render the answer; they never touch the store directly.
+
+#include "master/server/http_server.h"
+#include "master/server/master.h"
+
+namespace det::master::api {
+
+void RegisterRoutes(server::Router* router, server::Master* master);
+
+// Groups, each in its own file.
+void RegisterAuthRoutes(server::Router* router, server::Master* master);
+void RegisterExperimentRoutes(server::Router* router, server::Master* master);
+void RegisterTrialRoutes(server::Router* router, server::Master* master);
+void RegisterAgentRoutes(server::Router* router, server::Master* master);
+
+}  // namespace det::master::api

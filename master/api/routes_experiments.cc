@@ -1,0 +1,223 @@
+// Experiments: create, list, get, lifecycle, trials, checkpoints, context.
+#include "common/base64.h"
+#include "master/api/json_views.h"
+#include "master/api/route_helpers.h"
+#include "master/api/routes.h"
+
+namespace det::master::api {
+
+using nlohmann::json;
+using server::HttpRequest;
+using server::HttpResponse;
+using server::Principal;
+
+namespace {
+
+// Decodes the CLI's File list ({path, type, content(base64), mode, mtime}).
+Result<server::CreateExperimentRequest> ParseCreateRequest(const json& body) {
+  server::CreateExperimentRequest req;
+  const json* config = Field(body, "config", "config");
+  if (config == nullptr || !config->is_string()) {
+    return InvalidArgument("config: required, the experiment configuration as YAML text");
+  }
+  req.config_yaml = config->get<std::string>();
+  if (const json* a = Field(body, "activate", "activate"); a && a->is_boolean()) {
+    req.activate = a->get<bool>();
+  } else {
+    req.activate = false;
+  }
+  if (const json* v = Field(body, "validateOnly", "validate_only"); v && v->is_boolean()) {
+    req.validate_only = v->get<bool>();
+  }
+  if (const json* p = Field(body, "parentId", "parent_id"); p && p->is_number_integer()) {
+    if (p->get<int64_t>() > 0) req.parent_id = p->get<int64_t>();
+  }
+  const json* files = Field(body, "modelDefinition", "model_definition");
+  if (files == nullptr) return req;
+  if (!files->is_array()) return InvalidArgument("modelDefinition: must be a list of files");
+  for (size_t i = 0; i < files->size(); ++i) {
+    const json& f = (*files)[i];
+    std::string where = "modelDefinition[" + std::to_string(i) + "]";
+    if (!f.is_object() || !f.contains("path") || !f["path"].is_string()) {
+      return InvalidArgument(where + ".path: required string");
+    }
+    ArchiveEntry e;
+    e.path = f["path"].get<std::string>();
+    if (!IsSafeRelativePath(e.path)) {
+      return InvalidArgument(where + ".path: must be relative without '..' (got '" + e.path + "')");
+    }
+    int type = f.value("type", 48);
+    e.is_dir = type == 53;
+    if (const json* m = Field(f, "mode", "mode"); m && m->is_number_integer()) {
+      e.mode = static_cast<uint32_t>(m->get<int64_t>());
+    } else {
+      e.mode = e.is_dir ? 0755 : 0644;
+    }
+    if (const json* t = Field(f, "mtime", "mtime")) {
+      e.mtime = t->is_string() ? std::atoll(t->get<std::string>().c_str())
+                               : (t->is_number_integer() ? t->get<int64_t>() : 0);
+    }
+    if (!e.is_dir) {
+      std::string content = f.value("content", "");
+      Result<std::string> bytes = Base64Decode(content);
+      if (!bytes.ok()) return InvalidArgument(where + ".content: " + bytes.status().message());
+      e.content = std::move(bytes).value();
+      req.content_bytes += static_cast<int64_t>(e.content.size());
+    }
+    req.files.push_back(std::move(e));
+  }
+  return req;
+}
+
+HttpResponse Lifecycle(server::Master* master, HttpRequest& req,
+                       Status (server::Master::*fn)(int64_t)) {
+  Result<int64_t> id = PathId(req, "id");
+  if (!id.ok()) return ErrorResponse(id.status());
+  Status st = (master->*fn)(*id);
+  return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+}
+
+}  // namespace
+
+void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
+  router->Add("POST", "/api/v1/experiments",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal& who) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                auto parsed = ParseCreateRequest(*body);
+                if (!parsed.ok()) return ErrorResponse(parsed.status());
+                auto created = master->CreateExperiment(*parsed, who);
+                if (!created.ok()) return ErrorResponse(created.status());
+                json exp = json::object();
+                if (created->experiment) {
+                  auto view = master->GetExperiment(created->experiment->id);
+                  if (!view.ok()) return ErrorResponse(view.status());
+                  exp = ExperimentJson(*view);
+                }
+                return JsonResponse({{"experiment", exp},
+                                     {"config", created->config},
+                                     {"warnings", json::array()}});
+              }));
+
+  router->Add("GET", "/api/v1/experiments",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> offset = QueryInt(req, "offset", 0);
+                if (!offset.ok()) return ErrorResponse(offset.status());
+                Result<int64_t> limit = QueryInt(req, "limit", 0);
+                if (!limit.ok()) return ErrorResponse(limit.status());
+                std::optional<bool> archived;
+                if (!req.Query("archived").empty()) archived = QueryBool(req, "archived", false);
+                int64_t total = 0;
+                auto list = master->ListExperiments(archived, {*offset, *limit}, &total);
+                if (!list.ok()) return ErrorResponse(list.status());
+                json exps = json::array();
+                for (const auto& v : *list) exps.push_back(ExperimentJson(v));
+                return JsonResponse(
+                    {{"experiments", exps},
+                     {"pagination", PaginationJson(*offset, *limit,
+                                                   static_cast<int64_t>(list->size()), total)}});
+              }));
+
+  router->Add("GET", "/api/v1/experiments/{id}",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto v = master->GetExperiment(*id);
+                if (!v.ok()) return ErrorResponse(v.status());
+                std::string job_state = v->presented_state == "STATE_RUNNING" ? "STATE_SCHEDULED"
+                                                                              : "STATE_QUEUED";
+                return JsonResponse({{"experiment", ExperimentJson(*v)},
+                                     {"jobSummary", {{"state", job_state}, {"jobsAhead", 0}}},
+                                     {"config", v->row.config}});
+              }));
+
+  router->Add("POST", "/api/v1/experiments/{id}/activate",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                return Lifecycle(master, req, &server::Master::ActivateExperiment);
+              }));
+  router->Add("POST", "/api/v1/experiments/{id}/pause",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                return Lifecycle(master, req, &server::Master::PauseExperiment);
+              }));
+  router->Add("POST", "/api/v1/experiments/{id}/cancel",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                return Lifecycle(master, req, &server::Master::CancelExperiment);
+              }));
+  router->Add("POST", "/api/v1/experiments/{id}/kill",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                return Lifecycle(master, req, &server::Master::KillExperiment);
+              }));
+  router->Add("POST", "/api/v1/experiments/{id}/archive",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Status st = master->SetArchived(*id, true);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+  router->Add("POST", "/api/v1/experiments/{id}/unarchive",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Status st = master->SetArchived(*id, false);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  router->Add("GET", "/api/v1/experiments/{id}/trials",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<int64_t> offset = QueryInt(req, "offset", 0);
+                if (!offset.ok()) return ErrorResponse(offset.status());
+                Result<int64_t> limit = QueryInt(req, "limit", 0);
+                if (!limit.ok()) return ErrorResponse(limit.status());
+                auto trials = master->ListTrials(*id);
+                if (!trials.ok()) return ErrorResponse(trials.status());
+                int64_t total = static_cast<int64_t>(trials->size());
+                json out = json::array();
+                for (int64_t i = *offset; i < total && (*limit <= 0 || i < *offset + *limit); ++i) {
+                  out.push_back(TrialJson((*trials)[i]));
+                }
+                return JsonResponse(
+                    {{"trials", out},
+                     {"pagination", PaginationJson(*offset, *limit,
+                                                   static_cast<int64_t>(out.size()), total)}});
+              }));
+
+  router->Add("GET", "/api/v1/experiments/{id}/checkpoints",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto ckpts = master->ListExperimentCheckpoints(*id);
+                if (!ckpts.ok()) return ErrorResponse(ckpts.status());
+                json out = json::array();
+                for (const auto& c : *ckpts) {
+                  out.push_back(CheckpointJson(c, {{"trialId", c.trial_id}, {"experimentId", *id}}));
+                }
+                if (req.Query("orderBy") == "ORDER_BY_DESC") std::reverse(out.begin(), out.end());
+                int64_t total = static_cast<int64_t>(out.size());
+                return JsonResponse({{"checkpoints", out},
+                                     {"pagination", PaginationJson(0, 0, total, total)}});
+              }));
+
+  router->Add("GET", "/api/v1/experiments/{id}/searcher/best_searcher_validation_metric",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto best = master->BestValidationMetric(*id);
+                if (!best.ok()) return ErrorResponse(best.status());
+                if (!best->has_value()) {
+                  return ErrorResponse(NotFound("no validation metrics for experiment " +
+                                                std::to_string(*id)));
+                }
+                return JsonResponse({{"metric", **best}});
+              }));
+
+  router->Add("GET", "/api/v1/tasks/{taskId}/context_directory",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                auto tgz = master->GetContextForTask(req.params["taskId"]);
+                if (!tgz.ok()) return ErrorResponse(tgz.status());
+                return JsonResponse({{"b64Tgz", Base64Encode(*tgz)}});
+              }));
+}
+
+}  // namespace det::master::api

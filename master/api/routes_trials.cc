@@ -1,0 +1,396 @@
+// Trials and what trial processes call: metrics, searcher operations, checkpoints, logs,
+// preemption signals.
+#include <algorithm>
+#include <cmath>
+
+#include "master/api/json_views.h"
+#include "master/api/route_helpers.h"
+#include "master/api/routes.h"
+
+namespace det::master::api {
+
+using nlohmann::json;
+using server::HttpRequest;
+using server::HttpResponse;
+using server::Principal;
+
+namespace {
+
+constexpr int64_t kMaxLongPollMs = 60 * 1000;
+
+// Metric values may arrive as "NaN"/"Infinity" strings (JSON has no such numbers); keep them.
+json MetricsPayload(const json& metrics, const std::string& group) {
+  const json* avg = Field(metrics, "avgMetrics", "avg_metrics");
+  json out;
+  if (group == "validation") {
+    out["validation_metrics"] = avg ? *avg : json::object();
+  } else {
+    out["avg_metrics"] = avg ? *avg : json::object();
+    if (const json* b = Field(metrics, "batchMetrics", "batch_metrics")) out["batch_metrics"] = *b;
+  }
+  return out;
+}
+
+Result<int64_t> IntField(const json& obj, const char* camel, const char* snake) {
+  const json* f = Field(obj, camel, snake);
+  if (f == nullptr) return InvalidArgument(std::string(camel) + ": required");
+  if (f->is_number_integer()) return f->get<int64_t>();
+  if (f->is_string()) {
+    char* end = nullptr;
+    long long v = std::strtoll(f->get<std::string>().c_str(), &end, 10);
+    if (end != f->get<std::string>().c_str() && *end == '\0') return static_cast<int64_t>(v);
+  }
+  return InvalidArgument(std::string(camel) + ": must be an integer (got " + f->dump() + ")");
+}
+
+// GET /api/v1/trials/{id}/workloads: training, validation and checkpoint entries by step.
+json Workloads(server::Master* master, int64_t trial_id, Status* st) {
+  auto training = master->ListMetrics(trial_id, "training");
+  auto validation = master->ListMetrics(trial_id, "validation");
+  auto ckpts = master->ListTrialCheckpoints(trial_id);
+  if (!training.ok() || !validation.ok() || !ckpts.ok()) {
+    *st = !training.ok() ? training.status() : !validation.ok() ? validation.status() : ckpts.status();
+    return json();
+  }
+  struct Entry {
+    int64_t step;
+    int order;
+    int64_t time;
+    json body;
+  };
+  std::vector<Entry> entries;
+  for (const auto& m : *training) {
+    json j = MetricsJson(m);
+    entries.push_back({m.total_batches, 0, m.report_time,
+                       {{"training", {{"totalBatches", m.total_batches},
+                                      {"metrics", j["metrics"]},
+                                      {"endTime", j["endTime"]},
+                                      {"numInputs", 0}}}}});
+  }
+  for (const auto& m : *validation) {
+    json j = MetricsJson(m);
+    entries.push_back({m.total_batches, 1, m.report_time,
+                       {{"validation", {{"totalBatches", m.total_batches},
+                                        {"metrics", j["metrics"]},
+                                        {"endTime", j["endTime"]},
+                                        {"numInputs", 0}}}}});
+  }
+  for (const auto& c : *ckpts) {
+    entries.push_back({c.steps_completed, 2, c.report_time,
+                       {{"checkpoint", {{"uuid", c.uuid},
+                                        {"totalBatches", c.steps_completed},
+                                        {"state", "STATE_" + c.state},
+                                        {"endTime", FormatRfc3339(c.report_time)},
+                                        {"resources", c.resources},
+                                        {"metadata", c.metadata}}}}});
+  }
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    if (a.step != b.step) return a.step < b.step;
+    return a.order < b.order;
+  });
+  json out = json::array();
+  for (auto& e : entries) out.push_back(std::move(e.body));
+  return out;
+}
+
+HttpResponse StreamLogs(server::Master* master, int64_t trial_id, HttpRequest& req) {
+  bool follow = QueryBool(req, "follow", false);
+  Result<int64_t> limit = QueryInt(req, "limit", 0);
+  if (!limit.ok()) return ErrorResponse(limit.status());
+  bool desc = req.Query("orderBy") == "ORDER_BY_DESC";
+  auto first = master->TrialLogs(trial_id, 0, *limit, desc);
+  if (!first.ok()) return ErrorResponse(first.status());
+  HttpResponse resp;
+  resp.content_type = "application/x-ndjson";
+  auto rows = std::make_shared<std::vector<store::TaskLogRow>>(std::move(first).value());
+  resp.stream = [master, trial_id, follow, rows, desc](server::ResponseStream& out) {
+    int64_t last = 0;
+    for (const auto& r : *rows) {
+      if (!out.Write(json{{"result", TrialLogJson(r)}}.dump() + "\n")) return;
+      last = std::max(last, r.id);
+    }
+    if (!follow || desc) return;
+    // Follow until the trial is finished and nothing more arrives.
+    while (true) {
+      bool finished = master->TrialFinished(trial_id);
+      auto more = master->TrialLogs(trial_id, last, 1000, false);
+      if (!more.ok()) return;
+      for (const auto& r : *more) {
+        if (!out.Write(json{{"result", TrialLogJson(r)}}.dump() + "\n")) return;
+        last = r.id;
+      }
+      if (finished && more->empty()) return;
+      if (more->empty()) {
+        master->WaitForChange(1000);
+        if (!out.Write("")) return;
+      }
+    }
+  };
+  return resp;
+}
+
+}  // namespace
+
+void RegisterTrialRoutes(server::Router* router, server::Master* master) {
+  router->Add("GET", "/api/v1/trials/{id}",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto v = master->GetTrial(*id);
+                if (!v.ok()) return ErrorResponse(v.status());
+                return JsonResponse({{"trial", TrialJson(*v)}});
+              }));
+
+  router->Add("GET", "/api/v1/trials/{id}/workloads",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Status st;
+                json all = Workloads(master, *id, &st);
+                if (!st.ok()) return ErrorResponse(st);
+                Result<int64_t> offset = QueryInt(req, "offset", 0);
+                Result<int64_t> limit = QueryInt(req, "limit", 0);
+                if (!offset.ok() || !limit.ok()) {
+                  return ErrorResponse(!offset.ok() ? offset.status() : limit.status());
+                }
+                int64_t total = static_cast<int64_t>(all.size());
+                json page = json::array();
+                for (int64_t i = *offset; i < total && (*limit <= 0 || i < *offset + *limit); ++i) {
+                  page.push_back(all[i]);
+                }
+                return JsonResponse(
+                    {{"workloads", page},
+                     {"pagination", PaginationJson(*offset, *limit,
+                                                   static_cast<int64_t>(page.size()), total)}});
+              }));
+
+  router->Add("GET", "/api/v1/trials/{id}/metrics",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto rows = master->ListMetrics(*id, req.Query("group"));
+                if (!rows.ok()) return ErrorResponse(rows.status());
+                json out = json::array();
+                for (const auto& m : *rows) out.push_back(MetricsJson(m));
+                return JsonResponse({{"metrics", out}});
+              }));
+
+  router->Add("POST", "/api/v1/trials/{id}/metrics",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json* metrics = Field(*body, "metrics", "metrics");
+                if (metrics == nullptr || !metrics->is_object()) {
+                  return ErrorResponse(InvalidArgument("metrics: required object"));
+                }
+                std::string group = "training";
+                if (const json* g = Field(*body, "group", "group"); g && g->is_string()) {
+                  group = g->get<std::string>();
+                }
+                Result<int64_t> run = IntField(*metrics, "trialRunId", "trial_run_id");
+                if (!run.ok()) return ErrorResponse(run.status());
+                Result<int64_t> steps = IntField(*metrics, "stepsCompleted", "steps_completed");
+                if (!steps.ok()) return ErrorResponse(steps.status());
+                const json* inner = Field(*metrics, "metrics", "metrics");
+                if (inner == nullptr || !inner->is_object()) {
+                  return ErrorResponse(InvalidArgument("metrics.metrics: required object"));
+                }
+                Status st = master->ReportMetrics(who, *id, *run, *steps, group,
+                                                  MetricsPayload(*inner, group));
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  router->Add("GET", "/api/v1/trials/{id}/searcher/operation",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<int64_t> wait = QueryInt(req, "timeoutSeconds", 10);
+                if (!wait.ok()) return ErrorResponse(wait.status());
+                auto op = master->GetSearcherOperation(*id, std::min(*wait * 1000, kMaxLongPollMs));
+                if (!op.ok()) return ErrorResponse(op.status());
+                json j_op = nullptr;
+                if (op->length) {
+                  j_op = {{"validateAfter",
+                           {{"requestId", op->request_id.value_or("")},
+                            {"length", std::to_string(*op->length)}}}};
+                }
+                return JsonResponse({{"op", j_op}, {"completed", op->completed}});
+              }));
+
+  router->Add("POST", "/api/v1/trials/{id}/searcher/completed_operation",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json* op = Field(*body, "op", "op");
+                if (op == nullptr) return ErrorResponse(InvalidArgument("op: required"));
+                Result<int64_t> length = IntField(*op, "length", "length");
+                if (!length.ok()) return ErrorResponse(length.status());
+                const json* metric = Field(*body, "searcherMetric", "searcher_metric");
+                if (metric == nullptr || !metric->is_number()) {
+                  return ErrorResponse(InvalidArgument("searcherMetric: required number"));
+                }
+                Status st = master->CompleteSearcherOperation(*id, static_cast<uint64_t>(*length),
+                                                              metric->get<double>());
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  router->Add("POST", "/api/v1/trials/{id}/progress",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json* p = body->is_number() ? &*body : Field(*body, "progress", "progress");
+                if (p == nullptr || !p->is_number()) {
+                  return ErrorResponse(InvalidArgument("progress: required number"));
+                }
+                Status st = master->ReportProgress(*id, p->get<double>());
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  router->Add("POST", "/api/v1/trials/{id}/early_exit",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json* reason = Field(*body, "reason", "reason");
+                if (const json* ee = Field(*body, "earlyExit", "early_exit")) {
+                  reason = Field(*ee, "reason", "reason");
+                }
+                if (reason == nullptr || !reason->is_string()) {
+                  return ErrorResponse(InvalidArgument("reason: required string"));
+                }
+                Status st = master->ReportEarlyExit(*id, reason->get<std::string>());
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  router->Add("POST", "/api/v1/trials/{id}/runner/metadata",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json* md = Field(*body, "metadata", "metadata");
+                const json* state = Field(md ? *md : *body, "state", "state");
+                if (state == nullptr || !state->is_string()) {
+                  return ErrorResponse(InvalidArgument("state: required string"));
+                }
+                Status st = master->SetRunnerState(*id, state->get<std::string>());
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  auto set_md = WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+    Result<int64_t> id = PathId(req, "id");
+    if (!id.ok()) return ErrorResponse(id.status());
+    Result<json> body = ParseBody(req);
+    if (!body.ok()) return ErrorResponse(body.status());
+    const json* md = Field(*body, "metadata", "metadata");
+    if (md == nullptr) return ErrorResponse(InvalidArgument("metadata: required object"));
+    auto r = master->SetTrialMetadata(*id, *md);
+    if (!r.ok()) return ErrorResponse(r.status());
+    return JsonResponse({{"metadata", *r}});
+  });
+  router->Add("POST", "/api/v1/runs/{id}/metadata", set_md);
+  router->Add("GET", "/api/v1/runs/{id}/metadata",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto r = master->GetTrialMetadata(*id);
+                if (!r.ok()) return ErrorResponse(r.status());
+                return JsonResponse({{"metadata", *r}});
+              }));
+
+  router->Add("GET", "/api/v1/trials/{id}/logs",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto t = master->GetTrial(*id);
+                if (!t.ok()) return ErrorResponse(t.status());
+                return StreamLogs(master, *id, req);
+              }));
+
+  router->Add("POST", "/api/v1/task/logs",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json* logs = Field(*body, "logs", "logs");
+                if (logs == nullptr || !logs->is_array()) {
+                  return ErrorResponse(InvalidArgument("logs: required list"));
+                }
+                std::vector<store::TaskLogRow> rows;
+                for (const auto& l : *logs) {
+                  store::TaskLogRow r;
+                  r.task_id = l.value("taskId", l.value("task_id", std::string()));
+                  r.allocation_id = l.value("allocationId", l.value("allocation_id", std::string()));
+                  r.agent_id = l.value("agentId", l.value("agent_id", std::string()));
+                  r.container_id = l.value("containerId", l.value("container_id", std::string()));
+                  if (const json* rank = Field(l, "rankId", "rank_id"); rank && rank->is_number_integer()) {
+                    r.rank_id = rank->get<int64_t>();
+                  }
+                  r.level = l.value("level", std::string());
+                  r.stdtype = l.value("stdtype", std::string());
+                  r.source = l.value("source", std::string("task"));
+                  r.log = l.value("log", std::string());
+                  rows.push_back(std::move(r));
+                }
+                Status st = master->AddTaskLogs(who, std::move(rows));
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  router->Add("POST", "/api/v1/checkpoints",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
+                store::CheckpointRow row;
+                row.uuid = c.value("uuid", "");
+                row.task_id = c.value("taskId", c.value("task_id", std::string()));
+                row.allocation_id = c.value("allocationId", c.value("allocation_id", std::string()));
+                row.state = c.value("state", std::string("STATE_COMPLETED"));
+                if (const json* r = Field(c, "resources", "resources")) row.resources = *r;
+                if (const json* m = Field(c, "metadata", "metadata")) row.metadata = *m;
+                Status st = master->ReportCheckpoint(who, std::move(row));
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  router->Add("GET", "/api/v1/checkpoints/{uuid}",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                auto c = master->GetCheckpoint(req.params["uuid"]);
+                if (!c.ok()) return ErrorResponse(c.status());
+                json training = {{"trialId", c->trial_id}};
+                auto t = master->GetTrial(c->trial_id);
+                if (t.ok()) {
+                  training["experimentId"] = t->row.experiment_id;
+                  training["hparams"] = t->row.hparams;
+                  auto e = master->GetExperiment(t->row.experiment_id);
+                  if (e.ok()) training["experimentConfig"] = e->row.config;
+                }
+                return JsonResponse({{"checkpoint", CheckpointJson(*c, training)}});
+              }));
+
+  router->Add("GET", "/api/v1/allocations/{id}/signals/preemption",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 0);
+                if (!timeout.ok() || req.query.count("timeout_seconds")) {
+                  timeout = QueryInt(req, "timeout_seconds", 0);
+                }
+                if (!timeout.ok()) return ErrorResponse(timeout.status());
+                auto r = master->WaitPreemption(req.params["id"],
+                                                std::min(*timeout * 1000, kMaxLongPollMs));
+                if (!r.ok()) return ErrorResponse(r.status());
+                return JsonResponse({{"preempt", *r}});
+              }));
+
+  router->Add("POST", "/api/v1/allocations/{id}/signals/ack_preemption",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Status st = master->AckPreemption(req.params["id"]);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+}
+
+}  // namespace det::master::api

@@ -1,0 +1,141 @@
+// YamlToJson: YAML text to JSON with YAML 1.1-style scalar typing for plain scalars (what Go's
+// yaml.v2 and PyYAML accept for configs) and quoted scalars kept as strings.
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <regex>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "master/config/experiment_config.h"
+
+namespace det::master::config {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kStrTag = "tag:yaml.org,2002:str";
+
+bool IsNullWord(const std::string& s) {
+  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
+}
+
+std::optional<bool> BoolWord(const std::string& s) {
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  return std::nullopt;
+}
+
+// Parses an integer in `digits` (no sign) with `base`; applies `negative`. Values beyond int64
+// become unsigned where positive, otherwise doubles, so large numbers are not lost.
+json IntegerValue(std::string_view digits, int base, bool negative) {
+  uint64_t u = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), u, base);
+  if (ec == std::errc() && ptr == digits.data() + digits.size()) {
+    if (!negative) {
+      if (u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        return json(static_cast<int64_t>(u));
+      }
+      return json(u);
+    }
+    if (u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1) {
+      return json(static_cast<int64_t>(0 - u));
+    }
+  }
+  double d = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), d);
+  return json(negative ? -d : d);
+}
+
+std::optional<json> NumberValue(const std::string& s) {
+  static const std::regex kDecimal("[-+]?(0|[1-9][0-9]*)");
+  static const std::regex kHex("[-+]?0x[0-9a-fA-F]+");
+  static const std::regex kOctal("[-+]?0o?[0-7]+");
+  static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+  static const std::regex kInf("[-+]?\\.(inf|Inf|INF)");
+  static const std::regex kNan("\\.(nan|NaN|NAN)");
+
+  bool negative = !s.empty() && s[0] == '-';
+  std::string_view body = s;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) body.remove_prefix(1);
+
+  if (std::regex_match(s, kDecimal)) return IntegerValue(body, 10, negative);
+  if (std::regex_match(s, kHex)) return IntegerValue(body.substr(2), 16, negative);
+  if (std::regex_match(s, kOctal)) {
+    body.remove_prefix(body.size() > 1 && body[1] == 'o' ? 2 : 1);
+    return IntegerValue(body, 8, negative);
+  }
+  if (std::regex_match(s, kFloat)) {
+    // from_chars rejects a leading '+' and a bare leading '.', so normalize first.
+    std::string text = std::string(body);
+    if (text[0] == '.') text.insert(text.begin(), '0');
+    double d = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+    if (ec == std::errc::result_out_of_range) d = std::numeric_limits<double>::infinity();
+    else if (ec != std::errc()) return std::nullopt;
+    return json(negative ? -d : d);
+  }
+  if (std::regex_match(s, kInf)) {
+    return json(negative ? -std::numeric_limits<double>::infinity()
+                         : std::numeric_limits<double>::infinity());
+  }
+  if (std::regex_match(s, kNan)) return json(std::numeric_limits<double>::quiet_NaN());
+  return std::nullopt;
+}
+
+json ScalarValue(const YAML::Node& node) {
+  const std::string& text = node.Scalar();
+  // yaml-cpp tags quoted scalars "!" and plain ones "?"; explicit !!str keeps text too.
+  if (node.Tag() == "!" || node.Tag() == kStrTag) return json(text);
+  if (IsNullWord(text)) return json(nullptr);
+  if (auto b = BoolWord(text)) return json(*b);
+  if (auto n = NumberValue(text)) return *n;
+  return json(text);
+}
+
+// Throws YAML::Exception for keys that are not scalars; the caller converts.
+json NodeToJson(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return json(nullptr);
+    case YAML::NodeType::Scalar:
+      return ScalarValue(node);
+    case YAML::NodeType::Sequence: {
+      json out = json::array();
+      for (const YAML::Node& item : node) out.push_back(NodeToJson(item));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      json out = json::object();
+      for (const auto& entry : node) {
+        if (!entry.first.IsScalar()) {
+          throw YAML::ParserException(entry.first.Mark(), "mapping keys must be scalars");
+        }
+        out[entry.first.Scalar()] = NodeToJson(entry.second);
+      }
+      return out;
+    }
+  }
+  return json(nullptr);
+}
+
+}  // namespace
+
+Result<nlohmann::json> YamlToJson(std::string_view yaml_text) {
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml_text));
+    return NodeToJson(root);
+  } catch (const YAML::Exception& e) {
+    if (e.mark.is_null()) return InvalidArgument("invalid yaml: " + e.msg);
+    return InvalidArgument("invalid yaml: line " + std::to_string(e.mark.line + 1) + ", column " +
+                           std::to_string(e.mark.column + 1) + ": " + e.msg);
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("invalid yaml: ") + e.what());
+  }
+}
+
+}  // namespace det::master::config

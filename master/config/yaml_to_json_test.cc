@@ -1,0 +1,71 @@
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "master/config/experiment_config.h"
+
+namespace det::master::config {
+namespace {
+
+using nlohmann::json;
+
+json Yaml(const std::string& text) {
+  auto j = YamlToJson(text);
+  EXPECT_TRUE(j.ok()) << j.status().ToString();
+  return j.ok() ? *j : json();
+}
+
+// Plain scalars are typed the YAML 1.1 way; quoted ones stay strings.
+TEST(YamlToJsonTest, ScalarTyping) {
+  json j = Yaml(
+      "i: 42\nneg: -7\nhex: 0x1f\nf: 0.5\nexp: 1e-3\ndot: .5\ninf: .inf\nninf: -.inf\n"
+      "t: true\nf2: False\nn: null\ntilde: ~\nempty:\ns: hello\nq: \"42\"\nsq: 'true'\n"
+      "yes_word: yes\nversion: 1.2.3\nbig: 18446744073709551615\n");
+  EXPECT_TRUE(j["i"].is_number_integer());
+  EXPECT_EQ(j["i"], 42);
+  EXPECT_EQ(j["neg"], -7);
+  EXPECT_EQ(j["hex"], 31);
+  EXPECT_TRUE(j["f"].is_number_float());
+  EXPECT_DOUBLE_EQ(j["exp"].get<double>(), 0.001);
+  EXPECT_DOUBLE_EQ(j["dot"].get<double>(), 0.5);
+  EXPECT_TRUE(std::isinf(j["inf"].get<double>()));
+  EXPECT_LT(j["ninf"].get<double>(), 0);
+  EXPECT_EQ(j["t"], true);
+  EXPECT_EQ(j["f2"], false);
+  EXPECT_TRUE(j["n"].is_null());
+  EXPECT_TRUE(j["tilde"].is_null());
+  EXPECT_TRUE(j["empty"].is_null());
+  EXPECT_EQ(j["s"], "hello");
+  EXPECT_EQ(j["q"], "42");
+  EXPECT_EQ(j["sq"], "true");
+  EXPECT_EQ(j["yes_word"], "yes");
+  EXPECT_EQ(j["version"], "1.2.3");
+  EXPECT_TRUE(j["big"].is_number_unsigned());
+}
+
+// Nested maps, sequences, flow style and aliases all come through.
+TEST(YamlToJsonTest, Structures) {
+  json j = Yaml("a: &anchor {x: [1, 2, {y: z}]}\nb: *anchor\nc:\n  - one\n  - 2\n");
+  EXPECT_EQ(j["a"], (json{{"x", {1, 2, {{"y", "z"}}}}}));
+  EXPECT_EQ(j["b"], j["a"]);
+  EXPECT_EQ(j["c"], (json{"one", 2}));
+}
+
+// Syntax errors name the line and column (1-based).
+TEST(YamlToJsonTest, SyntaxErrorHasLineAndColumn) {
+  auto j = YamlToJson("name: ok\nsearcher:\n  name: [unclosed\n");
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(j.status().message().find("line "), std::string::npos) << j.status().message();
+  EXPECT_NE(j.status().message().find(", column "), std::string::npos);
+
+  auto bad = YamlToJson("a: 1\n b: 2\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2, column"), std::string::npos)
+      << bad.status().message();
+}
+
+TEST(YamlToJsonTest, EmptyDocumentIsNull) { EXPECT_TRUE(Yaml("").is_null()); }
+
+}  // namespace
+}  // namespace det::master::config

@@ -1,0 +1,139 @@
+#include "master/server/master.h"
+
+#include <spdlog/spdlog.h>
+
+#include "master/server/master_runtime.h"
+#include "master/server/passwords.h"
+
+namespace det::master::server {
+
+using nlohmann::json;
+
+namespace {
+constexpr int64_t kSessionLifetimeMicros = 7ll * 24 * 3600 * 1000000;
+constexpr int64_t kTickMillis = 500;
+}  // namespace
+
+Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const Clock* clock)
+    : config_(std::move(config)), store_(std::move(store)), clock_(clock) {}
+
+Master::~Master() { Stop(); }
+
+Status Master::Start() {
+  DET_ASSIGN_OR_RETURN(cluster_id_, store_->GetOrCreateClusterId(NewToken().substr(0, 32)));
+  master_id_ = NewToken().substr(0, 16);
+  std::optional<std::string> initial_hash;
+  if (config_.initial_user_password && !config_.initial_user_password->empty()) {
+    DET_ASSIGN_OR_RETURN(std::string h,
+                         BcryptHash(ClientPasswordHash(*config_.initial_user_password)));
+    initial_hash = h;
+  }
+  DET_ASSIGN_OR_RETURN(bool fresh, store_->EnsureBuiltinUsers(initial_hash));
+  if (fresh) spdlog::info("created built-in users admin and determined");
+  if (!IsLoopbackAddress(config_.bind_address)) {
+    for (const char* name : {"admin", "determined"}) {
+      DET_ASSIGN_OR_RETURN(store::UserRow u, store_->GetUserByName(name));
+      if (!u.password_hash.has_value() || u.password_hash->empty()) {
+        return FailedPrecondition(
+            std::string("refusing to listen on non-loopback address ") + config_.bind_address +
+            ": built-in user '" + name +
+            "' has a blank password; set security.initial_user_password or change it first");
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    DET_RETURN_IF_ERROR(RestoreLocked());
+  }
+  ticker_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopping_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(kTickMillis));
+      if (stopping_) break;
+      TickLocked();
+    }
+  });
+  return Status::Ok();
+}
+
+void Master::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+}
+
+Result<std::pair<std::string, store::UserRow>> Master::Login(const std::string& username,
+                                                             const std::string& client_hash) {
+  Result<store::UserRow> user = store_->GetUserByName(username);
+  if (!user.ok()) {
+    if (user.status().code() == StatusCode::kNotFound) return Unauthenticated("invalid credentials");
+    return user.status();
+  }
+  if (!VerifyPassword(client_hash, user->password_hash)) {
+    return Unauthenticated("invalid credentials");
+  }
+  if (!user->active) return PermissionDenied("user " + username + " is not active");
+  std::string token = NewToken();
+  DET_RETURN_IF_ERROR(store_->CreateSession(token, user->id, Now() + kSessionLifetimeMicros));
+  return std::make_pair(token, user.value());
+}
+
+Status Master::Logout(const std::string& token) { return store_->RevokeSession(token); }
+
+Result<Principal> Master::AuthenticateUserToken(const std::string& token) {
+  DET_ASSIGN_OR_RETURN(int64_t user_id, store_->LookupSession(token, Now()));
+  DET_ASSIGN_OR_RETURN(store::UserRow user, store_->GetUserById(user_id));
+  if (!user.active) return PermissionDenied("user " + user.username + " is not active");
+  Principal p;
+  p.user_id = user.id;
+  p.username = user.username;
+  p.admin = user.admin;
+  p.token = token;
+  return p;
+}
+
+Result<Principal> Master::AuthenticateAllocationToken(const std::string& token) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, alloc] : allocations_) {
+      if (alloc->token == token) {
+        Principal p;
+        p.is_allocation = true;
+        p.allocation_id = id;
+        p.trial_id = alloc->trial_id;
+        p.token = token;
+        return p;
+      }
+    }
+  }
+  // Allocations that already ended may still flush logs and metrics.
+  DET_ASSIGN_OR_RETURN(store::AllocationRow row, store_->GetAllocationByToken(token));
+  Principal p;
+  p.is_allocation = true;
+  p.allocation_id = row.allocation_id;
+  p.trial_id = row.trial_id;
+  p.token = token;
+  return p;
+}
+
+Result<store::UserRow> Master::GetUser(int64_t id) { return store_->GetUserById(id); }
+
+Status Master::SetPassword(const Principal& who, int64_t user_id, const std::string& client_hash) {
+  if (!who.admin && who.user_id != user_id) {
+    return PermissionDenied("only admins may change another user's password");
+  }
+  if (client_hash.empty()) return store_->SetUserPassword(user_id, std::nullopt);
+  DET_ASSIGN_OR_RETURN(std::string hash, BcryptHash(client_hash));
+  return store_->SetUserPassword(user_id, hash);
+}
+
+void Master::WaitForChange(int64_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms));
+}
+
+}  // namespace det::master::server

@@ -1,0 +1,212 @@
+#pragma once
+// Master: the composition root of the master's state. It owns the runtime view of experiments,
+// trials, allocations and agents, persists every decision through the Store before acting on it,
+// and drives the pure pieces (config parsing, searcher, exit policy, fitting). Thread-safe: one
+// mutex guards the runtime state; long polls wait on a condition variable without holding it.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/archive.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "master/config/experiment_config.h"
+#include "master/core/exit_policy.h"
+#include "master/core/states.h"
+#include "master/searcher/searcher.h"
+#include "master/server/master_config.h"
+#include "master/store/store.h"
+
+namespace det::master::server {
+
+// Who is calling: a user session or a trial's allocation.
+struct Principal {
+  int64_t user_id = 0;
+  std::string username;
+  bool admin = false;
+  bool is_allocation = false;
+  std::string allocation_id;
+  int64_t trial_id = 0;
+  std::string token;
+};
+
+struct ExperimentView {
+  store::ExperimentRow row;
+  std::string presented_state;  // STATE_QUEUED / STATE_RUNNING for ACTIVE, else STATE_<db>
+  int64_t num_trials = 0;
+  std::string username;
+};
+
+struct TrialView {
+  store::TrialRow row;
+  std::string presented_state;
+  std::vector<std::string> task_ids;
+  std::optional<store::MetricRow> latest_validation;
+  std::optional<store::MetricRow> best_validation;
+  std::optional<store::CheckpointRow> best_checkpoint;
+};
+
+struct SearcherOpView {
+  std::optional<std::string> request_id;
+  std::optional<uint64_t> length;  // nullopt: no op now
+  bool completed = false;
+};
+
+struct AgentView {
+  std::string id;
+  std::string resource_pool;
+  std::string hostname;
+  nlohmann::json slots;  // [{id, type, brand, uuid}]
+  std::map<int, std::string> slot_allocations;  // slot id -> allocation id
+  int64_t registered_time = 0;
+  int64_t last_seen = 0;
+  bool connected = false;
+};
+
+struct CreateExperimentRequest {
+  std::string config_yaml;
+  std::vector<ArchiveEntry> files;
+  int64_t content_bytes = 0;
+  bool activate = true;
+  bool validate_only = false;
+  std::optional<int64_t> parent_id;
+};
+
+struct CreateExperimentResult {
+  std::optional<store::ExperimentRow> experiment;  // absent for validate_only
+  nlohmann::json config;
+  std::vector<std::string> warnings;
+};
+
+// The largest context accepted: (128 MiB / 8 * 6) - 1 MiB, as Determined.
+constexpr int64_t kMaxContextBytes = 95ll * 1024 * 1024;
+
+class Master {
+ public:
+  Master(MasterConfig config, std::unique_ptr<store::Store> store, const Clock* clock);
+  ~Master();
+
+  // Creates built-in users and the cluster id on a fresh store, refuses unsafe setups, restores
+  // every non-terminal experiment, and starts the background ticker.
+  Status Start();
+  void Stop();
+
+  const MasterConfig& config() const { return config_; }
+  const std::string& cluster_id() const { return cluster_id_; }
+  const std::string& master_id() const { return master_id_; }
+
+  // Auth.
+  Result<std::pair<std::string, store::UserRow>> Login(const std::string& username,
+                                                       const std::string& client_hash);
+  Status Logout(const std::string& token);
+  Result<Principal> AuthenticateUserToken(const std::string& token);
+  Result<Principal> AuthenticateAllocationToken(const std::string& token);
+  Result<store::UserRow> GetUser(int64_t id);
+  Status SetPassword(const Principal& who, int64_t user_id, const std::string& client_hash);
+
+  // Experiments.
+  Result<CreateExperimentResult> CreateExperiment(const CreateExperimentRequest& req,
+                                                  const Principal& who);
+  Result<ExperimentView> GetExperiment(int64_t id);
+  Result<std::vector<ExperimentView>> ListExperiments(std::optional<bool> archived,
+                                                      const store::Page& page, int64_t* total);
+  Status ActivateExperiment(int64_t id);
+  Status PauseExperiment(int64_t id);
+  Status CancelExperiment(int64_t id);
+  Status KillExperiment(int64_t id);
+  Status SetArchived(int64_t id, bool archived);
+  Result<std::vector<TrialView>> ListTrials(int64_t experiment_id);
+  Result<TrialView> GetTrial(int64_t trial_id);
+  Result<std::string> GetContextForTask(const std::string& task_id);
+  Result<std::optional<double>> BestValidationMetric(int64_t experiment_id);
+  Result<std::vector<store::CheckpointRow>> ListExperimentCheckpoints(int64_t experiment_id);
+  Result<store::CheckpointRow> GetCheckpoint(const std::string& uuid);
+  Result<std::vector<store::MetricRow>> ListMetrics(int64_t trial_id, const std::string& group);
+  Result<std::vector<store::CheckpointRow>> ListTrialCheckpoints(int64_t trial_id);
+
+  // Called by trial processes (principal is their allocation) or users.
+  Status ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id, int64_t steps,
+                       const std::string& group, const nlohmann::json& metrics);
+  Status ReportCheckpoint(const Principal& who, store::CheckpointRow row);
+  Result<SearcherOpView> GetSearcherOperation(int64_t trial_id, int64_t wait_ms);
+  Status CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric);
+  Status ReportProgress(int64_t trial_id, double fraction);
+  Status ReportEarlyExit(int64_t trial_id, const std::string& reason);
+  Status SetRunnerState(int64_t trial_id, const std::string& state);
+  Result<nlohmann::json> SetTrialMetadata(int64_t trial_id, const nlohmann::json& metadata);
+  Result<nlohmann::json> GetTrialMetadata(int64_t trial_id);
+  Result<bool> WaitPreemption(const std::string& allocation_id, int64_t timeout_ms);
+  Status AckPreemption(const std::string& allocation_id);
+  Status AddTaskLogs(const Principal& who, std::vector<store::TaskLogRow> rows);
+  Result<std::vector<store::TaskLogRow>> TrialLogs(int64_t trial_id, int64_t after_id,
+                                                   int64_t limit, bool descending);
+  // True once the trial is terminal and has no live allocation.
+  bool TrialFinished(int64_t trial_id);
+  // Blocks until any state change or `timeout_ms` passes.
+  void WaitForChange(int64_t timeout_ms);
+
+  // Agents.
+  Result<nlohmann::json> RegisterAgent(const std::string& agent_id, const nlohmann::json& body);
+  Result<nlohmann::json> PollCommands(const std::string& agent_id, int64_t after,
+                                      int64_t timeout_ms);
+  Status HandleAgentEvents(const std::string& agent_id, const nlohmann::json& body);
+  std::vector<AgentView> ListAgents();
+
+ private:
+  struct TrialRuntime;
+  struct ExperimentRuntime;
+  struct AllocationRuntime;
+  struct AgentRuntime;
+
+  // Everything below REQUIRES mu_ held.
+  Status RestoreLocked();
+  Status ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions);
+  Status PersistSnapshotLocked(ExperimentRuntime& exp);
+  Status RequestAllocationLocked(TrialRuntime& trial);
+  void ScheduleLocked();
+  Status StartAllocationOnAgentLocked(AllocationRuntime& alloc, AgentRuntime& agent,
+                                      std::vector<int> slot_ids);
+  Status HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_code,
+                                    const std::string& error, bool infrastructure);
+  Status SetExperimentStateLocked(ExperimentRuntime& exp, core::RunState state);
+  Status SetTrialStateLocked(TrialRuntime& trial, core::RunState state);
+  Status MaybeFinishExperimentLocked(ExperimentRuntime& exp);
+  void TerminateAllocationLocked(AllocationRuntime& alloc, bool graceful);
+  void PushCommandLocked(AgentRuntime& agent, nlohmann::json command);
+  void TickLocked();
+  void AppendMasterLogLocked(int64_t trial_id, const std::string& task_id,
+                             const std::string& message);
+  std::string PresentedExperimentStateLocked(const ExperimentRuntime& exp) const;
+  std::string PresentedTrialStateLocked(int64_t trial_id, const std::string& db_state) const;
+  Result<std::optional<store::CheckpointRow>> LatestCheckpointLocked(const TrialRuntime& trial);
+  int64_t Now() const { return clock_->NowMicros(); }
+
+  MasterConfig config_;
+  std::unique_ptr<store::Store> store_;
+  const Clock* clock_;
+  std::string cluster_id_;
+  std::string master_id_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<int64_t, std::unique_ptr<ExperimentRuntime>> experiments_;
+  std::map<int64_t, std::unique_ptr<TrialRuntime>> trials_;
+  std::map<std::string, std::unique_ptr<AllocationRuntime>> allocations_;
+  std::map<std::string, std::unique_ptr<AgentRuntime>> agents_;
+  std::deque<std::string> pending_;  // allocation ids waiting for slots, FIFO
+  bool stopping_ = false;
+  std::thread ticker_;
+};
+
+}  // namespace det::master::server

@@ -1,0 +1,81 @@
+#include "master/server/master_config.h"
+
+#include <filesystem>
+#include <set>
+
+#include "master/config/experiment_config.h"
+
+namespace det::master::server {
+
+using nlohmann::json;
+
+Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
+  DET_ASSIGN_OR_RETURN(json doc, config::YamlToJson(yaml_text));
+  if (doc.is_null()) return Status::Ok();
+  if (!doc.is_object()) return InvalidArgument("master config: must be a mapping");
+  static const std::set<std::string> kKnown = {
+      "port", "bind_address", "data_dir", "db", "cluster_name", "security",
+      "checkpoint_storage", "agent_timeout", "task_container_defaults", "log",
+      "resource_manager", "resource_pools", "scheduler", "root", "telemetry", "webhooks"};
+  std::string errors;
+  for (auto& [k, v] : doc.items()) {
+    if (!kKnown.count(k)) errors += k + ": unknown field\n";
+  }
+  try {
+    if (doc.contains("port")) config->port = doc["port"].get<int>();
+    if (doc.contains("bind_address")) config->bind_address = doc["bind_address"].get<std::string>();
+    if (doc.contains("data_dir")) config->data_dir = doc["data_dir"].get<std::string>();
+    if (doc.contains("cluster_name")) config->cluster_name = doc["cluster_name"].get<std::string>();
+    if (doc.contains("db")) {
+      const json& db = doc["db"];
+      if (db.contains("type")) config->store = db["type"].get<std::string>();
+      if (db.contains("path")) config->db_path = db["path"].get<std::string>();
+    }
+    if (doc.contains("security") && doc["security"].contains("initial_user_password")) {
+      config->initial_user_password = doc["security"]["initial_user_password"].get<std::string>();
+    }
+    if (doc.contains("checkpoint_storage")) config->checkpoint_storage = doc["checkpoint_storage"];
+    if (doc.contains("agent_timeout")) config->agent_timeout_seconds = doc["agent_timeout"].get<int64_t>();
+    if (doc.contains("task_container_defaults")) {
+      const json& t = doc["task_container_defaults"];
+      if (t.contains("preemption_timeout")) {
+        config->preemption_timeout_seconds = t["preemption_timeout"].get<int64_t>();
+      }
+    }
+    if (doc.contains("log") && doc["log"].contains("level")) {
+      config->log_level = doc["log"]["level"].get<std::string>();
+    }
+  } catch (const json::exception& e) {
+    errors += std::string("master config: wrong type: ") + e.what() + "\n";
+  }
+  if (!errors.empty()) {
+    errors.pop_back();
+    return InvalidArgument(errors);
+  }
+  return Status::Ok();
+}
+
+Status FinalizeMasterConfig(MasterConfig* config) {
+  namespace fs = std::filesystem;
+  if (config->port < 0 || config->port > 65535) {
+    return InvalidArgument("port: must be between 0 and 65535 (got " +
+                           std::to_string(config->port) + ")");
+  }
+  if (config->store != "sqlite") {
+    return InvalidArgument("db.type: only 'sqlite' is supported (got '" + config->store + "')");
+  }
+  std::error_code ec;
+  fs::path data = fs::absolute(config->data_dir, ec);
+  config->data_dir = data.lexically_normal().string();
+  if (config->db_path.empty()) config->db_path = (data / "determined.db").string();
+  if (config->checkpoint_storage.is_null()) {
+    config->checkpoint_storage = {{"type", "shared_fs"},
+                                  {"host_path", (data / "checkpoints").string()},
+                                  {"save_experiment_best", 0},
+                                  {"save_trial_best", 1},
+                                  {"save_trial_latest", 1}};
+  }
+  return Status::Ok();
+}
+
+}  // namespace det::master::server

@@ -1,0 +1,34 @@
+#pragma once
+// MasterConfig: the master's settings, from defaults <- YAML file <- command-line flags.
+// Validated once at startup and passed down; never looked up globally.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace det::master::server {
+
+struct MasterConfig {
+  int port = 8080;                      // Default: 8080
+  std::string bind_address = "127.0.0.1";
+  std::string data_dir = "./det-data";  // SQLite db, default checkpoints
+  std::string store = "sqlite";         // sqlite (postgres: later)
+  std::string db_path;                  // Default: <data_dir>/determined.db
+  std::string cluster_name;
+  std::optional<std::string> initial_user_password;
+  nlohmann::json checkpoint_storage;    // Default: shared_fs under <data_dir>/checkpoints
+  int64_t agent_timeout_seconds = 30;   // an agent silent this long is considered lost
+  int64_t preemption_timeout_seconds = 3600;
+  std::string log_level = "info";
+};
+
+// Applies a YAML document (the master.yaml format) over `config`. Unknown keys are errors.
+Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config);
+// Fills derived defaults (db path, checkpoint storage) and validates.
+Status FinalizeMasterConfig(MasterConfig* config);
+
+}  // namespace det::master::server

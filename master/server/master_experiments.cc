@@ -1,0 +1,445 @@
+// Master: experiment lifecycle, searcher actions and restore.
+#include <spdlog/spdlog.h>
+
+#include "master/server/master.h"
+#include "master/server/master_runtime.h"
+#include "master/server/passwords.h"
+
+namespace det::master::server {
+
+using core::RunState;
+using nlohmann::json;
+
+Result<CreateExperimentResult> Master::CreateExperiment(const CreateExperimentRequest& req,
+                                                        const Principal& who) {
+  if (req.content_bytes >= kMaxContextBytes) {
+    return InvalidArgument("model definition is " + std::to_string(req.content_bytes) +
+                           " bytes, over the maximum allowed size of " +
+                           std::to_string(kMaxContextBytes) + " bytes (95 MiB)");
+  }
+  config::ConfigDefaults defaults;
+  defaults.checkpoint_storage = config_.checkpoint_storage;
+  defaults.experiment_seed = static_cast<uint32_t>(Now() / 1000000);
+  DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg,
+                       config::ParseExperimentConfig(req.config_yaml, defaults));
+  Result<std::unique_ptr<searcher::Searcher>> search = searcher::Searcher::Create(cfg);
+  if (!search.ok()) return InvalidArgument(search.status().message());
+  CreateExperimentResult result;
+  result.config = cfg.defaulted;
+  if (req.validate_only) return result;
+
+  DET_ASSIGN_OR_RETURN(std::string tgz, CreateTarGz(req.files));
+  store::ExperimentRow row;
+  row.state = std::string(core::RunStateName(RunState::kPaused));
+  row.config = cfg.defaulted;
+  row.original_config = req.config_yaml;
+  row.owner_id = who.user_id;
+  row.job_id = NewToken().substr(0, 32);
+  row.start_time = Now();
+  row.parent_id = req.parent_id;
+
+  std::lock_guard<std::mutex> lock(mu_);
+  auto exp = std::make_unique<ExperimentRuntime>();
+  exp->config = cfg;
+  exp->searcher = std::move(search).value();
+  exp->owner_id = who.user_id;
+  exp->username = who.username;
+  exp->job_id = row.job_id;
+  row.snapshot = {{"initialized", false}, {"searcher", exp->searcher->Snapshot()},
+                  {"trials", json::object()}};
+  DET_ASSIGN_OR_RETURN(int64_t id, store_->InsertExperiment(row, tgz));
+  row.id = id;
+  exp->id = id;
+  ExperimentRuntime& ref = *exp;
+  experiments_[id] = std::move(exp);
+  spdlog::info("created experiment {}", id);
+  if (req.activate) {
+    DET_RETURN_IF_ERROR(SetExperimentStateLocked(ref, RunState::kActive));
+    row.state = std::string(core::RunStateName(RunState::kActive));
+  }
+  result.experiment = row;
+  return result;
+}
+
+Status Master::SetExperimentStateLocked(ExperimentRuntime& exp, RunState state) {
+  if (exp.state == state) return Status::Ok();
+  if (!core::ExperimentTransitionAllowed(exp.state, state)) {
+    return FailedPrecondition("experiment " + std::to_string(exp.id) + " cannot move from " +
+                              std::string(core::RunStateName(exp.state)) + " to " +
+                              std::string(core::RunStateName(state)));
+  }
+  std::optional<int64_t> end_time;
+  if (core::IsTerminal(state)) end_time = Now();
+  DET_RETURN_IF_ERROR(
+      store_->UpdateExperimentState(exp.id, std::string(core::RunStateName(state)), end_time));
+  RunState old = exp.state;
+  exp.state = state;
+  spdlog::info("experiment {} {} -> {}", exp.id, core::RunStateName(old),
+               core::RunStateName(state));
+  if (state == RunState::kCompleted) {
+    DET_RETURN_IF_ERROR(store_->UpdateExperimentProgress(exp.id, 1.0));
+  }
+  if (state == RunState::kActive) {
+    if (!exp.initialized) {
+      exp.initialized = true;
+      DET_RETURN_IF_ERROR(ProcessActionsLocked(exp, exp.searcher->InitialOperations()));
+    }
+    for (auto& [rid, tid] : exp.trial_by_request) {
+      TrialRuntime& t = *trials_[tid];
+      if (t.state == RunState::kPaused) DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kActive));
+      if (t.state == RunState::kActive) DET_RETURN_IF_ERROR(RequestAllocationLocked(t));
+    }
+  }
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+Status Master::SetTrialStateLocked(TrialRuntime& trial, RunState state) {
+  if (trial.state == state) return Status::Ok();
+  if (core::IsTerminal(trial.state)) return Status::Ok();  // patches ignored once terminal
+  DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial.id));
+  row.state = std::string(core::RunStateName(state));
+  row.restarts = trial.restarts;
+  row.run_id = trial.run_id;
+  if (core::IsTerminal(state)) row.end_time = Now();
+  DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
+  trial.state = state;
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
+  json trials = json::object();
+  for (const auto& [rid, tid] : exp.trial_by_request) {
+    const TrialRuntime& t = *trials_[tid];
+    trials[rid] = {{"ops", json(std::vector<uint64_t>(t.ops.begin(), t.ops.end()))},
+                   {"closed", t.closed_by_searcher},
+                   {"exited_early", t.exited_early},
+                   {"searcher_exited", t.searcher_exited}};
+  }
+  json snap = {{"initialized", exp.initialized},
+               {"searcher", exp.searcher->Snapshot()},
+               {"trials", trials}};
+  if (exp.shutdown) {
+    snap["shutdown"] = {{"cancel", exp.shutdown->cancel}, {"failure", exp.shutdown->failure}};
+  }
+  return store_->UpdateExperimentSnapshot(exp.id, snap);
+}
+
+Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions) {
+  std::deque<searcher::Action> queue(actions.begin(), actions.end());
+  std::vector<int64_t> created;
+  while (!queue.empty()) {
+    searcher::Action action = std::move(queue.front());
+    queue.pop_front();
+    if (auto* c = std::get_if<searcher::CreateAction>(&action)) {
+      if (exp.trial_by_request.count(c->request_id)) continue;  // replayed after a restart
+      store::TrialRow row;
+      row.experiment_id = exp.id;
+      row.request_id = c->request_id;
+      row.seed = c->trial_seed;
+      row.hparams = c->hparams;
+      row.state = std::string(core::RunStateName(
+          exp.state == RunState::kPaused ? RunState::kPaused : RunState::kActive));
+      row.start_time = Now();
+      row.task_id = std::to_string(exp.id) + "." + c->request_id;
+      DET_ASSIGN_OR_RETURN(int64_t id, store_->InsertTrial(row));
+      auto t = std::make_unique<TrialRuntime>();
+      t->id = id;
+      t->experiment_id = exp.id;
+      t->request_id = c->request_id;
+      t->state = *core::ParseRunState(row.state);
+      t->task_id = row.task_id;
+      trials_[id] = std::move(t);
+      exp.trial_by_request[c->request_id] = id;
+      created.push_back(id);
+      for (auto& a : exp.searcher->TrialCreated(c->request_id)) queue.push_back(std::move(a));
+    } else if (auto* v = std::get_if<searcher::ValidateAfterAction>(&action)) {
+      auto it = exp.trial_by_request.find(v->request_id);
+      if (it != exp.trial_by_request.end()) trials_[it->second]->ops.push_back(v->length);
+    } else if (auto* cl = std::get_if<searcher::CloseAction>(&action)) {
+      auto it = exp.trial_by_request.find(cl->request_id);
+      if (it != exp.trial_by_request.end()) trials_[it->second]->closed_by_searcher = true;
+    } else if (auto* s = std::get_if<searcher::ShutdownAction>(&action)) {
+      exp.shutdown = *s;
+    }
+  }
+  DET_RETURN_IF_ERROR(PersistSnapshotLocked(exp));
+  DET_RETURN_IF_ERROR(store_->UpdateExperimentProgress(exp.id, exp.searcher->Progress()));
+  if (exp.state == RunState::kActive) {
+    for (int64_t id : created) DET_RETURN_IF_ERROR(RequestAllocationLocked(*trials_[id]));
+  }
+  cv_.notify_all();
+  return MaybeFinishExperimentLocked(exp);
+}
+
+Status Master::MaybeFinishExperimentLocked(ExperimentRuntime& exp) {
+  if (core::IsTerminal(exp.state)) return Status::Ok();
+  int64_t live = 0;
+  for (const auto& [rid, tid] : exp.trial_by_request) {
+    const TrialRuntime& t = *trials_[tid];
+    if (!core::IsTerminal(t.state) || !t.allocation_id.empty()) live++;
+  }
+  if (live > 0) return Status::Ok();
+  if (core::IsStopping(exp.state)) {
+    return SetExperimentStateLocked(exp, core::TerminalFor(exp.state));
+  }
+  if (exp.shutdown && exp.state == RunState::kActive) {
+    RunState end = exp.shutdown->failure  ? RunState::kError
+                   : exp.shutdown->cancel ? RunState::kCanceled
+                                          : RunState::kCompleted;
+    return SetExperimentStateLocked(exp, end);
+  }
+  return Status::Ok();
+}
+
+Status Master::ActivateExperiment(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = experiments_.find(id);
+  if (it == experiments_.end()) {
+    DET_RETURN_IF_ERROR(store_->GetExperiment(id).status());
+    return FailedPrecondition("experiment " + std::to_string(id) + " is in a terminal state");
+  }
+  if (it->second->state == RunState::kActive) return Status::Ok();
+  return SetExperimentStateLocked(*it->second, RunState::kActive);
+}
+
+Status Master::PauseExperiment(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = experiments_.find(id);
+  if (it == experiments_.end()) {
+    DET_RETURN_IF_ERROR(store_->GetExperiment(id).status());
+    return FailedPrecondition("experiment " + std::to_string(id) + " is in a terminal state");
+  }
+  ExperimentRuntime& exp = *it->second;
+  if (exp.state == RunState::kPaused) return Status::Ok();
+  DET_RETURN_IF_ERROR(SetExperimentStateLocked(exp, RunState::kPaused));
+  for (auto& [rid, tid] : exp.trial_by_request) {
+    TrialRuntime& t = *trials_[tid];
+    if (t.state != RunState::kActive) continue;
+    DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kPaused));
+    if (!t.allocation_id.empty()) TerminateAllocationLocked(*allocations_[t.allocation_id], true);
+  }
+  return Status::Ok();
+}
+
+namespace {
+bool IsStopRequest(RunState s) {
+  return s == RunState::kStoppingCanceled || s == RunState::kStoppingKilled;
+}
+}  // namespace
+
+Status Master::CancelExperiment(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = experiments_.find(id);
+  if (it == experiments_.end()) {
+    DET_RETURN_IF_ERROR(store_->GetExperiment(id).status());
+    return Status::Ok();  // already terminal
+  }
+  ExperimentRuntime& exp = *it->second;
+  if (IsStopRequest(exp.state)) return Status::Ok();
+  DET_RETURN_IF_ERROR(SetExperimentStateLocked(exp, RunState::kStoppingCanceled));
+  for (auto& [rid, tid] : exp.trial_by_request) {
+    TrialRuntime& t = *trials_[tid];
+    if (core::IsTerminal(t.state)) continue;
+    if (t.allocation_id.empty()) {
+      DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kCanceled));
+    } else {
+      DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kStoppingCanceled));
+      TerminateAllocationLocked(*allocations_[t.allocation_id], true);
+    }
+  }
+  return MaybeFinishExperimentLocked(exp);
+}
+
+Status Master::KillExperiment(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = experiments_.find(id);
+  if (it == experiments_.end()) {
+    DET_RETURN_IF_ERROR(store_->GetExperiment(id).status());
+    return Status::Ok();
+  }
+  ExperimentRuntime& exp = *it->second;
+  if (exp.state != RunState::kStoppingKilled) {
+    DET_RETURN_IF_ERROR(SetExperimentStateLocked(exp, RunState::kStoppingKilled));
+  }
+  for (auto& [rid, tid] : exp.trial_by_request) {
+    TrialRuntime& t = *trials_[tid];
+    if (core::IsTerminal(t.state)) continue;
+    if (t.allocation_id.empty()) {
+      DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kCanceled));
+    } else {
+      DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kStoppingKilled));
+      TerminateAllocationLocked(*allocations_[t.allocation_id], false);
+    }
+  }
+  return MaybeFinishExperimentLocked(exp);
+}
+
+Status Master::SetArchived(int64_t id, bool archived) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
+  auto state = core::ParseRunState(row.state);
+  if (archived && state && !core::IsTerminal(*state)) {
+    return FailedPrecondition("experiment " + std::to_string(id) +
+                              " must be in a terminal state to be archived (it is " + row.state +
+                              ")");
+  }
+  return store_->UpdateExperimentMeta(id, row.config, archived, row.notes);
+}
+
+std::string Master::PresentedExperimentStateLocked(const ExperimentRuntime& exp) const {
+  if (exp.state != RunState::kActive) return "STATE_" + std::string(core::RunStateName(exp.state));
+  bool running = false, assigned = false;
+  for (const auto& [rid, tid] : exp.trial_by_request) {
+    const TrialRuntime& t = *trials_.at(tid);
+    if (t.allocation_id.empty()) continue;
+    const AllocationRuntime& a = *allocations_.at(t.allocation_id);
+    if (a.state == AllocationRuntime::State::kRunning) running = true;
+    if (a.state == AllocationRuntime::State::kAssigned) assigned = true;
+  }
+  if (running) return "STATE_RUNNING";
+  if (assigned) return "STATE_STARTING";
+  return "STATE_QUEUED";
+}
+
+std::string Master::PresentedTrialStateLocked(int64_t trial_id, const std::string& db_state) const {
+  auto it = trials_.find(trial_id);
+  if (db_state == "ACTIVE" && it != trials_.end()) {
+    const TrialRuntime& t = *it->second;
+    if (t.allocation_id.empty()) return "STATE_QUEUED";
+    const AllocationRuntime& a = *allocations_.at(t.allocation_id);
+    if (a.state == AllocationRuntime::State::kRunning) return "STATE_RUNNING";
+    if (a.state == AllocationRuntime::State::kAssigned) return "STATE_STARTING";
+    return "STATE_QUEUED";
+  }
+  return "STATE_" + db_state;
+}
+
+Result<ExperimentView> Master::GetExperiment(int64_t id) {
+  DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
+  DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trials, store_->ListTrials(id));
+  ExperimentView v;
+  v.num_trials = static_cast<int64_t>(trials.size());
+  Result<store::UserRow> owner = store_->GetUserById(row.owner_id);
+  v.username = owner.ok() ? owner->username : "";
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = experiments_.find(id);
+  v.presented_state = it != experiments_.end() ? PresentedExperimentStateLocked(*it->second)
+                                               : "STATE_" + row.state;
+  v.row = std::move(row);
+  return v;
+}
+
+Result<std::vector<ExperimentView>> Master::ListExperiments(std::optional<bool> archived,
+                                                            const store::Page& page,
+                                                            int64_t* total) {
+  DET_ASSIGN_OR_RETURN(std::vector<store::ExperimentRow> rows,
+                       store_->ListExperiments(archived, page, total));
+  std::vector<ExperimentView> out;
+  for (auto& row : rows) {
+    DET_ASSIGN_OR_RETURN(ExperimentView v, GetExperiment(row.id));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Status Master::RestoreLocked() {
+  DET_ASSIGN_OR_RETURN(std::vector<store::ExperimentRow> rows,
+                       store_->ListNonTerminalExperiments());
+  DET_ASSIGN_OR_RETURN(std::vector<store::AllocationRow> open, store_->ListOpenAllocations());
+  std::map<int64_t, store::AllocationRow> open_by_trial;
+  for (auto& a : open) open_by_trial[a.trial_id] = a;
+  for (store::ExperimentRow& row : rows) {
+    auto exp = std::make_unique<ExperimentRuntime>();
+    exp->id = row.id;
+    exp->state = core::ParseRunState(row.state).value_or(RunState::kError);
+    exp->owner_id = row.owner_id;
+    exp->job_id = row.job_id;
+    Result<store::UserRow> owner = store_->GetUserById(row.owner_id);
+    exp->username = owner.ok() ? owner->username : "";
+    Result<config::ExperimentConfig> cfg = config::ExperimentConfigFromJson(row.config);
+    Result<std::unique_ptr<searcher::Searcher>> search =
+        cfg.ok() ? (row.snapshot.contains("searcher")
+                        ? searcher::Searcher::Restore(*cfg, row.snapshot["searcher"])
+                        : searcher::Searcher::Create(*cfg))
+                 : Result<std::unique_ptr<searcher::Searcher>>(cfg.status());
+    if (!search.ok()) {
+      spdlog::error("cannot restore experiment {}: {}", row.id, search.status().ToString());
+      DET_RETURN_IF_ERROR(store_->UpdateExperimentState(row.id, "ERROR", Now()));
+      continue;
+    }
+    exp->config = std::move(cfg).value();
+    exp->searcher = std::move(search).value();
+    exp->initialized = row.snapshot.value("initialized", false);
+    if (row.snapshot.contains("shutdown")) {
+      exp->shutdown = searcher::ShutdownAction{row.snapshot["shutdown"].value("cancel", false),
+                                               row.snapshot["shutdown"].value("failure", false)};
+    }
+    const json trial_snaps = row.snapshot.value("trials", json::object());
+    DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trows, store_->ListTrials(row.id));
+    for (store::TrialRow& tr : trows) {
+      auto t = std::make_unique<TrialRuntime>();
+      t->id = tr.id;
+      t->experiment_id = row.id;
+      t->request_id = tr.request_id;
+      t->state = core::ParseRunState(tr.state).value_or(RunState::kError);
+      t->restarts = tr.restarts;
+      t->run_id = tr.run_id;
+      t->task_id = tr.task_id;
+      if (trial_snaps.contains(tr.request_id)) {
+        const json& ts = trial_snaps[tr.request_id];
+        for (const auto& op : ts.value("ops", json::array())) t->ops.push_back(op.get<uint64_t>());
+        t->closed_by_searcher = ts.value("closed", false);
+        t->exited_early = ts.value("exited_early", false);
+        t->searcher_exited = ts.value("searcher_exited", false);
+      }
+      auto open_it = open_by_trial.find(tr.id);
+      if (open_it != open_by_trial.end()) {
+        // Its process may still be running on an agent: wait for the agent to report it.
+        const store::AllocationRow& ar = open_it->second;
+        auto alloc = std::make_unique<AllocationRuntime>();
+        alloc->id = ar.allocation_id;
+        alloc->task_id = ar.task_id;
+        alloc->trial_id = tr.id;
+        alloc->slots = ar.slots;
+        alloc->token = ar.token;
+        alloc->agent_id = ar.agent_id;
+        alloc->queued_at = ar.start_time;
+        alloc->state = ar.agent_id.empty() ? AllocationRuntime::State::kPending
+                                           : AllocationRuntime::State::kAssigned;
+        alloc->adopt_deadline = Now() + config_.agent_timeout_seconds * 1000000;
+        if (alloc->state == AllocationRuntime::State::kPending) pending_.push_back(alloc->id);
+        t->allocation_id = alloc->id;
+        allocations_[alloc->id] = std::move(alloc);
+      }
+      exp->trial_by_request[tr.request_id] = tr.id;
+      trials_[tr.id] = std::move(t);
+    }
+    ExperimentRuntime& ref = *exp;
+    experiments_[row.id] = std::move(exp);
+    spdlog::info("restored experiment {} ({}) with {} trials", row.id,
+                 core::RunStateName(ref.state), ref.trial_by_request.size());
+    if (ref.state == RunState::kActive) {
+      for (auto& [rid, tid] : ref.trial_by_request) {
+        TrialRuntime& t = *trials_[tid];
+        if (t.state == RunState::kActive && t.allocation_id.empty()) {
+          DET_RETURN_IF_ERROR(RequestAllocationLocked(t));
+        }
+      }
+    }
+    DET_RETURN_IF_ERROR(MaybeFinishExperimentLocked(ref));
+  }
+  // Allocations whose trials are no longer live are closed.
+  for (auto& a : open) {
+    if (!allocations_.count(a.allocation_id)) {
+      a.end_time = Now();
+      a.state = "TERMINATED";
+      a.exit_reason = "closed at master restart";
+      DET_RETURN_IF_ERROR(store_->UpsertAllocation(a));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace det::master::server

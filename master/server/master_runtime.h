@@ -1,0 +1,76 @@
+#pragma once
+// Runtime records of the Master (private to master/server). Each mirrors a store row plus the
+// state that only matters while the master runs.
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "master/server/master.h"
+
+namespace det::master::server {
+
+struct Master::ExperimentRuntime {
+  int64_t id = 0;
+  core::RunState state = core::RunState::kPaused;
+  config::ExperimentConfig config;
+  std::unique_ptr<searcher::Searcher> searcher;
+  bool initialized = false;            // InitialOperations already issued
+  std::map<std::string, int64_t> trial_by_request;
+  int64_t owner_id = 0;
+  std::string username;
+  std::string job_id;
+  std::optional<searcher::ShutdownAction> shutdown;
+};
+
+struct Master::TrialRuntime {
+  int64_t id = 0;
+  int64_t experiment_id = 0;
+  std::string request_id;
+  core::RunState state = core::RunState::kActive;
+  int64_t restarts = 0;
+  int64_t run_id = 0;
+  std::string task_id;
+  std::deque<uint64_t> ops;            // pending ValidateAfter lengths, absolute
+  bool closed_by_searcher = false;
+  bool exited_early = false;           // reported an early exit (e.g. invalid hp)
+  bool searcher_exited = false;        // TrialExited already given to the searcher
+  std::string allocation_id;           // live allocation, "" if none
+};
+
+struct Master::AllocationRuntime {
+  enum class State { kPending, kAssigned, kRunning, kTerminated };
+  std::string id;
+  std::string task_id;
+  int64_t trial_id = 0;
+  int64_t slots = 1;
+  State state = State::kPending;
+  std::string token;
+  std::string agent_id;
+  std::vector<int> slot_ids;
+  int64_t queued_at = 0;
+  bool preempt = false;                // graceful stop requested
+  bool preempt_acked = false;
+  bool kill_requested = false;
+  int64_t kill_deadline = 0;           // micros; kill after preemption_timeout
+  int64_t adopt_deadline = 0;          // restored at startup: agent must report it by then
+};
+
+struct Master::AgentRuntime {
+  std::string id;
+  std::string resource_pool = "default";
+  std::string hostname;
+  nlohmann::json slots = nlohmann::json::array();
+  std::map<int, std::string> used;     // slot id -> allocation id (zero-slot tasks absent)
+  std::set<std::string> allocations;   // every allocation placed here
+  std::deque<nlohmann::json> commands; // unacknowledged, each with "seq"
+  int64_t next_seq = 1;
+  int64_t registered_time = 0;
+  int64_t last_seen = 0;
+  bool connected = false;
+};
+
+}  // namespace det::master::server

@@ -1,0 +1,546 @@
+// Master: trials as seen by their processes (metrics, checkpoints, searcher ops, logs) and the
+// interpretation of allocation exits.
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+
+#include "master/server/master.h"
+#include "master/server/master_runtime.h"
+#include "master/server/passwords.h"
+
+namespace det::master::server {
+
+using core::RunState;
+using nlohmann::json;
+
+namespace {
+
+Status CheckTrialAccess(const Principal& who, int64_t trial_id) {
+  if (who.is_allocation && who.trial_id != trial_id) {
+    return PermissionDenied("allocation " + who.allocation_id + " may not act on trial " +
+                            std::to_string(trial_id));
+  }
+  return Status::Ok();
+}
+
+std::optional<double> SearcherMetricOf(const store::MetricRow& m, const std::string& metric) {
+  const json& vm = m.metrics.contains("validation_metrics") ? m.metrics["validation_metrics"]
+                                                            : m.metrics.value("avg_metrics", json());
+  if (!vm.is_object() || !vm.contains(metric) || !vm[metric].is_number()) return std::nullopt;
+  return vm[metric].get<double>();
+}
+
+}  // namespace
+
+Status Master::RequestAllocationLocked(TrialRuntime& trial) {
+  if (!trial.allocation_id.empty()) return Status::Ok();
+  ExperimentRuntime& exp = *experiments_[trial.experiment_id];
+  trial.run_id += 1;
+  DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial.id));
+  row.run_id = trial.run_id;
+  row.restarts = trial.restarts;
+  DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
+  auto alloc = std::make_unique<AllocationRuntime>();
+  alloc->id = trial.task_id + "." + std::to_string(trial.run_id);
+  alloc->task_id = trial.task_id;
+  alloc->trial_id = trial.id;
+  alloc->slots = exp.config.resources.slots_per_trial;
+  alloc->token = NewToken();
+  alloc->queued_at = Now();
+  store::AllocationRow ar;
+  ar.allocation_id = alloc->id;
+  ar.task_id = alloc->task_id;
+  ar.trial_id = trial.id;
+  ar.state = "PENDING";
+  ar.token = alloc->token;
+  ar.slots = alloc->slots;
+  ar.start_time = alloc->queued_at;
+  DET_RETURN_IF_ERROR(store_->UpsertAllocation(ar));
+  trial.allocation_id = alloc->id;
+  pending_.push_back(alloc->id);
+  AppendMasterLogLocked(trial.id, trial.task_id,
+                        "Scheduling Trial " + std::to_string(trial.id) + " (Experiment " +
+                            std::to_string(exp.id) + ") (id: " + alloc->id + ")");
+  allocations_[alloc->id] = std::move(alloc);
+  ScheduleLocked();
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+void Master::TerminateAllocationLocked(AllocationRuntime& alloc, bool graceful) {
+  if (alloc.state == AllocationRuntime::State::kTerminated) return;
+  if (alloc.state == AllocationRuntime::State::kPending) {
+    // Never started: end it here.
+    alloc.kill_requested = true;
+    pending_.erase(std::remove(pending_.begin(), pending_.end(), alloc.id), pending_.end());
+    Status st = HandleAllocationExitLocked(alloc, 0, "", false);
+    if (!st.ok()) spdlog::error("ending allocation {}: {}", alloc.id, st.ToString());
+    return;
+  }
+  if (graceful) {
+    if (!alloc.preempt) {
+      alloc.preempt = true;
+      alloc.kill_deadline = Now() + config_.preemption_timeout_seconds * 1000000;
+      cv_.notify_all();
+    }
+    return;
+  }
+  alloc.kill_requested = true;
+  auto it = agents_.find(alloc.agent_id);
+  if (it != agents_.end()) {
+    PushCommandLocked(*it->second, {{"type", "kill"}, {"allocationId", alloc.id}});
+  }
+}
+
+Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_code,
+                                          const std::string& error, bool infrastructure) {
+  if (alloc.state == AllocationRuntime::State::kTerminated) return Status::Ok();
+  bool never_started = alloc.state == AllocationRuntime::State::kPending;
+  alloc.state = AllocationRuntime::State::kTerminated;
+  pending_.erase(std::remove(pending_.begin(), pending_.end(), alloc.id), pending_.end());
+  auto agent_it = agents_.find(alloc.agent_id);
+  if (agent_it != agents_.end()) {
+    for (int s : alloc.slot_ids) agent_it->second->used.erase(s);
+    agent_it->second->allocations.erase(alloc.id);
+  }
+  DET_ASSIGN_OR_RETURN(store::AllocationRow ar, store_->GetAllocation(alloc.id));
+  ar.state = "TERMINATED";
+  ar.end_time = Now();
+  ar.exit_code = exit_code;
+  ar.exit_reason = error;
+  DET_RETURN_IF_ERROR(store_->UpsertAllocation(ar));
+
+  TrialRuntime& trial = *trials_[alloc.trial_id];
+  ExperimentRuntime& exp = *experiments_[trial.experiment_id];
+  if (trial.allocation_id == alloc.id) trial.allocation_id.clear();
+
+  core::AllocationExit e;
+  e.exit_code = exit_code;
+  e.killed_by_user = alloc.kill_requested;
+  e.preemption_acked = alloc.preempt_acked || (never_started && alloc.kill_requested);
+  e.infrastructure_failure = infrastructure;
+  e.invalid_hp = trial.exited_early;
+  e.searcher_closed = trial.closed_by_searcher;
+  core::ExitOutcome outcome =
+      core::InterpretExit(trial.state, trial.restarts, exp.config.max_restarts, e);
+  if (!never_started) {
+    std::string msg = "Trial " + std::to_string(trial.id) + " (Experiment " +
+                      std::to_string(exp.id) + ") exited with code " + std::to_string(exit_code);
+    if (!error.empty()) msg += ": " + error;
+    AppendMasterLogLocked(trial.id, trial.task_id, msg + " (" + outcome.reason + ")");
+  }
+  trial.restarts = outcome.restarts;
+  std::vector<searcher::Action> actions;
+  auto searcher_exit = [&](std::optional<searcher::ExitedReason> reason) {
+    if (trial.searcher_exited) return;
+    trial.searcher_exited = true;
+    if (reason) {
+      for (auto& a : exp.searcher->TrialExitedEarly(trial.request_id, *reason)) actions.push_back(a);
+    }
+    for (auto& a : exp.searcher->TrialExited(trial.request_id)) actions.push_back(a);
+  };
+  switch (outcome.decision) {
+    case core::ExitDecision::kComplete:
+      DET_RETURN_IF_ERROR(SetTrialStateLocked(trial, RunState::kCompleted));
+      searcher_exit(std::nullopt);
+      break;
+    case core::ExitDecision::kRestart:
+    case core::ExitDecision::kRescheduleFree:
+      DET_RETURN_IF_ERROR(SetTrialStateLocked(trial, trial.state));  // persists restarts
+      {
+        DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial.id));
+        row.restarts = trial.restarts;
+        DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
+      }
+      if (exp.state == RunState::kActive && trial.state == RunState::kActive) {
+        DET_RETURN_IF_ERROR(RequestAllocationLocked(trial));
+      }
+      break;
+    case core::ExitDecision::kError:
+      DET_RETURN_IF_ERROR(SetTrialStateLocked(trial, RunState::kError));
+      searcher_exit(searcher::ExitedReason::kErrored);
+      break;
+    case core::ExitDecision::kTerminal: {
+      RunState end = core::TerminalFor(trial.state);
+      DET_RETURN_IF_ERROR(SetTrialStateLocked(trial, end));
+      searcher_exit(end == RunState::kCanceled
+                        ? std::optional<searcher::ExitedReason>(searcher::ExitedReason::kUserCanceled)
+                        : std::nullopt);
+      break;
+    }
+    case core::ExitDecision::kIdle:
+      break;
+  }
+  cv_.notify_all();
+  if (!actions.empty()) return ProcessActionsLocked(exp, std::move(actions));
+  DET_RETURN_IF_ERROR(PersistSnapshotLocked(exp));
+  return MaybeFinishExperimentLocked(exp);
+}
+
+Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id,
+                             int64_t steps, const std::string& group, const json& metrics) {
+  DET_RETURN_IF_ERROR(CheckTrialAccess(who, trial_id));
+  if (group.empty() || group.find('.') != std::string::npos) {
+    return InvalidArgument("group: must be non-empty and contain no '.' (got '" + group + "')");
+  }
+  if (steps < 0) return InvalidArgument("stepsCompleted: must be >= 0");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = trials_.find(trial_id);
+    if (it == trials_.end()) {
+      DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
+      return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
+    }
+    if (run_id != it->second->run_id) {
+      return InvalidArgument("invalid run id " + std::to_string(run_id) + " for trial " +
+                             std::to_string(trial_id) + " (current run is " +
+                             std::to_string(it->second->run_id) + ")");
+    }
+  }
+  store::MetricRow row;
+  row.trial_id = trial_id;
+  row.trial_run_id = run_id;
+  row.total_batches = steps;
+  row.group = group;
+  row.metrics = metrics;
+  row.report_time = Now();
+  DET_RETURN_IF_ERROR(store_->AddMetrics(row));
+  if (group == "training" || group == "validation") {
+    std::lock_guard<std::mutex> lock(mu_);
+    DET_ASSIGN_OR_RETURN(store::TrialRow tr, store_->GetTrial(trial_id));
+    if (steps > tr.total_batches) {
+      tr.total_batches = steps;
+      DET_RETURN_IF_ERROR(store_->UpdateTrial(tr));
+    }
+    cv_.notify_all();
+  }
+  return Status::Ok();
+}
+
+Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) {
+  if (row.uuid.empty()) return InvalidArgument("uuid: required");
+  if (!row.metadata.is_object() || !row.metadata.contains("steps_completed") ||
+      !row.metadata["steps_completed"].is_number_integer()) {
+    return InvalidArgument("metadata.steps_completed: required integer");
+  }
+  row.steps_completed = row.metadata["steps_completed"].get<int64_t>();
+  if (who.is_allocation) {
+    row.trial_id = who.trial_id;
+    if (row.allocation_id.empty()) row.allocation_id = who.allocation_id;
+  }
+  if (row.trial_id == 0) {
+    // A user reporting for a task: find the trial by task id.
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, t] : trials_) {
+      if (t->task_id == row.task_id) row.trial_id = id;
+    }
+    if (row.trial_id == 0) return NotFound("task " + row.task_id + " not found");
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = trials_.find(row.trial_id);
+    if (it != trials_.end() && row.task_id.empty()) row.task_id = it->second->task_id;
+  }
+  if (row.state.empty()) row.state = "COMPLETED";
+  if (row.state.rfind("STATE_", 0) == 0) row.state = row.state.substr(6);
+  if (row.report_time == 0) row.report_time = Now();
+  int64_t size = 0;
+  if (row.resources.is_object()) {
+    for (auto& [k, v] : row.resources.items()) {
+      if (v.is_string()) size += std::atoll(v.get<std::string>().c_str());
+      if (v.is_number_integer()) size += v.get<int64_t>();
+    }
+  }
+  row.size = size;
+  DET_RETURN_IF_ERROR(store_->AddCheckpoint(row));
+  std::lock_guard<std::mutex> lock(mu_);
+  AppendMasterLogLocked(row.trial_id, row.task_id,
+                        "Reported checkpoint " + row.uuid + " at " +
+                            std::to_string(row.steps_completed) + " batches");
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+Result<SearcherOpView> Master::GetSearcherOperation(int64_t trial_id, int64_t wait_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  while (true) {
+    auto it = trials_.find(trial_id);
+    if (it == trials_.end()) {
+      DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
+      return SearcherOpView{std::nullopt, std::nullopt, true};
+    }
+    TrialRuntime& t = *it->second;
+    if (!t.ops.empty()) return SearcherOpView{t.request_id, t.ops.front(), false};
+    if (t.closed_by_searcher || core::IsTerminal(t.state) || core::IsStopping(t.state)) {
+      return SearcherOpView{t.request_id, std::nullopt, true};
+    }
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      return SearcherOpView{t.request_id, std::nullopt, false};
+    }
+  }
+}
+
+Status Master::CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = trials_.find(trial_id);
+  if (it == trials_.end()) return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
+  TrialRuntime& t = *it->second;
+  if (t.ops.empty() || t.ops.front() != length) {
+    return InvalidArgument("op.length: no pending searcher operation of length " +
+                           std::to_string(length) + " for trial " + std::to_string(trial_id));
+  }
+  if (!std::isfinite(metric)) {
+    return InvalidArgument("searcherMetric: must be a finite number");
+  }
+  t.ops.pop_front();
+  ExperimentRuntime& exp = *experiments_[t.experiment_id];
+  DET_ASSIGN_OR_RETURN(std::vector<searcher::Action> actions,
+                       exp.searcher->ValidationCompleted(t.request_id, metric, length));
+  DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
+  row.searcher_metric = metric;
+  DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
+  return ProcessActionsLocked(exp, std::move(actions));
+}
+
+Status Master::ReportProgress(int64_t trial_id, double fraction) {
+  if (!std::isfinite(fraction) || fraction < 0) {
+    return InvalidArgument("progress: must be a number >= 0");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = trials_.find(trial_id);
+  if (it == trials_.end()) return Status::Ok();
+  TrialRuntime& t = *it->second;
+  ExperimentRuntime& exp = *experiments_[t.experiment_id];
+  double length = t.ops.empty()
+                      ? static_cast<double>(exp.config.searcher.max_length
+                                                ? exp.config.searcher.max_length->value
+                                                : 1)
+                      : static_cast<double>(t.ops.front());
+  exp.searcher->SetTrialProgress(t.request_id, std::min(fraction, 1.0) * length);
+  return store_->UpdateExperimentProgress(exp.id, exp.searcher->Progress());
+}
+
+Status Master::ReportEarlyExit(int64_t trial_id, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = trials_.find(trial_id);
+  if (it == trials_.end()) return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
+  TrialRuntime& t = *it->second;
+  if (t.exited_early) return InvalidArgument("trial " + std::to_string(trial_id) + " already reported an early exit");
+  searcher::ExitedReason r;
+  if (reason == "EXITED_REASON_INVALID_HP" || reason == "INVALID_HP") {
+    r = searcher::ExitedReason::kInvalidHp;
+  } else if (reason == "EXITED_REASON_USER_REQUESTED_STOP" || reason == "USER_REQUESTED_STOP") {
+    r = searcher::ExitedReason::kUserRequestedStop;
+  } else if (reason == "EXITED_REASON_ERRORED" || reason == "ERRORED") {
+    r = searcher::ExitedReason::kErrored;
+  } else {
+    return InvalidArgument("reason: unknown early exit reason '" + reason + "'");
+  }
+  t.exited_early = r == searcher::ExitedReason::kInvalidHp;
+  ExperimentRuntime& exp = *experiments_[t.experiment_id];
+  return ProcessActionsLocked(exp, exp.searcher->TrialExitedEarly(t.request_id, r));
+}
+
+Status Master::SetRunnerState(int64_t trial_id, const std::string& state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
+  row.runner_state = state;
+  return store_->UpdateTrial(row);
+}
+
+Result<json> Master::SetTrialMetadata(int64_t trial_id, const json& metadata) {
+  if (!metadata.is_object()) return InvalidArgument("metadata: must be an object");
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
+  row.metadata = metadata;
+  DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
+  return metadata;
+}
+
+Result<json> Master::GetTrialMetadata(int64_t trial_id) {
+  DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
+  return row.metadata;
+}
+
+Result<bool> Master::WaitPreemption(const std::string& allocation_id, int64_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    auto it = allocations_.find(allocation_id);
+    if (it == allocations_.end()) {
+      DET_RETURN_IF_ERROR(store_->GetAllocation(allocation_id).status());
+      return true;  // an ended allocation should stop
+    }
+    if (it->second->preempt) return true;
+    if (it->second->state == AllocationRuntime::State::kTerminated) return true;
+    if (timeout_ms <= 0 || cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      auto again = allocations_.find(allocation_id);
+      return again != allocations_.end() && again->second->preempt;
+    }
+  }
+}
+
+Status Master::AckPreemption(const std::string& allocation_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = allocations_.find(allocation_id);
+  if (it == allocations_.end()) return NotFound("allocation " + allocation_id + " not found");
+  it->second->preempt_acked = true;
+  return Status::Ok();
+}
+
+Status Master::AddTaskLogs(const Principal& who, std::vector<store::TaskLogRow> rows) {
+  if (rows.empty()) return Status::Ok();
+  std::string task_id;
+  int64_t trial_id = who.trial_id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (who.is_allocation) {
+      auto it = trials_.find(who.trial_id);
+      if (it != trials_.end()) task_id = it->second->task_id;
+    }
+    for (auto& r : rows) {
+      if (who.is_allocation) {
+        r.trial_id = trial_id;
+        if (r.task_id.empty()) r.task_id = task_id;
+        if (r.allocation_id.empty()) r.allocation_id = who.allocation_id;
+      } else if (r.trial_id == 0) {
+        for (const auto& [id, t] : trials_) {
+          if (t->task_id == r.task_id) r.trial_id = id;
+        }
+      }
+      if (r.timestamp == 0) r.timestamp = Now();
+    }
+  }
+  DET_RETURN_IF_ERROR(store_->AddTaskLogs(rows));
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+void Master::AppendMasterLogLocked(int64_t trial_id, const std::string& task_id,
+                                   const std::string& message) {
+  store::TaskLogRow r;
+  r.trial_id = trial_id;
+  r.task_id = task_id;
+  r.timestamp = Now();
+  r.level = "LOG_LEVEL_INFO";
+  r.stdtype = "stdout";
+  r.source = "master";
+  r.log = message + "\n";
+  Status st = store_->AddTaskLogs({r});
+  if (!st.ok()) spdlog::warn("cannot store master log line: {}", st.ToString());
+}
+
+Result<std::vector<store::TaskLogRow>> Master::TrialLogs(int64_t trial_id, int64_t after_id,
+                                                         int64_t limit, bool descending) {
+  return store_->ListTrialLogs(trial_id, after_id, limit, descending);
+}
+
+bool Master::TrialFinished(int64_t trial_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = trials_.find(trial_id);
+  if (it == trials_.end()) return true;
+  return core::IsTerminal(it->second->state) && it->second->allocation_id.empty();
+}
+
+Result<std::optional<store::CheckpointRow>> Master::LatestCheckpointLocked(
+    const TrialRuntime& trial) {
+  DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
+                       store_->ListCheckpointsForTrial(trial.id));
+  std::optional<store::CheckpointRow> best;
+  for (auto& c : ckpts) {
+    if (c.state != "COMPLETED") continue;
+    if (!best || c.steps_completed >= best->steps_completed) best = c;
+  }
+  return best;
+}
+
+Result<TrialView> Master::GetTrial(int64_t trial_id) {
+  DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
+  DET_ASSIGN_OR_RETURN(store::ExperimentRow exp, store_->GetExperiment(row.experiment_id));
+  TrialView v;
+  DET_ASSIGN_OR_RETURN(v.task_ids, store_->ListTaskIds(trial_id));
+  if (v.task_ids.empty()) v.task_ids.push_back(row.task_id);
+  DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
+                       store_->ListMetrics(trial_id, "validation"));
+  std::string metric = exp.config["searcher"].value("metric", "");
+  bool smaller = exp.config["searcher"].value("smaller_is_better", true);
+  std::optional<double> best_value;
+  for (auto& m : vals) {
+    v.latest_validation = m;
+    std::optional<double> val = SearcherMetricOf(m, metric);
+    if (val && (!best_value || (smaller ? *val < *best_value : *val > *best_value))) {
+      best_value = val;
+      v.best_validation = m;
+    }
+  }
+  DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
+                       store_->ListCheckpointsForTrial(trial_id));
+  for (auto& c : ckpts) {
+    if (c.state != "COMPLETED") continue;
+    if (v.best_validation && c.steps_completed == v.best_validation->total_batches) {
+      v.best_checkpoint = c;
+    }
+    if (!v.best_checkpoint && c.steps_completed >= 0) v.best_checkpoint = c;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  v.presented_state = PresentedTrialStateLocked(trial_id, row.state);
+  v.row = std::move(row);
+  return v;
+}
+
+Result<std::vector<TrialView>> Master::ListTrials(int64_t experiment_id) {
+  DET_RETURN_IF_ERROR(store_->GetExperiment(experiment_id).status());
+  DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> rows, store_->ListTrials(experiment_id));
+  std::vector<TrialView> out;
+  for (auto& r : rows) {
+    DET_ASSIGN_OR_RETURN(TrialView v, GetTrial(r.id));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Result<std::string> Master::GetContextForTask(const std::string& task_id) {
+  size_t dot = task_id.find('.');
+  int64_t exp_id = std::atoll(task_id.substr(0, dot).c_str());
+  if (exp_id <= 0) return NotFound("task " + task_id + " not found");
+  return store_->GetModelDefinition(exp_id);
+}
+
+Result<std::optional<double>> Master::BestValidationMetric(int64_t experiment_id) {
+  DET_ASSIGN_OR_RETURN(store::ExperimentRow exp, store_->GetExperiment(experiment_id));
+  DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trials, store_->ListTrials(experiment_id));
+  std::string metric = exp.config["searcher"].value("metric", "");
+  bool smaller = exp.config["searcher"].value("smaller_is_better", true);
+  std::optional<double> best;
+  for (const auto& t : trials) {
+    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals, store_->ListMetrics(t.id, "validation"));
+    for (const auto& m : vals) {
+      std::optional<double> v = SearcherMetricOf(m, metric);
+      if (v && (!best || (smaller ? *v < *best : *v > *best))) best = v;
+    }
+  }
+  return best;
+}
+
+Result<std::vector<store::CheckpointRow>> Master::ListExperimentCheckpoints(int64_t experiment_id) {
+  DET_RETURN_IF_ERROR(store_->GetExperiment(experiment_id).status());
+  return store_->ListCheckpointsForExperiment(experiment_id);
+}
+
+Result<store::CheckpointRow> Master::GetCheckpoint(const std::string& uuid) {
+  return store_->GetCheckpoint(uuid);
+}
+
+Result<std::vector<store::MetricRow>> Master::ListMetrics(int64_t trial_id,
+                                                          const std::string& group) {
+  DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
+  return store_->ListMetrics(trial_id, group);
+}
+
+Result<std::vector<store::CheckpointRow>> Master::ListTrialCheckpoints(int64_t trial_id) {
+  DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
+  return store_->ListCheckpointsForTrial(trial_id);
+}
+
+}  // namespace det::master::server
