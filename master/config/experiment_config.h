@@ -66,7 +66,9 @@ struct ExperimentConfig {
   ResourcesConfig resources;
   int64_t max_restarts = 5;
   uint32_t experiment_seed = 0;
-  nlohmann::json checkpoint_storage;  // defaulted storage object (type, host_path, save_*, ...)
+  // Defaulted storage object (type, host_path, save_*, ...); null when neither the experiment
+  // nor ConfigDefaults sets one (the caller decides whether that is an error).
+  nlohmann::json checkpoint_storage;
   nlohmann::json defaulted;           // the whole defaulted config, as stored and sent to trials
 
   // Further modelled top-level fields (all also present in `defaulted`).

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# make bench: every benchmark prints its baseline, our number and the ratio.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+PYTHON="${PYTHON:-/usr/bin/python3}"
+export DET_BUILD_DIR="${BUILD_DIR:-$(dirname "$here")/build}"
+"$PYTHON" "$here/launch_latency.py"
+"$PYTHON" "$here/metrics_ingest.py"
