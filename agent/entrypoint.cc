@@ -118,6 +118,15 @@ std::map<std::string, std::string> BuildProcessEnv(
   if (command_env.find("DET_PYTHON_EXECUTABLE") == command_env.end() && !agent.python.empty()) {
     env["DET_PYTHON_EXECUTABLE"] = agent.python;
   }
+  // Entrypoints say `python3 train.py`: make that the interpreter this agent runs trials with.
+  if (auto py = env.find("DET_PYTHON_EXECUTABLE"); py != env.end()) {
+    size_t slash = py->second.rfind('/');
+    if (slash != std::string::npos && slash > 0) {
+      std::string dir = py->second.substr(0, slash);
+      auto path = env.find("PATH");
+      env["PATH"] = path == env.end() || path->second.empty() ? dir : dir + ":" + path->second;
+    }
+  }
   if (!agent.harness_path.empty()) {
     auto it = env.find("PYTHONPATH");
     if (it == env.end() || it->second.empty()) {

@@ -89,7 +89,8 @@ TEST(ProcessEnvTest, LayersBaseCommandAndAgent) {
                                                 {"PYTHONPATH", "/user"},
                                                 {"HOME", "/cmd"}};
   auto env = BuildProcessEnv(base, command, SampleAgentEnv());
-  EXPECT_EQ(env["PATH"], "/bin");
+  // The trial interpreter's directory comes first, so `python3` in entrypoints is that one.
+  EXPECT_EQ(env["PATH"], "/usr/bin:/bin");
   EXPECT_EQ(env["HOME"], "/cmd");
   EXPECT_EQ(env["DET_TASK_ID"], "1.abc");
   EXPECT_EQ(env["DET_SESSION_TOKEN"], "tok");

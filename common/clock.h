@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace det {
@@ -32,5 +33,7 @@ class FakeClock : public Clock {
 
 // RFC 3339 UTC timestamp with 6 fractional digits, e.g. 2024-01-02T03:04:05.123456Z.
 std::string FormatRfc3339(int64_t micros);
+// Parses "2024-01-02T03:04:05[.ffffff](Z|+hh:mm)" into micros since the epoch; nullopt if bad.
+std::optional<int64_t> ParseRfc3339(const std::string& text);
 
 }  // namespace det

@@ -28,6 +28,9 @@ TEST(StatusTest, PropagatesErrors) {
 
 TEST(ClockTest, FormatsRfc3339WithMicros) {
   EXPECT_EQ(FormatRfc3339(1700000000123456), "2023-11-14T22:13:20.123456Z");
+  EXPECT_EQ(ParseRfc3339("2023-11-14T22:13:20.123456Z"), 1700000000123456);
+  EXPECT_EQ(ParseRfc3339("2023-11-14T23:13:20.5+01:00"), 1700000000500000);
+  EXPECT_EQ(ParseRfc3339("yesterday"), std::nullopt);
   FakeClock clock(10);
   clock.Advance(5);
   EXPECT_EQ(clock.NowMicros(), 15);

@@ -336,6 +336,9 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                   r.stdtype = l.value("stdtype", std::string());
                   r.source = l.value("source", std::string("task"));
                   r.log = l.value("log", std::string());
+                  if (const json* ts = Field(l, "timestamp", "timestamp"); ts && ts->is_string()) {
+                    r.timestamp = ParseRfc3339(ts->get<std::string>()).value_or(0);
+                  }
                   rows.push_back(std::move(r));
                 }
                 Status st = master->AddTaskLogs(who, std::move(rows));
