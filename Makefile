@@ -8,9 +8,13 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   libboost-dev libboost-system-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev libpq-dev \
   libarchive-dev libcurl4-openssl-dev libssl-dev libcrypt-dev libcli11-dev libspdlog-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
-  python3 python3-torch python3-numpy python3-yaml python3-pytest python3-sklearn
+  python3 python3-torch python3-numpy python3-yaml python3-pytest python3-sklearn python3-boto3 \
+  nodejs
 
-.PHONY: setup configure build test unit-test e2e-test harness-test demo bench clean
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+
+.PHONY: setup configure build test unit-test e2e-test harness-test demo bench clean fuzz fuzz-smoke
 
 setup:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -19,6 +23,11 @@ setup:
 	  SUDO=$$( [ $$(id -u) -eq 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	else echo "all packages present"; fi
+	@# s3rver (the S3-compatible server the storage tests start on loopback), from its lock file.
+	@if [ -f tools/s3rver/node_modules/.det-installed ] && \
+	   [ ! tools/s3rver/package-lock.json -nt tools/s3rver/node_modules/.det-installed ]; then \
+	  echo "s3rver present"; \
+	else npm ci --prefix tools/s3rver --no-audit --no-fund && touch tools/s3rver/node_modules/.det-installed; fi
 
 configure:
 	@[ -f $(BUILD_DIR)/build.ninja ] || cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -35,7 +44,23 @@ harness-test:
 e2e-test: build
 	PYTHONPATH=harness DET_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q tests/e2e
 
-test: unit-test harness-test e2e-test
+test: unit-test harness-test e2e-test fuzz-smoke
+
+# libFuzzer over the config parser (clang only), seeded with tests/config_corpus; new inputs it
+# finds go to $(FUZZ_BUILD_DIR)/corpus, crashes to $(FUZZ_BUILD_DIR)/artifacts.
+fuzz:
+	@[ -f $(FUZZ_BUILD_DIR)/build.ninja ] || CXX=clang++ cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDET_BUILD_FUZZ=ON -DDET_BUILD_TESTS=OFF -DDET_BUILD_BENCH=OFF
+	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target config_fuzz
+	mkdir -p $(FUZZ_BUILD_DIR)/corpus $(FUZZ_BUILD_DIR)/artifacts
+	$(FUZZ_BUILD_DIR)/bin/config_fuzz -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	  -max_len=8192 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD_DIR)/artifacts/ \
+	  $(FUZZ_BUILD_DIR)/corpus tests/config_corpus/valid tests/config_corpus/invalid
+
+# The short run `make test` does: only where clang is installed.
+fuzz-smoke:
+	@if command -v clang++ >/dev/null 2>&1; then $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20; \
+	else echo "clang++ not found: skipping the config fuzz run"; fi
 
 demo: build
 	PYTHON=$(PYTHON) BUILD_DIR=$(abspath $(BUILD_DIR)) bash examples/demo.sh

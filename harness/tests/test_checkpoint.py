@@ -100,7 +100,7 @@ def test_storage_config_variants(on_cluster, tmp_path, monkeypatch, kind):
 
 def test_unsupported_storage_is_clear(on_cluster, monkeypatch):
     config = json.loads(os.environ["DET_EXPERIMENT_CONFIG"])
-    config["checkpoint_storage"] = {"type": "s3", "bucket": "b"}
+    config["checkpoint_storage"] = {"type": "ftp", "bucket": "b"}
     monkeypatch.setenv("DET_EXPERIMENT_CONFIG", json.dumps(config))
-    with pytest.raises(NotImplementedError, match="s3"):
+    with pytest.raises(ValueError, match="unknown checkpoint storage type 'ftp'"):
         core.init()

@@ -1,5 +1,7 @@
 #include "master/api/route_helpers.h"
 
+#include "master/api/json_views.h"
+
 #include <spdlog/spdlog.h>
 
 namespace det::master::api {
@@ -104,6 +106,19 @@ bool QueryBool(const server::HttpRequest& req, const char* name, bool fallback) 
   std::string v = req.Query(name);
   if (v.empty()) return fallback;
   return v == "true" || v == "1";
+}
+
+Result<json> Paginate(const server::HttpRequest& req, const json& items, const char* key) {
+  DET_ASSIGN_OR_RETURN(int64_t offset, QueryInt(req, "offset", 0));
+  DET_ASSIGN_OR_RETURN(int64_t limit, QueryInt(req, "limit", 0));
+  if (offset < 0) return InvalidArgument("offset: must be >= 0 (got " + std::to_string(offset) + ")");
+  int64_t total = static_cast<int64_t>(items.size());
+  json page = json::array();
+  for (int64_t i = offset; i < total && (limit <= 0 || i < offset + limit); ++i) {
+    page.push_back(items[i]);
+  }
+  int64_t count = static_cast<int64_t>(page.size());
+  return json{{key, std::move(page)}, {"pagination", PaginationJson(offset, limit, count, total)}};
 }
 
 }  // namespace det::master::api

@@ -34,5 +34,8 @@ Result<int64_t> PathId(const server::HttpRequest& req, const char* name);
 // Query parameter as an integer, with a default; bad numbers are errors naming the parameter.
 Result<int64_t> QueryInt(const server::HttpRequest& req, const char* name, int64_t fallback);
 bool QueryBool(const server::HttpRequest& req, const char* name, bool fallback);
+// Slices `items` by the request's offset/limit into {<key>: [...], pagination: {...}}.
+Result<nlohmann::json> Paginate(const server::HttpRequest& req, const nlohmann::json& items,
+                                const char* key);
 
 }  // namespace det::master::api

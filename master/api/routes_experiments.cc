@@ -166,21 +166,12 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                Result<int64_t> offset = QueryInt(req, "offset", 0);
-                if (!offset.ok()) return ErrorResponse(offset.status());
-                Result<int64_t> limit = QueryInt(req, "limit", 0);
-                if (!limit.ok()) return ErrorResponse(limit.status());
                 auto trials = master->ListTrials(*id);
                 if (!trials.ok()) return ErrorResponse(trials.status());
-                int64_t total = static_cast<int64_t>(trials->size());
-                json out = json::array();
-                for (int64_t i = *offset; i < total && (*limit <= 0 || i < *offset + *limit); ++i) {
-                  out.push_back(TrialJson((*trials)[i]));
-                }
-                return JsonResponse(
-                    {{"trials", out},
-                     {"pagination", PaginationJson(*offset, *limit,
-                                                   static_cast<int64_t>(out.size()), total)}});
+                json all = json::array();
+                for (const auto& t : *trials) all.push_back(TrialJson(t));
+                auto page = Paginate(req, all, "trials");
+                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
 
   router->Add("GET", "/api/v1/experiments/{id}/checkpoints",
@@ -194,9 +185,8 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                   out.push_back(CheckpointJson(c, {{"trialId", c.trial_id}, {"experimentId", *id}}));
                 }
                 if (req.Query("orderBy") == "ORDER_BY_DESC") std::reverse(out.begin(), out.end());
-                int64_t total = static_cast<int64_t>(out.size());
-                return JsonResponse({{"checkpoints", out},
-                                     {"pagination", PaginationJson(0, 0, total, total)}});
+                auto page = Paginate(req, out, "checkpoints");
+                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
 
   router->Add("GET", "/api/v1/experiments/{id}/searcher/best_searcher_validation_metric",

@@ -148,20 +148,8 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 Status st;
                 json all = Workloads(master, *id, &st);
                 if (!st.ok()) return ErrorResponse(st);
-                Result<int64_t> offset = QueryInt(req, "offset", 0);
-                Result<int64_t> limit = QueryInt(req, "limit", 0);
-                if (!offset.ok() || !limit.ok()) {
-                  return ErrorResponse(!offset.ok() ? offset.status() : limit.status());
-                }
-                int64_t total = static_cast<int64_t>(all.size());
-                json page = json::array();
-                for (int64_t i = *offset; i < total && (*limit <= 0 || i < *offset + *limit); ++i) {
-                  page.push_back(all[i]);
-                }
-                return JsonResponse(
-                    {{"workloads", page},
-                     {"pagination", PaginationJson(*offset, *limit,
-                                                   static_cast<int64_t>(page.size()), total)}});
+                auto page = Paginate(req, all, "workloads");
+                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
 
   router->Add("GET", "/api/v1/trials/{id}/metrics",

@@ -169,6 +169,8 @@ class Master {
   struct AllocationRuntime;
   struct AgentRuntime;
 
+  Status StopExperiment(int64_t id, core::RunState stopping);
+
   // Everything below REQUIRES mu_ held.
   Status RestoreLocked();
   Status ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions);

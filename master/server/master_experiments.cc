@@ -223,13 +223,13 @@ Status Master::PauseExperiment(int64_t id) {
   return Status::Ok();
 }
 
-namespace {
-bool IsStopRequest(RunState s) {
-  return s == RunState::kStoppingCanceled || s == RunState::kStoppingKilled;
-}
-}  // namespace
+Status Master::CancelExperiment(int64_t id) { return StopExperiment(id, RunState::kStoppingCanceled); }
 
-Status Master::CancelExperiment(int64_t id) {
+Status Master::KillExperiment(int64_t id) { return StopExperiment(id, RunState::kStoppingKilled); }
+
+// Cancel asks trials to checkpoint and exit (preemption); kill ends them at once. A trial with no
+// process goes straight to CANCELED.
+Status Master::StopExperiment(int64_t id, RunState stopping) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = experiments_.find(id);
   if (it == experiments_.end()) {
@@ -237,40 +237,19 @@ Status Master::CancelExperiment(int64_t id) {
     return Status::Ok();  // already terminal
   }
   ExperimentRuntime& exp = *it->second;
-  if (IsStopRequest(exp.state)) return Status::Ok();
-  DET_RETURN_IF_ERROR(SetExperimentStateLocked(exp, RunState::kStoppingCanceled));
-  for (auto& [rid, tid] : exp.trial_by_request) {
-    TrialRuntime& t = *trials_[tid];
-    if (core::IsTerminal(t.state)) continue;
-    if (t.allocation_id.empty()) {
-      DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kCanceled));
-    } else {
-      DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kStoppingCanceled));
-      TerminateAllocationLocked(*allocations_[t.allocation_id], true);
-    }
-  }
-  return MaybeFinishExperimentLocked(exp);
-}
-
-Status Master::KillExperiment(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = experiments_.find(id);
-  if (it == experiments_.end()) {
-    DET_RETURN_IF_ERROR(store_->GetExperiment(id).status());
+  bool graceful = stopping == RunState::kStoppingCanceled;
+  if (exp.state == stopping || (graceful && exp.state == RunState::kStoppingKilled)) {
     return Status::Ok();
   }
-  ExperimentRuntime& exp = *it->second;
-  if (exp.state != RunState::kStoppingKilled) {
-    DET_RETURN_IF_ERROR(SetExperimentStateLocked(exp, RunState::kStoppingKilled));
-  }
+  DET_RETURN_IF_ERROR(SetExperimentStateLocked(exp, stopping));
   for (auto& [rid, tid] : exp.trial_by_request) {
     TrialRuntime& t = *trials_[tid];
     if (core::IsTerminal(t.state)) continue;
     if (t.allocation_id.empty()) {
       DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kCanceled));
     } else {
-      DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kStoppingKilled));
-      TerminateAllocationLocked(*allocations_[t.allocation_id], false);
+      DET_RETURN_IF_ERROR(SetTrialStateLocked(t, stopping));
+      TerminateAllocationLocked(*allocations_[t.allocation_id], graceful);
     }
   }
   return MaybeFinishExperimentLocked(exp);

@@ -1,21 +1,18 @@
 """DistributedContext: ranks and sizes of the workers of one trial, plus simple collectives.
 
-Collectives work for a single worker (and for one worker per machine, for the *_local ones).
-Moving objects between several worker processes is not implemented yet; it raises a clear
-NotImplementedError instead of hanging.
+Collectives between worker processes (and hosts) go over standard-library TCP sockets with
+pickle (see _transport.py): the chief listens on ``chief_ip`` (DET_CHIEF_IP / MASTER_ADDR) at
+``pub_port + port_offset`` (from_torch_distributed reads INTER_TRAIN_PROCESS_COMM_PORT_1).
 """
 
 import logging
 import os
-from typing import Any, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from determined.core._transport import Transport
 
 logger = logging.getLogger("determined.core")
 
-_NOT_YET = (
-    "DistributedContext.{op}() across {n} worker processes is not implemented yet "
-    "(the multi-process transport for determined.core is a later issue); only single-worker "
-    "collectives work today"
-)
 
 
 def _env_int(*names: str, default: Optional[int] = None) -> int:
@@ -59,6 +56,7 @@ class DistributedContext:
         self._pub_port = pub_port + port_offset
         self._pull_port = pull_port + port_offset
         self._force_tcp = force_tcp
+        self._transport: Optional[Transport] = None
         for name in ("rank", "local_rank", "cross_rank"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative")
@@ -86,7 +84,8 @@ class DistributedContext:
             local_size=local_size,
             cross_rank=_env_int("CROSS_RANK", "GROUP_RANK", default=0),
             cross_size=_env_int("CROSS_SIZE", "GROUP_WORLD_SIZE", default=max(1, size // max(1, local_size))),
-            chief_ip=chief_ip or os.environ.get("DET_CHIEF_IP"),
+            chief_ip=chief_ip or os.environ.get("DET_CHIEF_IP") or os.environ.get("MASTER_ADDR"),
+            pub_port=_env_int("INTER_TRAIN_PROCESS_COMM_PORT_1", default=12360),
         )
 
     @classmethod
@@ -105,6 +104,7 @@ class DistributedContext:
             cross_rank=hvd.cross_rank(),
             cross_size=hvd.cross_size(),
             chief_ip=chief_ip or os.environ.get("DET_CHIEF_IP"),
+            pub_port=_env_int("INTER_TRAIN_PROCESS_COMM_PORT_1", default=12360),
         )
 
     # -- accessors ------------------------------------------------------------------------
@@ -130,36 +130,89 @@ class DistributedContext:
         return self.cross_size
 
     # -- collectives ----------------------------------------------------------------------
-    def _single(self, op: str, n: int) -> None:
-        if n > 1:
-            raise NotImplementedError(_NOT_YET.format(op=op, n=n))
+    def _get_transport(self) -> Transport:
+        if self._transport is None:
+            chief = self._chief_ip or "127.0.0.1"
+            bind = "0.0.0.0" if self.cross_size > 1 else chief
+            self._transport = Transport(self.rank, self.size, chief, self._pub_port, bind)
+        return self._transport
+
+    def _exchange(self, op: str, stuff: Any, reply: Callable[[List[Tuple[int, int, Any]]], List[Any]]) -> Any:
+        """Every rank sends (op, cross_rank, local_rank, stuff) to the chief; the chief computes
+        one reply per rank with ``reply`` and sends it back."""
+        t = self._get_transport()
+        mine = (op, self.cross_rank, self.local_rank, stuff)
+        if self.rank == 0:
+            got = t.chief_gather(mine)
+            for r, g in enumerate(got):
+                if g[0] != op:
+                    raise RuntimeError(f"collective mismatch: the chief called {op}() but rank {r} called {g[0]}()")
+            return t.chief_send(reply([(g[1], g[2], g[3]) for g in got]))
+        t.worker_send(mine)
+        return t.worker_recv()
+
+    @staticmethod
+    def _groups(items: List[Tuple[int, int, Any]]) -> Dict[int, List[Any]]:
+        groups: Dict[int, List[Tuple[int, Any]]] = {}
+        for cross_rank, local_rank, stuff in items:
+            groups.setdefault(cross_rank, []).append((local_rank, stuff))
+        return {k: [s for _, s in sorted(v, key=lambda x: x[0])] for k, v in groups.items()}
 
     def gather(self, stuff: Any) -> Optional[List]:
-        self._single("gather", self.size)
-        return [stuff]
-
-    def gather_local(self, stuff: Any) -> Optional[List]:
-        self._single("gather_local", self.local_size)
-        return [stuff]
+        """Gather ``stuff`` to the chief: the chief gets a list in rank order, workers None."""
+        if self.size == 1:
+            return [stuff]
+        return self._exchange("gather", stuff, lambda items: [[s for _, _, s in items]] + [None] * (len(items) - 1))
 
     def allgather(self, stuff: Any) -> List:
-        self._single("allgather", self.size)
-        return [stuff]
-
-    def allgather_local(self, stuff: Any) -> List:
-        self._single("allgather_local", self.local_size)
-        return [stuff]
+        """Every worker gets the list of everybody's ``stuff`` in rank order."""
+        if self.size == 1:
+            return [stuff]
+        return self._exchange("allgather", stuff, lambda items: [[s for _, _, s in items]] * len(items))
 
     def broadcast(self, stuff: Any) -> Any:
-        self._single("broadcast", self.size)
-        return stuff
+        """Every worker gets the chief's ``stuff``."""
+        if self.size == 1:
+            return stuff
+        return self._exchange("broadcast", stuff, lambda items: [items[0][2]] * len(items))
+
+    def gather_local(self, stuff: Any) -> Optional[List]:
+        """Gather ``stuff`` to the local chief (local_rank 0) of each machine."""
+        if self.size == 1:
+            return [stuff]
+
+        def reply(items: List[Tuple[int, int, Any]]) -> List[Any]:
+            groups = self._groups(items)
+            return [groups[c] if lr == 0 else None for c, lr, _ in items]
+
+        return self._exchange("gather_local", stuff, reply)
+
+    def allgather_local(self, stuff: Any) -> List:
+        """Every worker gets the list of the ``stuff`` of the workers on its machine."""
+        if self.size == 1:
+            return [stuff]
+
+        def reply(items: List[Tuple[int, int, Any]]) -> List[Any]:
+            groups = self._groups(items)
+            return [groups[c] for c, _, _ in items]
+
+        return self._exchange("allgather_local", stuff, reply)
 
     def broadcast_local(self, stuff: Optional[Any] = None) -> Any:
-        self._single("broadcast_local", self.local_size)
-        return stuff
+        """Every worker gets the ``stuff`` of its machine's local chief."""
+        if self.size == 1:
+            return stuff
+
+        def reply(items: List[Tuple[int, int, Any]]) -> List[Any]:
+            groups = self._groups(items)
+            return [groups[c][0] for c, _, _ in items]
+
+        return self._exchange("broadcast_local", stuff, reply)
 
     def close(self) -> None:
-        pass
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
 
     def __repr__(self) -> str:
         return (

@@ -293,13 +293,7 @@ Result<std::vector<ExperimentRow>> SqliteStore::ListExperiments(std::optional<bo
   if (archived) s.Bind(i++, *archived);
   s.Bind(i, page.limit > 0 ? page.limit : int64_t{-1});
   s.Bind(i + 1, page.offset);
-  std::vector<ExperimentRow> out;
-  while (true) {
-    DET_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.push_back(ReadExperiment(s));
-  }
-  return out;
+  return s.Collect<ExperimentRow>(ReadExperiment);
 }
 
 Result<std::vector<ExperimentRow>> SqliteStore::ListNonTerminalExperiments() {
@@ -308,13 +302,7 @@ Result<std::vector<ExperimentRow>> SqliteStore::ListNonTerminalExperiments() {
                     " FROM experiments WHERE state IN ('ACTIVE', 'PAUSED', 'STOPPING_COMPLETED', "
                     "'STOPPING_CANCELED', 'STOPPING_KILLED', 'STOPPING_ERROR') ORDER BY id";
   DET_PREPARE(s, sql.c_str());
-  std::vector<ExperimentRow> out;
-  while (true) {
-    DET_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.push_back(ReadExperiment(s));
-  }
-  return out;
+  return s.Collect<ExperimentRow>(ReadExperiment);
 }
 
 Result<std::string> SqliteStore::GetModelDefinition(int64_t experiment_id) {
@@ -382,13 +370,7 @@ Result<std::vector<TrialRow>> SqliteStore::ListTrials(int64_t experiment_id) {
       std::string("SELECT ") + kTrialColumns + " FROM trials WHERE experiment_id = ? ORDER BY id";
   DET_PREPARE(s, sql.c_str());
   s.Bind(1, experiment_id);
-  std::vector<TrialRow> out;
-  while (true) {
-    DET_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.push_back(ReadTrial(s));
-  }
-  return out;
+  return s.Collect<TrialRow>(ReadTrial);
 }
 
 Status SqliteStore::UpdateTrial(const TrialRow& row) {
@@ -442,26 +424,14 @@ Result<std::vector<AllocationRow>> SqliteStore::ListOpenAllocations() {
   std::string sql = std::string("SELECT ") + kAllocationColumns +
                     " FROM allocations WHERE end_time IS NULL ORDER BY start_time";
   DET_PREPARE(s, sql.c_str());
-  std::vector<AllocationRow> out;
-  while (true) {
-    DET_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.push_back(ReadAllocation(s));
-  }
-  return out;
+  return s.Collect<AllocationRow>(ReadAllocation);
 }
 
 Result<std::vector<std::string>> SqliteStore::ListTaskIds(int64_t trial_id) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s, "SELECT DISTINCT task_id FROM allocations WHERE trial_id = ? ORDER BY task_id");
   s.Bind(1, trial_id);
-  std::vector<std::string> out;
-  while (true) {
-    DET_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.push_back(s.Text(0));
-  }
-  return out;
+  return s.Collect<std::string>([](const Statement& st) { return st.Text(0); });
 }
 
 Status SqliteStore::AddMetrics(const MetricRow& row) {
@@ -498,10 +468,7 @@ Result<std::vector<MetricRow>> SqliteStore::ListMetrics(int64_t trial_id,
                  "report_time, archived FROM metrics WHERE trial_id = ? AND archived = 0 AND "
                  "(? = '' OR metric_group = ?) ORDER BY total_batches, id");
   s.Bind(1, trial_id).Bind(2, group).Bind(3, group);
-  std::vector<MetricRow> out;
-  while (true) {
-    DET_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
+  return s.Collect<MetricRow>([](const Statement& s) {
     MetricRow m;
     m.id = s.Int(0);
     m.trial_id = s.Int(1);
@@ -511,9 +478,8 @@ Result<std::vector<MetricRow>> SqliteStore::ListMetrics(int64_t trial_id,
     m.metrics = ParseJson(s.Text(5));
     m.report_time = s.Int(6);
     m.archived = s.Int(7) != 0;
-    out.push_back(std::move(m));
-  }
-  return out;
+    return m;
+  });
 }
 
 Status SqliteStore::AddCheckpoint(const CheckpointRow& row) {
@@ -545,13 +511,7 @@ Result<std::vector<CheckpointRow>> SqliteStore::ListCheckpointsForTrial(int64_t 
                     " FROM checkpoints WHERE trial_id = ? ORDER BY steps_completed, report_time";
   DET_PREPARE(s, sql.c_str());
   s.Bind(1, trial_id);
-  std::vector<CheckpointRow> out;
-  while (true) {
-    DET_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.push_back(ReadCheckpoint(s));
-  }
-  return out;
+  return s.Collect<CheckpointRow>(ReadCheckpoint);
 }
 
 Result<std::vector<CheckpointRow>> SqliteStore::ListCheckpointsForExperiment(
@@ -563,13 +523,7 @@ Result<std::vector<CheckpointRow>> SqliteStore::ListCheckpointsForExperiment(
                     "ORDER BY c.report_time, c.uuid";
   DET_PREPARE(s, sql.c_str());
   s.Bind(1, experiment_id);
-  std::vector<CheckpointRow> out;
-  while (true) {
-    DET_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.push_back(ReadCheckpoint(s));
-  }
-  return out;
+  return s.Collect<CheckpointRow>(ReadCheckpoint);
 }
 
 Status SqliteStore::AddTaskLogs(const std::vector<TaskLogRow>& rows) {
@@ -606,10 +560,7 @@ Result<std::vector<TaskLogRow>> SqliteStore::ListTrialLogs(int64_t trial_id, int
                     (descending ? "DESC" : "ASC") + " LIMIT ?";
   DET_PREPARE(s, sql.c_str());
   s.Bind(1, trial_id).Bind(2, after_id).Bind(3, limit > 0 ? limit : int64_t{-1});
-  std::vector<TaskLogRow> out;
-  while (true) {
-    DET_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
+  return s.Collect<TaskLogRow>([](const Statement& s) {
     TaskLogRow r;
     r.id = s.Int(0);
     r.task_id = s.Text(1);
@@ -623,9 +574,8 @@ Result<std::vector<TaskLogRow>> SqliteStore::ListTrialLogs(int64_t trial_id, int
     r.stdtype = s.Text(9);
     r.source = s.Text(10);
     r.log = s.Text(11);
-    out.push_back(std::move(r));
-  }
-  return out;
+    return r;
+  });
 }
 
 }  // namespace det::master::store

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -71,6 +72,18 @@ class Statement {
   Status Run() {
     Result<bool> r = Step();
     return r.status();
+  }
+
+  // Steps through every row, converting each with `read(*this)`.
+  template <typename T, typename F>
+  Result<std::vector<T>> Collect(F read) {
+    std::vector<T> out;
+    while (true) {
+      DET_ASSIGN_OR_RETURN(bool row, Step());
+      if (!row) break;
+      out.push_back(read(*this));
+    }
+    return out;
   }
 
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
