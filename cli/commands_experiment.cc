@@ -16,6 +16,7 @@
 #include "cli/table.h"
 #include "cli/trial_logs.h"
 #include "common/http_client.h"
+#include "master/config/experiment_config.h"
 
 namespace det::cli {
 namespace {
@@ -66,7 +67,54 @@ struct CreateArgs {
   std::vector<std::string> includes;
   bool paused = false;
   bool follow = false;
+  bool test_mode = false;
 };
+
+// Validates the config with the master's own parser, so that a bad config is reported with the
+// master's messages before anything is uploaded.
+Status ValidateConfigLocally(const std::string& config) {
+  Result<master::config::ExperimentConfig> cfg =
+      master::config::ParseExperimentConfig(config, master::config::ConfigDefaults{});
+  return cfg.status();
+}
+
+// Follows a test-mode experiment to its end: prints the stages the trial reaches, then
+// "Model definition test succeeded! 🎉" or fails with the final state.
+Status FollowTestExperiment(Session& session, int64_t experiment_id) {
+  std::string base = "/api/v1/experiments/" + std::to_string(experiment_id);
+  std::string last_stage;
+  for (;;) {
+    DET_ASSIGN_OR_RETURN(json resp, session.Get(base));
+    std::string state = JsonString(resp.value("experiment", json::object()), "state");
+    DET_ASSIGN_OR_RETURN(json trials_resp, session.Get(base + "/trials"));
+    json trials = trials_resp.value("trials", json::array());
+    std::string stage = "Scheduling task";
+    std::optional<int64_t> trial_id;
+    if (trials.is_array() && !trials.empty()) {
+      trial_id = JsonInt(trials[0].value("id", json()));
+      std::string trial_state = JsonString(trials[0], "state");
+      if (trial_state == "STATE_RUNNING") stage = "Testing training";
+      std::string runner = JsonString(trials[0], "runnerState");
+      if (runner.find("valid") != std::string::npos) stage = "Testing validation";
+      if (runner.find("checkpoint") != std::string::npos) stage = "Testing checkpointing";
+    }
+    if (stage != last_stage && !IsTerminalState(state)) {
+      Print(stage + "\n");
+      last_stage = stage;
+    }
+    if (state == "STATE_COMPLETED") {
+      Print("Model definition test succeeded! \U0001F389\n");
+      return Status::Ok();
+    }
+    if (IsTerminalState(state)) {
+      std::string msg = "test experiment " + std::to_string(experiment_id) + " ended in state " +
+                        StripStatePrefix(state);
+      if (trial_id) msg += "; see `det trial logs " + std::to_string(*trial_id) + "`";
+      return FailedPrecondition(msg);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
 
 Status FollowFirstTrial(Session& session, int64_t experiment_id) {
   Print("Waiting for first trial to begin...\n");
@@ -107,13 +155,19 @@ Status CreateExperiment(CliContext& ctx, const CreateArgs& args) {
   Result<std::string> text = ReadFile(args.config_file);
   if (!text.ok()) return InvalidArgument("cannot read the config file " + args.config_file);
   DET_ASSIGN_OR_RETURN(std::string config, ApplyConfigOverrides(*text, args.overrides));
-  if (args.overrides.empty()) {
-    // Catch YAML errors before uploading the context.
-    Result<nlohmann::ordered_json> parsed = YamlToJson(config);
-    if (!parsed.ok()) {
-      return InvalidArgument("cannot parse " + args.config_file + ": " +
-                             parsed.status().message());
-    }
+  if (args.test_mode) Print("Validating experiment configuration...\n");
+  // Every problem is reported here, with the master's messages, before anything is uploaded.
+  DET_RETURN_IF_ERROR(ValidateConfigLocally(config));
+  if (args.test_mode) {
+    Session& session = ctx.GetSession();
+    json check = {{"config", config}, {"modelDefinition", json::array()}, {"validateOnly", true},
+                  {"activate", false}};
+    DET_RETURN_IF_ERROR(session.Post("/api/v1/experiments", check, 600).status());
+    Print("Experiment configuration validation succeeded! \U0001F389\n");
+    DET_ASSIGN_OR_RETURN(json user_config, master::config::YamlToJson(config));
+    uint64_t seed = static_cast<uint64_t>(
+        std::chrono::system_clock::now().time_since_epoch().count());
+    config = master::config::MakeTestModeConfig(user_config, seed).dump(2);
   }
   DET_ASSIGN_OR_RETURN(std::vector<ContextEntry> entries,
                        ListContext(args.context_dir, args.includes));
@@ -128,9 +182,10 @@ Status CreateExperiment(CliContext& ctx, const CreateArgs& args) {
   DET_ASSIGN_OR_RETURN(PackedContext packed, PackEntries(entries));
 
   Session& session = ctx.GetSession();
+  if (args.test_mode) Print("Creating test experiment...\n");
   json body = {{"config", config},
                {"modelDefinition", std::move(packed.files)},
-               {"activate", !args.paused}};
+               {"activate", args.test_mode || !args.paused}};
   DET_ASSIGN_OR_RETURN(json resp, session.Post("/api/v1/experiments", body, 600));
   json warnings = resp.value("warnings", json::array());
   if (warnings.is_array()) {
@@ -140,6 +195,10 @@ Status CreateExperiment(CliContext& ctx, const CreateArgs& args) {
   }
   std::optional<int64_t> id = JsonInt(resp.value("experiment", json::object()).value("id", json()));
   if (!id) return Internal("the master's answer names no experiment id");
+  if (args.test_mode) {
+    Print("Created test experiment " + std::to_string(*id) + "\n");
+    return FollowTestExperiment(session, *id);
+  }
   Print("Created experiment " + std::to_string(*id) + "\n");
   if (args.follow && !args.paused) return FollowFirstTrial(session, *id);
   return Status::Ok();
@@ -451,6 +510,9 @@ void RegisterExperimentCommands(CLI::App& app, CliContext& ctx) {
   create->add_flag("--paused", create_args->paused, "create the experiment paused");
   create->add_flag("-f,--follow-first-trial", create_args->follow,
                    "stream the logs of the first trial");
+  create->add_flag("-t,--test-mode,--test", create_args->test_mode,
+                   "validate the config, then run one trial of one batch (searcher single, "
+                   "max_length {batches: 1}) and report whether the model definition works");
   create->callback([&ctx, create_args] {
     ctx.SetAction("create experiment",
                   [&ctx, create_args] { return CreateExperiment(ctx, *create_args); });

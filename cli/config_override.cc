@@ -2,7 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 #include <cstdlib>
 #include <limits>
 #include <regex>
@@ -85,6 +88,71 @@ ojson NodeToJson(const YAML::Node& node) {
   return nullptr;
 }
 
+bool AllDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Steps into element `index` of `*cur` (a list; index == size appends).
+Result<ojson*> StepIndex(ojson* cur, const std::string& index, const std::string& item) {
+  if (!cur->is_array()) {
+    return InvalidArgument("could not read configuration option '" + item + "': index [" + index +
+                           "] of a value that is not a list");
+  }
+  if (index.size() > 9) {
+    return InvalidArgument("could not read configuration option '" + item + "': index " + index +
+                           " is too large");
+  }
+  size_t i = std::stoul(index);
+  if (i > cur->size()) {
+    return InvalidArgument("could not read configuration option '" + item + "': index " + index +
+                           " is past the end of a list of " + std::to_string(cur->size()));
+  }
+  if (i == cur->size()) cur->push_back(nullptr);
+  return &(*cur)[i];
+}
+
+// Sets `value` at the dotted `key` ("a.b.c", "bind_mounts[0].read_only" or
+// "bind_mounts.0.read_only"), creating missing maps on the way.
+Status SetPath(ojson* config, const std::string& key, ojson value, const std::string& item) {
+  ojson* cur = config;
+  size_t start = 0;
+  while (true) {
+    size_t dot = key.find('.', start);
+    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::string name = part.substr(0, part.find('['));
+    std::vector<std::string> indices;
+    for (size_t open = part.find('['); open != std::string::npos; open = part.find('[', open + 1)) {
+      size_t close = part.find(']', open);
+      std::string index = close == std::string::npos ? "" : part.substr(open + 1, close - open - 1);
+      if (!AllDigits(index)) {
+        return InvalidArgument("could not read configuration option '" + item +
+                               "': bad list index in '" + part + "'");
+      }
+      indices.push_back(index);
+    }
+    if (name.empty() && indices.empty()) {
+      return InvalidArgument("could not read configuration option '" + item +
+                             "': empty key segment");
+    }
+    if (!name.empty()) {
+      if (cur->is_array() && AllDigits(name)) {
+        DET_ASSIGN_OR_RETURN(cur, StepIndex(cur, name, item));
+      } else {
+        if (!cur->is_object()) *cur = ojson::object();
+        cur = &(*cur)[name];
+      }
+    }
+    for (const std::string& index : indices) {
+      DET_ASSIGN_OR_RETURN(cur, StepIndex(cur, index, item));
+    }
+    if (dot == std::string::npos) {
+      *cur = std::move(value);
+      return Status::Ok();
+    }
+    start = dot + 1;
+  }
+}
+
 }  // namespace
 
 Result<ojson> YamlToJson(std::string_view yaml_text) {
@@ -98,7 +166,9 @@ Result<ojson> YamlToJson(std::string_view yaml_text) {
 
 Result<ojson> ParseOverrideValue(std::string_view value) {
   std::string v(value);
-  if (v.find(',') != std::string::npos) {
+  // A flow collection ("[1, 2]", "{a: 1, b: 2}") is one YAML value, commas and all.
+  bool flow = !v.empty() && (v.front() == '[' || v.front() == '{');
+  if (!flow && v.find(',') != std::string::npos) {
     ojson arr = ojson::array();
     size_t start = 0;
     while (true) {
@@ -128,23 +198,7 @@ Result<std::string> ApplyConfigOverrides(std::string_view yaml_text,
     }
     std::string key = item.substr(0, eq);
     DET_ASSIGN_OR_RETURN(ojson value, ParseOverrideValue(item.substr(eq + 1)));
-    ojson* cur = &config;
-    size_t start = 0;
-    while (true) {
-      size_t dot = key.find('.', start);
-      std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      if (part.empty()) {
-        return InvalidArgument("could not read configuration option '" + item +
-                               "': empty key segment");
-      }
-      if (!cur->is_object()) *cur = ojson::object();
-      if (dot == std::string::npos) {
-        (*cur)[part] = std::move(value);
-        break;
-      }
-      cur = &(*cur)[part];
-      start = dot + 1;
-    }
+    DET_RETURN_IF_ERROR(SetPath(&config, key, std::move(value), item));
   }
   try {
     return config.dump(2);

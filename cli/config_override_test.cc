@@ -100,5 +100,28 @@ TEST(ConfigOverrideTest, YamlToJsonTypes) {
   EXPECT_EQ((*j)["g"], "hello world");
 }
 
+// Flow collections keep their commas; typed values land at nested paths and list indices.
+TEST(ConfigOverrideTest, FlowCollectionsNestedPathsAndIndices) {
+  EXPECT_EQ(Value("[1, 2]"), ojson::parse("[1, 2]"));
+  EXPECT_EQ(Value("{a: 1, b: x}"), ojson::parse(R"({"a": 1, "b": "x"})"));
+  std::string base =
+      "searcher: {name: single, max_length: {batches: 5}}\n"
+      "bind_mounts:\n  - {host_path: /a, container_path: /a}\n";
+  Result<std::string> out = ApplyConfigOverrides(
+      base, {"searcher.max_length.batches=50", "resources.slots_per_trial=2",
+             "bind_mounts[0].read_only=true", "bind_mounts.1={host_path: /b, container_path: /b}",
+             "hyperparameters.lr=0.5"});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  ojson cfg = ojson::parse(*out);
+  EXPECT_EQ(cfg["searcher"]["max_length"]["batches"], 50);
+  EXPECT_EQ(cfg["resources"]["slots_per_trial"], 2);
+  EXPECT_EQ(cfg["bind_mounts"][0]["read_only"], true);
+  EXPECT_EQ(cfg["bind_mounts"][1]["host_path"], "/b");
+  EXPECT_DOUBLE_EQ(cfg["hyperparameters"]["lr"].get<double>(), 0.5);
+  EXPECT_FALSE(ApplyConfigOverrides(base, {"bind_mounts[5].read_only=true"}).ok());
+  EXPECT_FALSE(ApplyConfigOverrides(base, {"searcher[0]=x"}).ok());
+  EXPECT_FALSE(ApplyConfigOverrides(base, {"a..b=1"}).ok());
+}
+
 }  // namespace
 }  // namespace det::cli

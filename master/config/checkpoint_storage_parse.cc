@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace det::master::config::internal {
 
@@ -24,11 +25,28 @@ void RequireString(const json& storage, const char* key, bool absolute, Problems
                   "required for type '" + storage.at("type").get<std::string>() + "'");
     return;
   }
+  // A value of the wrong type is reported by the per-field type check.
+  if (!storage.at(key).is_string()) return;
   auto value = ReadString(storage, key, kPath, problems);
   if (value && absolute && (value->empty() || (*value)[0] != '/')) {
     problems->Add(JoinPath(kPath, key), "must be an absolute path", storage.at(key));
   }
 }
+
+struct TypeFields {
+  std::string_view type;
+  std::vector<std::string_view> fields;
+};
+const std::vector<TypeFields> kTypeFields = {
+    {"shared_fs",
+     {"host_path", "storage_path", "container_path", "checkpoint_path", "tensorboard_path",
+      "propagation"}},
+    {"directory", {"container_path"}},
+    {"s3", {"bucket", "access_key", "secret_key", "endpoint_url", "prefix"}},
+    {"gcs", {"bucket", "prefix"}},
+    {"azure", {"container", "connection_string", "account_url", "credential"}},
+    {"hdfs", {"hdfs_url", "hdfs_path", "user"}},
+};
 
 }  // namespace
 
@@ -65,6 +83,17 @@ nlohmann::json DefaultCheckpointStorage(const nlohmann::json& storage, Problems*
   }
   auto type = ReadString(storage, "type", kPath, problems);
   if (!type) return out;
+  std::vector<std::string_view> known = {"type", "save_experiment_best", "save_trial_best",
+                                         "save_trial_latest"};
+  for (const TypeFields& t : kTypeFields) {
+    if (*type == t.type) known.insert(known.end(), t.fields.begin(), t.fields.end());
+  }
+  RejectUnknownKeys(storage, known, kPath, problems);
+  for (const auto& [key, value] : storage.items()) {
+    if (key != "type" && key.rfind("save_", 0) != 0 && !value.is_null() && !value.is_string()) {
+      problems->Add(JoinPath(kPath, key), "must be a string", value);
+    }
+  }
   if (*type == "shared_fs") {
     RequireString(storage, "host_path", /*absolute=*/true, problems);
     if (Has(storage, "storage_path")) ReadString(storage, "storage_path", kPath, problems);
@@ -75,6 +104,10 @@ nlohmann::json DefaultCheckpointStorage(const nlohmann::json& storage, Problems*
     RequireString(storage, "bucket", /*absolute=*/false, problems);
   } else if (*type == "azure") {
     RequireString(storage, "container", /*absolute=*/false, problems);
+    if (Has(storage, "connection_string") == Has(storage, "account_url")) {
+      problems->Add(kPath, "exactly one of connection_string and account_url is required for "
+                           "type 'azure'");
+    }
   } else if (*type == "hdfs") {
     RequireString(storage, "hdfs_url", /*absolute=*/false, problems);
     RequireString(storage, "hdfs_path", /*absolute=*/false, problems);

@@ -4,16 +4,19 @@
 
 #include "master/config/experiment_config.h"
 
+#include <cctype>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "master/config/checkpoint_storage_parse.h"
+#include "master/config/environment_parse.h"
 #include "master/config/hyperparameters_parse.h"
 #include "master/config/length_parse.h"
 #include "master/config/problems.h"
 #include "master/config/resources_parse.h"
 #include "master/config/searcher_config_parse.h"
+#include "master/config/sections_parse.h"
 
 namespace det::master::config {
 
@@ -29,6 +32,7 @@ using nlohmann::json;
 
 constexpr int64_t kDefaultBatchesPerStep = 100;
 constexpr int64_t kDefaultMaxRestarts = 5;
+constexpr int64_t kMaxExperimentSeed = 2147483647;  // 2^31 - 1
 
 // Every top-level field of expconf v0 plus the step-era `batches_per_step`.
 const std::vector<std::string_view> kTopLevelFields = {
@@ -63,6 +67,22 @@ void ParseEntrypoint(const json& in, ExperimentConfig* cfg, Problems* problems) 
     return;
   }
   cfg->entrypoint = ep;
+  // The legacy Trial-class form "package.module:Class.Nested".
+  if (ep.is_string()) {
+    const std::string& text = ep.get_ref<const std::string&>();
+    size_t colon = text.find(':');
+    auto is_dotted_name = [](std::string_view part) {
+      if (part.empty() || part.front() == '.' || part.back() == '.') return false;
+      for (char c : part) {
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
+      }
+      return true;
+    };
+    cfg->entrypoint_is_trial_class =
+        colon != std::string::npos &&
+        is_dotted_name(std::string_view(text).substr(0, colon)) &&
+        is_dotted_name(std::string_view(text).substr(colon + 1));
+  }
 }
 
 void ParseLabels(const json& in, json* out, ExperimentConfig* cfg, Problems* problems) {
@@ -94,8 +114,8 @@ void ParseSeed(const json& in, const ConfigDefaults& defaults, json* out, Experi
   internal::RejectUnknownKeys(repro, {"experiment_seed"}, "reproducibility", problems);
   cfg->experiment_seed = defaults.experiment_seed;
   if (auto seed = ReadInt(repro, "experiment_seed", "reproducibility", problems)) {
-    if (*seed < 0 || *seed > std::numeric_limits<uint32_t>::max()) {
-      problems->Add("reproducibility.experiment_seed", "must be between 0 and 4294967295",
+    if (*seed < 0 || *seed > kMaxExperimentSeed) {
+      problems->Add("reproducibility.experiment_seed", "must be between 0 and 2147483647",
                     *seed);
     } else {
       cfg->experiment_seed = static_cast<uint32_t>(*seed);
@@ -112,8 +132,12 @@ Length ParsePeriod(const json& in, const char* key, int64_t batches_per_step, js
   if (Has(in, key)) {
     const json& v = in.at(key);
     if (v.is_number_integer()) {
-      if (auto steps = ReadInt(in, key, "", problems); steps && *steps >= 0) {
-        period.value = static_cast<uint64_t>(*steps * batches_per_step);
+      int64_t batches = 0;
+      auto steps = ReadInt(in, key, "", problems);
+      if (steps && *steps >= 0 && __builtin_mul_overflow(*steps, batches_per_step, &batches)) {
+        problems->Add(key, "out of range", v);
+      } else if (steps && *steps >= 0) {
+        period.value = static_cast<uint64_t>(batches);
       } else if (steps) {
         problems->Add(key, "must be >= 0", v);
       }
@@ -150,6 +174,90 @@ std::string ReadStringDefault(const json& in, const char* key, const std::string
   return value;
 }
 
+// bind_mounts of task_container_defaults are added unless the experiment mounts the same
+// container_path.
+json MergeBindMounts(const json& experiment, const json& task_defaults) {
+  if (!task_defaults.is_object() || !task_defaults.contains("bind_mounts")) return experiment;
+  const json& extra = task_defaults.at("bind_mounts");
+  if (!extra.is_array() || !(experiment.is_null() || experiment.is_array())) return experiment;
+  json merged = experiment.is_null() ? json::array() : experiment;
+  for (const json& mount : extra) {
+    bool shadowed = false;
+    for (const json& m : merged) {
+      shadowed = shadowed || (m.is_object() && mount.is_object() &&
+                              m.value("container_path", json()) ==
+                                  mount.value("container_path", json()));
+    }
+    if (!shadowed) merged.push_back(mount);
+  }
+  return merged;
+}
+
+std::vector<BindMount> TypedBindMounts(const json& mounts) {
+  std::vector<BindMount> out;
+  if (!mounts.is_array()) return out;
+  for (const json& m : mounts) {
+    if (!m.is_object()) continue;
+    BindMount b;
+    if (m.value("host_path", json()).is_string()) b.host_path = m.at("host_path");
+    if (m.value("container_path", json()).is_string()) b.container_path = m.at("container_path");
+    if (m.value("read_only", json()).is_boolean()) b.read_only = m.at("read_only");
+    if (m.value("propagation", json()).is_string()) b.propagation = m.at("propagation");
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+// Resources fields the master's task_container_defaults supply when the experiment does not.
+json ResourcesWithTaskDefaults(json resources, const json& task_defaults) {
+  if (!task_defaults.is_object()) return resources;
+  if (resources.is_null()) resources = json::object();
+  if (!resources.is_object()) return resources;
+  for (const char* key : {"devices", "shm_size"}) {
+    if (!Has(resources, key) && Has(task_defaults, key)) resources[key] = task_defaults.at(key);
+  }
+  return resources;
+}
+
+// Sections kept as given (legacy or not interpreted by this master) but which must be maps.
+void CheckMapSections(const json& in, json* out, Problems* problems) {
+  for (const char* key : {"integrations", "internal", "security", "tensorboard_storage",
+                          "retention_policy", "pbs", "slurm"}) {
+    if (Has(in, key) && !in.at(key).is_object()) problems->Add(key, "must be a map", in.at(key));
+  }
+  if (!Has(in, "data")) {
+    (*out)["data"] = json::object();
+  } else if (!in.at("data").is_object()) {
+    problems->Add("data", "must be a map", in.at("data"));
+  }
+}
+
+// The global batch size, when hyperparameters.global_batch_size is a constant integer > 0.
+std::optional<int64_t> GlobalBatchSize(const Hyperparameters& hps) {
+  auto it = hps.find("global_batch_size");
+  if (it == hps.end() || it->second.type != Hyperparameter::Type::kConst) return std::nullopt;
+  const json& v = it->second.val;
+  if (!v.is_number_integer() || v.get<int64_t>() < 1) return std::nullopt;
+  return v.get<int64_t>();
+}
+
+// Lengths in epochs convert to records and batches only through records_per_epoch (0.13-0.37).
+void RequireRecordsPerEpoch(const ExperimentConfig& cfg, Problems* problems) {
+  if (cfg.records_per_epoch > 0) return;
+  const std::pair<const char*, std::optional<Length>> lengths[] = {
+      {"searcher.max_length", cfg.searcher.max_length},
+      {"searcher.budget", cfg.searcher.budget},
+      {"searcher.length_per_round", cfg.searcher.length_per_round},
+      {"min_validation_period", cfg.min_validation_period},
+      {"min_checkpoint_period", cfg.min_checkpoint_period}};
+  for (const auto& [path, length] : lengths) {
+    if (length && length->unit == Length::Unit::kEpochs && length->value > 0) {
+      problems->Add("records_per_epoch",
+                    std::string("required (> 0) when ") + path + " is in epochs");
+    }
+  }
+}
+
 ExperimentConfig Normalize(const json& in, const ConfigDefaults& defaults, Problems* problems) {
   ExperimentConfig cfg;
   if (!in.is_object()) {
@@ -178,9 +286,27 @@ ExperimentConfig Normalize(const json& in, const ConfigDefaults& defaults, Probl
   if (cfg.searcher.name == "grid") {
     internal::RequireGridCounts(cfg.hyperparameters, "hyperparameters", problems);
   }
-  cfg.resources =
-      internal::ParseResources(FieldOrNull(in, "resources"), &out["resources"], problems);
-  out["bind_mounts"] = internal::ParseBindMounts(FieldOrNull(in, "bind_mounts"), problems);
+  const json& tcd = defaults.task_container_defaults;
+  cfg.resources = internal::ParseResources(
+      ResourcesWithTaskDefaults(FieldOrNull(in, "resources"), tcd), &out["resources"], problems);
+  out["bind_mounts"] = internal::ParseBindMounts(
+      MergeBindMounts(FieldOrNull(in, "bind_mounts"), tcd), problems);
+  cfg.bind_mounts = TypedBindMounts(out["bind_mounts"]);
+  cfg.environment = internal::ParseEnvironment(FieldOrNull(in, "environment"), tcd,
+                                               &out["environment"], problems);
+  out["optimizations"] = internal::ParseOptimizations(FieldOrNull(in, "optimizations"), problems);
+  cfg.optimizations = out["optimizations"];
+  out["profiling"] = internal::ParseProfiling(FieldOrNull(in, "profiling"), problems);
+  cfg.profiling = out["profiling"];
+  out["data_layer"] = internal::ParseDataLayer(FieldOrNull(in, "data_layer"), problems);
+  cfg.data_layer = out["data_layer"];
+  out["log_policies"] = internal::ParseLogPolicies(
+      FieldOrNull(in, "log_policies"),
+      tcd.is_object() ? FieldOrNull(tcd, "log_policies") : json(nullptr), problems);
+  cfg.log_policies = out["log_policies"];
+  cfg.preemption_timeout = ReadIntAtLeast(in, "preemption_timeout", 0,
+                                          defaults.preemption_timeout, &out, problems);
+  cfg.global_batch_size = GlobalBatchSize(cfg.hyperparameters);
 
   cfg.max_restarts =
       ReadIntAtLeast(in, "max_restarts", 0, kDefaultMaxRestarts, &out, problems);
@@ -216,7 +342,11 @@ ExperimentConfig Normalize(const json& in, const ConfigDefaults& defaults, Probl
     problems->Add(cfg.workspace.empty() ? "workspace" : "project",
                   "workspace and project must be given together");
   }
-  if (!Has(in, "data")) out["data"] = json::object();
+  CheckMapSections(in, &out, problems);
+  if (out["data"].is_object()) cfg.data = out["data"];
+  RequireRecordsPerEpoch(cfg, problems);
+  // The step-era name is folded into scheduling_unit and the converted lengths above.
+  out.erase("batches_per_step");
 
   cfg.defaulted = std::move(out);
   return cfg;

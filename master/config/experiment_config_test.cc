@@ -152,7 +152,7 @@ TEST(ExperimentConfigTest, ReportsEveryProblemAtOnce) {
   ExpectProblem(s, "resources.slots_per_trial: must be >= 0 (got -1)");
   ExpectProblem(s, "resources.priority: must be between 1 and 99 (got 100)");
   ExpectProblem(s, "resources.slots: not supported");
-  ExpectProblem(s, "reproducibility.experiment_seed: must be between 0 and 4294967295");
+  ExpectProblem(s, "reproducibility.experiment_seed: must be between 0 and 2147483647");
   ExpectProblem(s, "hyperparameters.lr.minval: minval must be less than maxval");
   ExpectProblem(s, "entrypoint: required");
   EXPECT_GE(std::count(s.message().begin(), s.message().end(), '\n'), 9);
@@ -187,15 +187,21 @@ TEST(ExperimentConfigTest, SearcherRules) {
   ExpectProblem(two_units.status(),
                 "searcher.max_length: must set exactly one of batches, records, epochs");
 
-  // Every searcher name parses, with fields of the searchers not modelled yet passed through.
-  for (const char* name : {"grid", "adaptive_asha", "async_halving", "adaptive",
-                           "adaptive_simple", "pbt"}) {
-    auto cfg = ParseExperimentConfig(
-        std::string("entrypoint: m:T\nsearcher: {name: ") + name +
-            ", metric: l, max_trials: 4, max_length: 90, divisor: 3, mode: standard}\n",
-        Defaults());
+  // Every searcher name parses with its own fields; the method-specific ones keep their values.
+  const std::pair<const char*, const char*> methods[] = {
+      {"grid", "max_concurrent_trials: 2"},
+      {"adaptive_asha", "max_trials: 4, divisor: 3, mode: standard"},
+      {"async_halving", "max_trials: 4, divisor: 3, num_rungs: 3"},
+      {"adaptive", "budget: {batches: 900}, divisor: 3, mode: standard"},
+      {"adaptive_simple", "max_trials: 4, divisor: 3, mode: standard"}};
+  for (const auto& [name, fields] : methods) {
+    auto cfg = ParseExperimentConfig(std::string("entrypoint: m:T\nsearcher: {name: ") + name +
+                                         ", metric: l, max_length: 90, " + fields + "}\n",
+                                     Defaults());
     ASSERT_TRUE(cfg.ok()) << name << ": " << cfg.status().ToString();
-    EXPECT_EQ(cfg->defaulted["searcher"]["divisor"], 3);
+    if (std::string(name) != "grid") {
+      EXPECT_EQ(cfg->defaulted["searcher"]["divisor"], 3);
+    }
     EXPECT_EQ(cfg->searcher.max_length->unit, Length::Unit::kUnitless);
   }
 }
@@ -252,9 +258,11 @@ TEST(ExperimentConfigTest, AcceptsEveryTopLevelField) {
       Defaults());
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
   const json& d = cfg->defaulted;
-  EXPECT_EQ(d["environment"], (json{{"image", "foo"}, {"environment_variables", {"A=1"}}}));
+  EXPECT_EQ(d["environment"]["image"], (json{{"cpu", "foo"}, {"cuda", "foo"}, {"rocm", "foo"}}));
+  EXPECT_EQ(d["environment"]["environment_variables"]["cuda"], (json{"A=1"}));
   EXPECT_EQ(d["slurm"], (json{{"gpu_type", "a100"}}));
-  EXPECT_EQ(d["optimizations"], (json{{"aggregation_frequency", 2}}));
+  EXPECT_EQ(d["optimizations"]["aggregation_frequency"], 2);
+  EXPECT_EQ(d["optimizations"]["mixed_precision"], "O0");
   EXPECT_EQ(d["bind_mounts"][0]["read_only"], false);
   EXPECT_EQ(d["bind_mounts"][0]["propagation"], "rprivate");
   EXPECT_EQ(cfg->scheduling_unit, 50);

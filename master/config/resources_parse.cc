@@ -12,6 +12,48 @@ constexpr int64_t kMinPriority = 1;
 constexpr int64_t kMaxPriority = 99;
 }  // namespace
 
+nlohmann::json ParseDevices(const nlohmann::json& in, std::string_view path,
+                            Problems* problems) {
+  if (in.is_null()) return json::array();
+  if (!in.is_array()) {
+    problems->Add(path, "must be a list", in);
+    return in;
+  }
+  json out = json::array();
+  for (size_t i = 0; i < in.size(); ++i) {
+    std::string item = std::string(path) + "[" + std::to_string(i) + "]";
+    json d = in[i];
+    if (d.is_string()) {
+      // "host_path:container_path[:mode]", as docker --device takes it.
+      std::string s = d.get<std::string>();
+      size_t c1 = s.find(':');
+      size_t c2 = c1 == std::string::npos ? c1 : s.find(':', c1 + 1);
+      if (c1 == std::string::npos || c1 == 0) {
+        problems->Add(item, "must be host_path:container_path[:mode] or a map", d);
+        out.push_back(d);
+        continue;
+      }
+      d = json{{"host_path", s.substr(0, c1)},
+               {"container_path", s.substr(c1 + 1, c2 == std::string::npos ? c2 : c2 - c1 - 1)},
+               {"mode", c2 == std::string::npos ? std::string("mrw") : s.substr(c2 + 1)}};
+    }
+    if (!d.is_object()) {
+      problems->Add(item, "must be a map", d);
+      out.push_back(d);
+      continue;
+    }
+    RejectUnknownKeys(d, {"host_path", "container_path", "mode"}, item, problems);
+    for (const char* key : {"host_path", "container_path"}) {
+      if (!Has(d, key)) problems->Add(JoinPath(item, key), "required");
+      else ReadString(d, key, item, problems);
+    }
+    if (!Has(d, "mode")) d["mode"] = "mrw";
+    else ReadString(d, "mode", item, problems);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 ResourcesConfig ParseResources(const nlohmann::json& in, nlohmann::json* defaulted,
                                Problems* problems) {
   ResourcesConfig cfg;
@@ -56,6 +98,35 @@ ResourcesConfig ParseResources(const nlohmann::json& in, nlohmann::json* default
 
   if (auto v = ReadString(out, "resource_pool", kResources, problems)) cfg.resource_pool = *v;
   out["resource_pool"] = cfg.resource_pool;
+
+  if (cfg.max_slots && cfg.slots_per_trial > *cfg.max_slots) {
+    problems->Add(JoinPath(kResources, "slots_per_trial"),
+                  "slots_per_trial (" + std::to_string(cfg.slots_per_trial) +
+                      ") exceeds max_slots (" + std::to_string(*cfg.max_slots) + ")");
+  }
+  if (!Has(out, "max_slots")) out["max_slots"] = nullptr;
+  if (!Has(out, "priority")) out["priority"] = nullptr;
+
+  if (Has(out, "shm_size")) {
+    const json& shm = out.at("shm_size");
+    bool ok = shm.is_string() ? !shm.get<std::string>().empty()
+                              : shm.is_number_integer() && shm.get<int64_t>() >= 0;
+    if (!ok) {
+      problems->Add(JoinPath(kResources, "shm_size"),
+                    "must be a size in bytes (>= 0) or a size string such as \"4G\"", shm);
+    }
+    cfg.shm_size = shm;
+  } else {
+    out["shm_size"] = nullptr;
+  }
+  cfg.native_parallel = ReadBool(out, "native_parallel", kResources, problems).value_or(false);
+  out["native_parallel"] = cfg.native_parallel;
+  cfg.is_single_node = ReadBool(out, "is_single_node", kResources, problems);
+  if (!Has(out, "is_single_node")) out["is_single_node"] = nullptr;
+  if (Has(out, "agent_label")) ReadString(out, "agent_label", kResources, problems);
+  out["devices"] = ParseDevices(out.contains("devices") ? out.at("devices") : json(),
+                                JoinPath(kResources, "devices"), problems);
+  cfg.devices = out["devices"];
   return cfg;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "master/config/length_parse.h"
+#include "master/config/searcher_methods_parse.h"
 
 namespace det::master::config::internal {
 
@@ -41,11 +42,6 @@ bool NeedsMaxTrials(const std::string& name) {
          name == "adaptive_simple";
 }
 
-bool HasMaxConcurrentTrials(const std::string& name) {
-  return name == "random" || name == "grid" || name == "adaptive_asha" ||
-         name == "async_halving";
-}
-
 // Rewrites legacy step counts in `*out` into batch lengths.
 void ConvertLegacySteps(const json& in, int64_t batches_per_step, json* out,
                         Problems* problems) {
@@ -63,7 +59,12 @@ void ConvertLegacySteps(const json& in, int64_t batches_per_step, json* out,
       problems->Add(JoinPath(kPath, legacy), "must be >= 0", in.at(legacy));
       continue;
     }
-    (*out)[modern] = json{{"batches", *steps * batches_per_step}};
+    int64_t batches = 0;
+    if (__builtin_mul_overflow(*steps, batches_per_step, &batches)) {
+      problems->Add(JoinPath(kPath, legacy), "out of range", in.at(legacy));
+      continue;
+    }
+    (*out)[modern] = json{{"batches", batches}};
   }
 }
 
@@ -84,7 +85,6 @@ SearcherConfig ParseSearcher(const nlohmann::json& in, int64_t batches_per_step,
   }
   json& out = *defaulted;
   out = in;
-  RejectUnknownKeys(in, kKnownFields, kPath, problems);
   ConvertLegacySteps(in, batches_per_step, &out, problems);
 
   if (!Has(in, "name")) {
@@ -93,12 +93,14 @@ SearcherConfig ParseSearcher(const nlohmann::json& in, int64_t batches_per_step,
     if (std::find(kNames.begin(), kNames.end(), *name) == kNames.end()) {
       problems->Add(JoinPath(kPath, "name"),
                     "must be one of single, random, grid, adaptive_asha, async_halving, "
-                    "adaptive, adaptive_simple, pbt",
+                    "adaptive, adaptive_simple, pbt, sync_halving, custom",
                     in.at("name"));
     } else {
       cfg.name = *name;
     }
   }
+  // Fields of no searcher are unknown; fields of another searcher are checked per method below.
+  RejectUnknownKeys(in, kKnownFields, kPath, problems);
 
   if (!Has(in, "metric")) {
     problems->Add(JoinPath(kPath, "metric"), "required");
@@ -131,7 +133,6 @@ SearcherConfig ParseSearcher(const nlohmann::json& in, int64_t batches_per_step,
                   in.at("max_concurrent_trials"));
   }
   cfg.max_concurrent_trials = mct.value_or(kDefaultMaxConcurrentTrials);
-  if (HasMaxConcurrentTrials(cfg.name)) out["max_concurrent_trials"] = cfg.max_concurrent_trials;
 
   // `single` is a random search of exactly one trial.
   if (cfg.name == "single") {
@@ -144,6 +145,10 @@ SearcherConfig ParseSearcher(const nlohmann::json& in, int64_t batches_per_step,
   if (Has(in, "source_trial_id") && Has(in, "source_checkpoint_uuid")) {
     problems->Add(kPath, "at most one of source_trial_id and source_checkpoint_uuid may be set");
   }
+  if (cfg.source_trial_id && *cfg.source_trial_id < 1) {
+    problems->Add(JoinPath(kPath, "source_trial_id"), "must be > 0", *cfg.source_trial_id);
+  }
+  ParseSearcherMethod(in, &out, &cfg, problems);
   return cfg;
 }
 

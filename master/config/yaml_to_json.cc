@@ -58,6 +58,9 @@ std::optional<json> NumberValue(const std::string& s) {
   static const std::regex kInf("[-+]?\\.(inf|Inf|INF)");
   static const std::regex kNan("\\.(nan|NaN|NAN)");
 
+  // libstdc++'s regex matcher recurses per character; no number needs this many.
+  constexpr size_t kMaxNumberChars = 400;
+  if (s.size() > kMaxNumberChars) return std::nullopt;
   bool negative = !s.empty() && s[0] == '-';
   std::string_view body = s;
   if (!s.empty() && (s[0] == '-' || s[0] == '+')) body.remove_prefix(1);
@@ -96,8 +99,65 @@ json ScalarValue(const YAML::Node& node) {
   return json(text);
 }
 
-// Throws YAML::Exception for keys that are not scalars; the caller converts.
-json NodeToJson(const YAML::Node& node) {
+// Flow collections ([ and {) nest by recursion in yaml-cpp, so a deep input would overflow the
+// stack before the parser reports anything: count the brackets outside quotes and comments first.
+// Block nesting needs indentation, so its depth is bounded by the line length checked here too.
+std::optional<std::string> CheckNesting(std::string_view text) {
+  int depth = 0;
+  char quote = 0;
+  bool comment = false;
+  size_t line = 1, column = 0, indent = 0;
+  bool at_line_start = true;
+  for (char c : text) {
+    ++column;
+    if (c == '\n') {
+      ++line;
+      column = 0;
+      indent = 0;
+      at_line_start = true;
+      comment = false;
+      if (quote == '\'') quote = 0;
+      continue;
+    }
+    if (at_line_start) {
+      if (c == ' ' || c == '-') {
+        ++indent;
+        if (indent > static_cast<size_t>(kMaxYamlDepth) * 8) {
+          return "line " + std::to_string(line) + ": indentation deeper than " +
+                 std::to_string(kMaxYamlDepth * 8) + " columns";
+        }
+        continue;
+      }
+      at_line_start = false;
+    }
+    if (comment) continue;
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '#') comment = true;
+    else if (c == '"' || c == '\'') quote = c;
+    else if (c == '[' || c == '{') {
+      if (++depth > kMaxYamlDepth) {
+        return "line " + std::to_string(line) + ", column " + std::to_string(column) +
+               ": nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels";
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+class TooLarge : public std::exception {
+ public:
+  const char* what() const noexcept override { return "document too large or too deep"; }
+};
+
+// Throws YAML::Exception for keys that are not scalars; the caller converts. Throws TooLarge when
+// aliases expand the document beyond kMaxYamlNodes nodes or kMaxYamlDepth levels.
+json NodeToJson(const YAML::Node& node, int depth, int64_t* budget) {
+  if (--*budget < 0 || depth > kMaxYamlDepth) throw TooLarge();
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -106,7 +166,7 @@ json NodeToJson(const YAML::Node& node) {
       return ScalarValue(node);
     case YAML::NodeType::Sequence: {
       json out = json::array();
-      for (const YAML::Node& item : node) out.push_back(NodeToJson(item));
+      for (const YAML::Node& item : node) out.push_back(NodeToJson(item, depth + 1, budget));
       return out;
     }
     case YAML::NodeType::Map: {
@@ -115,7 +175,7 @@ json NodeToJson(const YAML::Node& node) {
         if (!entry.first.IsScalar()) {
           throw YAML::ParserException(entry.first.Mark(), "mapping keys must be scalars");
         }
-        out[entry.first.Scalar()] = NodeToJson(entry.second);
+        out[entry.first.Scalar()] = NodeToJson(entry.second, depth + 1, budget);
       }
       return out;
     }
@@ -126,9 +186,15 @@ json NodeToJson(const YAML::Node& node) {
 }  // namespace
 
 Result<nlohmann::json> YamlToJson(std::string_view yaml_text) {
+  if (auto problem = CheckNesting(yaml_text)) return InvalidArgument("invalid yaml: " + *problem);
   try {
     YAML::Node root = YAML::Load(std::string(yaml_text));
-    return NodeToJson(root);
+    int64_t budget = kMaxYamlNodes;
+    return NodeToJson(root, 0, &budget);
+  } catch (const TooLarge& e) {
+    return InvalidArgument("invalid yaml: more than " + std::to_string(kMaxYamlNodes) +
+                           " values or " + std::to_string(kMaxYamlDepth) +
+                           " levels after expanding aliases");
   } catch (const YAML::Exception& e) {
     if (e.mark.is_null()) return InvalidArgument("invalid yaml: " + e.msg);
     return InvalidArgument("invalid yaml: line " + std::to_string(e.mark.line + 1) + ", column " +
