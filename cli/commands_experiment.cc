@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/local_test_mode.h"
 #include "cli/cli_context.h"
 #include "cli/config_override.h"
 #include "cli/context_packer.h"
@@ -68,6 +69,7 @@ struct CreateArgs {
   bool paused = false;
   bool follow = false;
   bool test_mode = false;
+  bool local = false;
 };
 
 // Validates the config with the master's own parser, so that a bad config is reported with the
@@ -155,6 +157,19 @@ Status CreateExperiment(CliContext& ctx, const CreateArgs& args) {
   Result<std::string> text = ReadFile(args.config_file);
   if (!text.ok()) return InvalidArgument("cannot read the config file " + args.config_file);
   DET_ASSIGN_OR_RETURN(std::string config, ApplyConfigOverrides(*text, args.overrides));
+  if (args.local) {
+    if (!args.test_mode) {
+      return Unimplemented("--local: only --local --test-mode is supported (run without --local "
+                           "to train on a cluster)");
+    }
+    DET_RETURN_IF_ERROR(ValidateConfigLocally(config));
+    DET_ASSIGN_OR_RETURN(int code, RunLocalTestMode(config, args.context_dir));
+    if (code != 0) {
+      return FailedPrecondition("model definition test failed (exit status " +
+                                std::to_string(code) + ")");
+    }
+    return Status::Ok();
+  }
   if (args.test_mode) Print("Validating experiment configuration...\n");
   // Every problem is reported here, with the master's messages, before anything is uploaded.
   DET_RETURN_IF_ERROR(ValidateConfigLocally(config));
@@ -513,6 +528,8 @@ void RegisterExperimentCommands(CLI::App& app, CliContext& ctx) {
   create->add_flag("-t,--test-mode,--test", create_args->test_mode,
                    "validate the config, then run one trial of one batch (searcher single, "
                    "max_length {batches: 1}) and report whether the model definition works");
+  create->add_flag("--local", create_args->local,
+                   "with --test-mode: test the model definition on this machine, no master");
   create->callback([&ctx, create_args] {
     ctx.SetAction("create experiment",
                   [&ctx, create_args] { return CreateExperiment(ctx, *create_args); });

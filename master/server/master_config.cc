@@ -38,6 +38,7 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
     if (doc.contains("agent_timeout")) config->agent_timeout_seconds = doc["agent_timeout"].get<int64_t>();
     if (doc.contains("task_container_defaults")) {
       const json& t = doc["task_container_defaults"];
+      config->task_container_defaults = t;
       if (t.contains("preemption_timeout")) {
         config->preemption_timeout_seconds = t["preemption_timeout"].get<int64_t>();
       }

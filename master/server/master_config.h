@@ -23,6 +23,7 @@ struct MasterConfig {
   nlohmann::json checkpoint_storage;    // Default: shared_fs under <data_dir>/checkpoints
   int64_t agent_timeout_seconds = 30;   // an agent silent this long is considered lost
   int64_t preemption_timeout_seconds = 3600;
+  nlohmann::json task_container_defaults;  // merged under each experiment's environment etc.
   std::string log_level = "info";
 };
 

@@ -19,7 +19,10 @@ Result<CreateExperimentResult> Master::CreateExperiment(const CreateExperimentRe
   }
   config::ConfigDefaults defaults;
   defaults.checkpoint_storage = config_.checkpoint_storage;
-  defaults.experiment_seed = static_cast<uint32_t>(Now() / 1000000);
+  // Determined's seed is an int32 (0..2^31-1); the unix time in seconds fits until 2038.
+  defaults.experiment_seed = static_cast<uint32_t>((Now() / 1000000) & 0x7fffffff);
+  defaults.preemption_timeout = config_.preemption_timeout_seconds;
+  defaults.task_container_defaults = config_.task_container_defaults;
   DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg,
                        config::ParseExperimentConfig(req.config_yaml, defaults));
   Result<std::unique_ptr<searcher::Searcher>> search = searcher::Searcher::Create(cfg);

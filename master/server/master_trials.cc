@@ -80,7 +80,9 @@ void Master::TerminateAllocationLocked(AllocationRuntime& alloc, bool graceful) 
   if (graceful) {
     if (!alloc.preempt) {
       alloc.preempt = true;
-      alloc.kill_deadline = Now() + config_.preemption_timeout_seconds * 1000000;
+      const TrialRuntime& trial = *trials_[alloc.trial_id];
+      int64_t timeout = experiments_[trial.experiment_id]->config.preemption_timeout;
+      alloc.kill_deadline = Now() + timeout * 1000000;
       cv_.notify_all();
     }
     return;
