@@ -198,3 +198,20 @@ def test_cli_lists_and_describes(cluster):
     assert "0.38.1" in out
     out = cluster.det("user", "whoami").stdout
     assert "determined" in out
+
+
+def test_user_login_whoami_logout(cluster):
+    import subprocess
+
+    from cluster import BIN
+
+    proc = subprocess.run([str(BIN / "det"), "user", "login", "admin"], input="\n", text=True,
+                          capture_output=True, env=cluster.env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "admin" in cluster.det("user", "whoami").stdout
+    cluster.det("user", "logout")
+    # Without a cached token det falls back to the blank-password `determined` user.
+    assert "determined" in cluster.det("user", "whoami").stdout
+    proc = subprocess.run([str(BIN / "det"), "user", "login", "nobody"], input="\n", text=True,
+                          capture_output=True, env=cluster.env, timeout=60)
+    assert proc.returncode != 0 and "invalid credentials" in proc.stderr, proc.stderr
