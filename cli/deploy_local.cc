@@ -205,29 +205,41 @@ Result<pid_t> SpawnDetached(const std::vector<std::string>& argv, const std::str
   return static_cast<pid_t>(pid64);
 }
 
-Status ClusterDown(const std::string& data_dir_in) {
+namespace {
+
+std::string NormalizedDir(const std::string& data_dir) {
   std::error_code ec;
-  fs::path data_dir = fs::absolute(data_dir_in, ec);
-  std::string dir = data_dir.lexically_normal().string();
+  std::string dir = fs::absolute(data_dir.empty() ? DefaultDataDir() : data_dir, ec)
+                        .lexically_normal()
+                        .string();
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+// Agent names with a pid file in `dir`, sorted.
+std::vector<std::string> AgentNames(const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.size() > 4 && name.rfind("agent-", 0) == 0 && name.substr(name.size() - 4) == ".pid") {
+      names.push_back(name.substr(0, name.size() - 4));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Stops the named processes of the cluster in `dir` (in order): SIGTERM, SIGKILL after 10 s.
+Status StopProcesses(const std::string& dir, const std::vector<std::string>& names,
+                     const std::string& what) {
+  std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     Print("No local cluster found in " + dir + "\n");
     return Status::Ok();
   }
-  // Agents first, then the master.
   std::vector<std::pair<std::string, std::string>> files;  // name, pid file
-  std::vector<std::string> agent_files;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (name.size() > 4 && name.rfind("agent-", 0) == 0 && name.substr(name.size() - 4) == ".pid") {
-      agent_files.push_back(name);
-    }
-  }
-  std::sort(agent_files.begin(), agent_files.end());
-  for (const std::string& f : agent_files) {
-    files.emplace_back(f.substr(0, f.size() - 4), dir + "/" + f);
-  }
-  files.emplace_back("master", dir + "/master.pid");
+  for (const std::string& n : names) files.emplace_back(n, dir + "/" + n + ".pid");
 
   std::vector<Stopped> stopping;
   for (const auto& [name, pid_file] : files) {
@@ -250,28 +262,47 @@ Status ClusterDown(const std::string& data_dir_in) {
     }
   }
   for (const auto& [name, pid_file] : files) fs::remove(pid_file, ec);
-  if (stopping.empty()) Print("No local cluster running in " + dir + "\n");
+  if (stopping.empty()) Print("No " + what + " running in " + dir + "\n");
   return Status::Ok();
 }
 
-Status ClusterUp(const ClusterUpOptions& options) {
+}  // namespace
+
+Status ClusterDown(const std::string& data_dir) {
+  std::string dir = NormalizedDir(data_dir);
+  std::vector<std::string> names = AgentNames(dir);  // agents first, then the master
+  names.push_back("master");
+  return StopProcesses(dir, names, "local cluster");
+}
+
+Status MasterDown(const std::string& data_dir) {
+  return StopProcesses(NormalizedDir(data_dir), {"master"}, "master");
+}
+
+Status AgentDown(const std::string& data_dir, const std::string& agent_id) {
+  std::string dir = NormalizedDir(data_dir);
+  std::vector<std::string> names = agent_id.empty() ? AgentNames(dir)
+                                                    : std::vector<std::string>{agent_id};
+  return StopProcesses(dir, names, agent_id.empty() ? "agent" : agent_id);
+}
+
+Status MasterUp(const ClusterUpOptions& options) {
   std::error_code ec;
-  std::string dir = options.data_dir.empty() ? DefaultDataDir() : options.data_dir;
-  dir = fs::absolute(dir, ec).lexically_normal().string();
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::string dir = NormalizedDir(options.data_dir);
   fs::create_directories(dir, ec);
   if (ec) return Internal("cannot create the data directory " + dir + ": " + ec.message());
-  DET_RETURN_IF_ERROR(ClusterDown(dir));
-
+  std::optional<pid_t> running = ReadPidFile(dir + "/master.pid");
+  if (running && ProcessMatches(*running, dir)) {
+    return FailedPrecondition("a master is already running for " + dir + " (pid " +
+                              std::to_string(*running) + "); run master-down first");
+  }
   DET_ASSIGN_OR_RETURN(std::string master_bin, FindSiblingBinary("determined-master"));
-  DET_ASSIGN_OR_RETURN(std::string agent_bin, FindSiblingBinary("determined-agent"));
-
   std::vector<std::string> master_argv = {master_bin, "--port",
                                           std::to_string(options.master_port), "--data-dir", dir};
   if (!options.master_config_path.empty()) {
     std::string cfg = fs::absolute(options.master_config_path, ec).string();
     if (!fs::is_regular_file(cfg, ec)) {
-      return InvalidArgument("master config file " + options.master_config_path +
+      return InvalidArgument("--master-config-path: " + options.master_config_path +
                              " does not exist");
     }
     master_argv.push_back("--config-file");
@@ -303,10 +334,25 @@ Status ClusterUp(const ClusterUpOptions& options) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   Print("Master is up at " + url + "\n");
+  return Status::Ok();
+}
 
-  std::vector<pid_t> agent_pids;
-  for (int i = 1; i <= options.agents; ++i) {
+Status AgentsUp(const ClusterUpOptions& options) {
+  std::error_code ec;
+  std::string dir = NormalizedDir(options.data_dir);
+  fs::create_directories(dir, ec);
+  DET_ASSIGN_OR_RETURN(std::string agent_bin, FindSiblingBinary("determined-agent"));
+  std::string url = "http://127.0.0.1:" + std::to_string(options.master_port);
+  HttpClient http(url);
+  std::vector<std::pair<std::string, pid_t>> started;
+  int wanted = 0;  // agents that must be connected at the end, including ones already running
+  for (int i = 1; static_cast<int>(started.size()) < options.agents; ++i) {
     std::string id = "agent-" + std::to_string(i);
+    std::optional<pid_t> existing = ReadPidFile(dir + "/" + id + ".pid");
+    if (existing && ProcessMatches(*existing, dir)) {
+      ++wanted;
+      continue;
+    }
     std::string agent_dir = dir + "/" + id;
     fs::create_directories(agent_dir, ec);
     std::vector<std::string> argv = {agent_bin,     "--master-url", url,
@@ -316,73 +362,83 @@ Status ClusterUp(const ClusterUpOptions& options) {
     std::string log = dir + "/" + id + ".log";
     DET_ASSIGN_OR_RETURN(pid_t pid, SpawnDetached(argv, log));
     DET_RETURN_IF_ERROR(WritePidFile(dir + "/" + id + ".pid", pid));
-    agent_pids.push_back(pid);
+    started.emplace_back(id, pid);
+    ++wanted;
     Print("Starting " + id + " (pid " + std::to_string(pid) + ", " +
           std::to_string(options.slots_per_agent) + " slots, log " + log + ")\n");
   }
-
-  if (options.agents > 0) {
-    Print("Waiting for " + std::to_string(options.agents) + " agent(s) to connect...\n");
-    // Authenticate as `determined` (blank password), or $DET_USER/$DET_PASS when set.
-    AuthEnv env = AuthEnv::FromEnvironment();
-    std::string user = env.user.value_or("determined");
-    nlohmann::json login = {{"username", user},
-                            {"password", HashPasswordForLogin(env.password.value_or(""))},
-                            {"isHashed", true}};
-    std::optional<std::string> token = env.token;
-    deadline = Clock::now() +
-               std::chrono::milliseconds(static_cast<int64_t>(options.agents_timeout_s * 1000));
-    int connected = 0;
-    while (true) {
-      if (!token) {
-        Result<HttpResponse> resp = http.Request("POST", "/api/v1/auth/login", login.dump(), 5);
-        if (resp.ok() && resp->status == 200) {
-          nlohmann::json j = nlohmann::json::parse(resp->body, nullptr, false);
-          if (j.is_object() && j.contains("token") && j["token"].is_string()) {
-            token = j["token"].get<std::string>();
-          }
-        } else if (resp.ok() && resp->status == 401) {
-          Print("Cannot log in as '" + user + "' to check the agents; not waiting for them\n");
-          break;
+  if (wanted == 0) return Status::Ok();
+  Print("Waiting for " + std::to_string(wanted) + " agent(s) to connect...\n");
+  // Authenticate as `determined` (blank password), or $DET_USER/$DET_PASS when set.
+  AuthEnv env = AuthEnv::FromEnvironment();
+  std::string user = env.user.value_or("determined");
+  nlohmann::json login = {{"username", user},
+                          {"password", HashPasswordForLogin(env.password.value_or(""))},
+                          {"isHashed", true}};
+  std::optional<std::string> token = env.token;
+  auto deadline =
+      Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options.agents_timeout_s * 1000));
+  int connected = 0;
+  while (true) {
+    if (!token) {
+      Result<HttpResponse> resp = http.Request("POST", "/api/v1/auth/login", login.dump(), 5);
+      if (resp.ok() && resp->status == 200) {
+        nlohmann::json j = nlohmann::json::parse(resp->body, nullptr, false);
+        if (j.is_object() && j.contains("token") && j["token"].is_string()) {
+          token = j["token"].get<std::string>();
         }
+      } else if (resp.ok() && resp->status == 401) {
+        Print("Cannot log in as '" + user + "' to check the agents; not waiting for them\n");
+        return Status::Ok();
       }
-      if (token) {
-        http.SetHeader("Authorization", "Bearer " + *token);
-        Result<HttpResponse> resp = http.Request("GET", "/api/v1/agents", "", 5);
-        if (resp.ok() && resp->status == 200) {
-          nlohmann::json j = nlohmann::json::parse(resp->body, nullptr, false);
-          connected = 0;
-          if (j.is_object() && j.contains("agents") && j["agents"].is_array()) {
-            for (const auto& a : j["agents"]) {
-              if (!a.is_object()) continue;
-              std::string id = a.value("id", "");
-              if (id.rfind("agent-", 0) != 0) continue;
-              if (a.value("connected", true)) ++connected;
-            }
-          }
-          if (connected >= options.agents) break;
-        } else if (resp.ok() && resp->status == 401) {
-          token.reset();
-        }
-      }
-      for (size_t i = 0; i < agent_pids.size(); ++i) {
-        if (!Running(agent_pids[i])) {
-          std::string log = dir + "/agent-" + std::to_string(i + 1) + ".log";
-          return Internal("agent-" + std::to_string(i + 1) + " exited during startup; the end of " +
-                          log + ":\n" + TailOfFile(log));
-        }
-      }
-      if (Clock::now() > deadline) {
-        return Unavailable(std::to_string(connected) + " of " + std::to_string(options.agents) +
-                           " agents connected within " +
-                           std::to_string(static_cast<int>(options.agents_timeout_s)) +
-                           " s; see the agent logs in " + dir);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
+    if (token) {
+      http.SetHeader("Authorization", "Bearer " + *token);
+      Result<HttpResponse> resp = http.Request("GET", "/api/v1/agents", "", 5);
+      if (resp.ok() && resp->status == 200) {
+        nlohmann::json j = nlohmann::json::parse(resp->body, nullptr, false);
+        connected = 0;
+        if (j.is_object() && j.contains("agents") && j["agents"].is_array()) {
+          for (const auto& a : j["agents"]) {
+            if (!a.is_object()) continue;
+            std::string id = a.value("id", "");
+            if (id.rfind("agent-", 0) != 0) continue;
+            if (a.value("connected", true)) ++connected;
+          }
+        }
+        if (connected >= wanted) break;
+      } else if (resp.ok() && resp->status == 401) {
+        token.reset();
+      }
+    }
+    for (const auto& [id, pid] : started) {
+      if (!Running(pid)) {
+        std::string log = dir + "/" + id + ".log";
+        return Internal(id + " exited during startup; the end of " + log + ":\n" +
+                        TailOfFile(log));
+      }
+    }
+    if (Clock::now() > deadline) {
+      return Unavailable(std::to_string(connected) + " of " + std::to_string(wanted) +
+                         " agents connected within " +
+                         std::to_string(static_cast<int>(options.agents_timeout_s)) +
+                         " s; see the agent logs in " + dir);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  Print("Cluster is up: master " + url + ", " + std::to_string(options.agents) +
-        (options.agents == 1 ? " agent" : " agents") + "\n");
+  return Status::Ok();
+}
+
+Status ClusterUp(const ClusterUpOptions& options) {
+  std::string dir = NormalizedDir(options.data_dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Internal("cannot create the data directory " + dir + ": " + ec.message());
+  DET_RETURN_IF_ERROR(ClusterDown(dir));
+  DET_RETURN_IF_ERROR(MasterUp(options));
+  DET_RETURN_IF_ERROR(AgentsUp(options));
+  Print("Cluster is up: master http://127.0.0.1:" + std::to_string(options.master_port) + ", " +
+        std::to_string(options.agents) + (options.agents == 1 ? " agent" : " agents") + "\n");
   return Status::Ok();
 }
 
@@ -407,13 +463,54 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
     ctx.SetAction("start the local cluster", [up] { return ClusterUp(*up); });
   });
 
+  auto master_up = std::make_shared<ClusterUpOptions>();
+  CLI::App* mu = local->add_subcommand("master-up", "start the master only");
+  mu->add_option("--master-port", master_up->master_port, "master port (default 8080)")
+      ->check(CLI::Range(1, 65535));
+  mu->add_option("--data-dir", master_up->data_dir, "state, logs and pid files");
+  mu->add_option("--master-config-path", master_up->master_config_path, "master config file");
+  mu->callback([&ctx, master_up] {
+    ctx.SetAction("start the master", [master_up] { return MasterUp(*master_up); });
+  });
+
+  auto master_down_dir = std::make_shared<std::string>();
+  CLI::App* md = local->add_subcommand("master-down", "stop the master only");
+  md->add_option("--data-dir", *master_down_dir, "the master's data directory");
+  md->callback([&ctx, master_down_dir] {
+    ctx.SetAction("stop the master", [master_down_dir] { return MasterDown(*master_down_dir); });
+  });
+
+  auto agent_up = std::make_shared<ClusterUpOptions>();
+  CLI::App* au = local->add_subcommand("agent-up", "start agents for a running master");
+  au->add_option("--master-port", agent_up->master_port, "master port (default 8080)")
+      ->check(CLI::Range(1, 65535));
+  au->add_option("--agents", agent_up->agents, "agents that should run (default 1)")
+      ->check(PositiveInt());
+  au->add_option("--slots-per-agent", agent_up->slots_per_agent, "slots per agent (default 1)")
+      ->check(PositiveInt());
+  au->add_option("--data-dir", agent_up->data_dir, "state, logs and pid files");
+  au->callback([&ctx, agent_up] {
+    ctx.SetAction("start the agents", [agent_up] { return AgentsUp(*agent_up); });
+  });
+
+  auto agent_down_dir = std::make_shared<std::string>();
+  auto agent_down_id = std::make_shared<std::string>();
+  CLI::App* ad = local->add_subcommand("agent-down", "stop agents (all, or --agent-id)");
+  ad->add_option("--data-dir", *agent_down_dir, "the cluster's data directory");
+  ad->add_option("--agent-id", *agent_down_id, "stop only this agent (e.g. agent-2)");
+  auto all_flag = std::make_shared<bool>(false);
+  ad->add_flag("--all", *all_flag, "stop every agent (the default without --agent-id)");
+  ad->callback([&ctx, agent_down_dir, agent_down_id, all_flag] {
+    ctx.SetAction("stop the agents", [agent_down_dir, agent_down_id] {
+      return AgentDown(*agent_down_dir, *agent_down_id);
+    });
+  });
+
   auto down_dir = std::make_shared<std::string>();
   CLI::App* down_cmd = local->add_subcommand("cluster-down", "stop the master and agents");
   down_cmd->add_option("--data-dir", *down_dir, "the cluster-up data directory");
   down_cmd->callback([&ctx, down_dir] {
-    ctx.SetAction("stop the local cluster", [down_dir] {
-      return ClusterDown(down_dir->empty() ? DefaultDataDir() : *down_dir);
-    });
+    ctx.SetAction("stop the local cluster", [down_dir] { return ClusterDown(*down_dir); });
   });
 }
 

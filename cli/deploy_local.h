@@ -42,5 +42,13 @@ bool ProcessMatches(pid_t pid, const std::string& needle);
 
 Status ClusterUp(const ClusterUpOptions& options);
 Status ClusterDown(const std::string& data_dir);
+// The pieces of cluster-up/down, each also a `det deploy local` command. An empty data dir means
+// DefaultDataDir().
+Status MasterUp(const ClusterUpOptions& options);
+Status MasterDown(const std::string& data_dir);
+// Starts agents agent-1..agent-N that are not already running and waits until N are connected.
+Status AgentsUp(const ClusterUpOptions& options);
+// Stops every agent, or only `agent_id` when it is not empty.
+Status AgentDown(const std::string& data_dir, const std::string& agent_id);
 
 }  // namespace det::cli

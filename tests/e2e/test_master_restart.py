@@ -4,7 +4,6 @@ the agent re-registers, the running trial is re-adopted, and no metric is lost o
 import os
 import pathlib
 import signal
-import subprocess
 
 import pytest
 
@@ -33,13 +32,10 @@ def test_master_kill9_while_trial_runs(own_cluster, tmp_path):
     wait_for(lambda: len(c.metrics(trial["id"], "training")) >= 3, 60, "some training metrics")
 
     pid = int((c.data_dir / "master.pid").read_text().split()[0])
-    argv = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
-
-    with open(c.data_dir / "master.log", "ab") as log:
-        proc = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
-    (c.data_dir / "master.pid").write_text(str(proc.pid))
+    c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
+          str(c.data_dir))
     c._token = None
 
     def up():
