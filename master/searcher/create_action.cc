@@ -26,8 +26,12 @@ std::string UuidV4FromBytes(const uint8_t bytes[16]) {
 }
 
 CreateAction NewCreateAction(const config::Hyperparameters& hparams, NpRand& rng) {
+  return NewCreateActionWithHparams(SampleHyperparameters(hparams, rng), rng);
+}
+
+CreateAction NewCreateActionWithHparams(nlohmann::json hparams, NpRand& rng) {
   CreateAction create;
-  create.hparams = SampleHyperparameters(hparams, rng);
+  create.hparams = std::move(hparams);
   uint8_t bytes[kUuidBytes];
   rng.Read(bytes, kUuidBytes);
   create.request_id = UuidV4FromBytes(bytes);

@@ -14,6 +14,10 @@ namespace det::master::searcher {
 
 CreateAction NewCreateAction(const config::Hyperparameters& hparams, NpRand& rng);
 
+// Like NewCreateAction with the hyperparameters already chosen (PBT children): draws only the
+// 16 request-id bytes and the trial seed.
+CreateAction NewCreateActionWithHparams(nlohmann::json hparams, NpRand& rng);
+
 // Lower-case 8-4-4-4-12 text of 16 bytes after setting the version-4 and variant bits.
 std::string UuidV4FromBytes(const uint8_t bytes[16]);
 

@@ -19,6 +19,7 @@ using nlohmann::json;
 
 config::ExperimentConfig Config(const std::string& searcher_yaml, uint32_t seed = 0) {
   std::string yaml = "entrypoint: model_def:Trial\n"
+                     "records_per_epoch: 1000\n"  // lets max_length use epochs
                      "hyperparameters:\n"
                      "  x: {type: int, minval: 0, maxval: 10}\n"
                      "  lr: {type: log, minval: -4, maxval: -1}\n"
@@ -299,14 +300,14 @@ TEST(RandomSearchTest, ProgressFromUnits) {
   EXPECT_DOUBLE_EQ(s->Progress(), 0.5);
 }
 
-// Searchers that are not implemented yet say so; a snapshot of another type is rejected.
+// Searchers that are not implemented say so; a snapshot of another type is rejected.
 TEST(RandomSearchTest, FactoryErrors) {
-  config::ExperimentConfig grid = Config("{name: random, metric: loss, max_trials: 1}");
-  grid.searcher.name = "grid";
-  auto made = Searcher::Create(grid);
+  config::ExperimentConfig custom = Config("{name: random, metric: loss, max_trials: 1}");
+  custom.searcher.name = "custom";
+  auto made = Searcher::Create(custom);
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.status().code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(made.status().message(), "searcher 'grid' is not supported yet");
+  EXPECT_EQ(made.status().message(), "searcher 'custom' is not supported");
 
   auto random = Make(Config("{name: random, metric: loss, max_trials: 1}"));
   config::ExperimentConfig single = Config("{name: single, metric: loss}");

@@ -5,11 +5,15 @@
 // and restores to an identical searcher. Not thread-safe: the master calls it under its lock.
 //
 // This follows the operations era of Determined's searcher (see
-// reference/determined-search-and-scheduling.md §1, §2.1): every created trial receives
-// `ValidateAfter(max_length)`; when that validation completes the trial is closed.
+// reference/determined-search-and-scheduling.md §1-3): trials train to the absolute lengths of
+// their `ValidateAfter` ops and report the searcher metric; the ASHA searchers configured with
+// `time_metric` + `max_time` also take 0.38-style metrics reports. Create picks the method:
+// single/random (RandomSearcher), grid, async_halving, adaptive_asha, adaptive, adaptive_simple
+// and pbt (MethodSearcher + a SearchMethod). docs/searchers.md describes every rule.
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -25,6 +29,10 @@ struct CreateAction {
   std::string request_id;  // UUIDv4 text drawn from the searcher RNG
   uint32_t trial_seed = 0;
   nlohmann::json hparams;  // sampled values (nested groups are objects)
+  // PBT only: the trial starts from the latest checkpoint of the trial created by this request
+  // id (the master turns it into the child's warm-start checkpoint). The child's own length
+  // still counts from zero: its ValidateAfter lengths are relative to its own start.
+  std::optional<std::string> parent_request_id;
 };
 struct ValidateAfterAction {
   std::string request_id;
@@ -54,6 +62,13 @@ class Searcher {
   // `metric` is the raw searcher metric as reported; `length` the op's length.
   virtual Result<std::vector<Action>> ValidationCompleted(const std::string& request_id,
                                                           double metric, uint64_t length) = 0;
+  // 0.38-style event: a trial reported a validation metrics dict. Searchers configured with
+  // `time_metric` + `max_time` (adaptive_asha / async_halving) decide from the searcher metric and
+  // the time metric in `metrics` (a Stop is a Close action); every other searcher ignores it.
+  virtual Result<std::vector<Action>> ValidationMetricsReported(const std::string& request_id,
+                                                                const nlohmann::json& metrics) {
+    return std::vector<Action>();
+  }
   virtual std::vector<Action> TrialExitedEarly(const std::string& request_id,
                                                ExitedReason reason) = 0;
   // The trial's process ended for good (it will not run again).

@@ -1,0 +1,85 @@
+#pragma once
+// MethodSearcher: the Searcher every method except single/random runs behind (reference §1.1).
+// It owns the RNG and the bookkeeping shared by all methods; the SearchMethod decides. Not
+// thread-safe.
+//
+// Rules:
+//  1. InitialOperations acts once; when the method creates no trial at all, Shutdown follows
+//     at once.
+//  2. Every Create adds a trial record; every ValidateAfter adds a pending length to it.
+//     ValidationCompleted must name a pending length (else kInvalidArgument; an unknown request
+//     id is kNotFound) and consumes it, so an operation cannot be completed twice.
+//  3. A trial is done at its first exit report (TrialExitedEarly or TrialExited): it owes
+//     nothing more. Errored counts a failure, UserCanceled a cancel. Later reports of a done
+//     trial reach the method only as the first TrialExited.
+//  4. Shutdown is emitted exactly once, after the event in which the LAST requested trial's
+//     process ended (TrialExited; Determined's TrialsClosed): an early-exit report alone is not
+//     enough, because methods such as grid create the next trial when a process ends. cancel /
+//     failure are set only when every requested trial was canceled / failed.
+//  5. Units per trial only grow: max of every SetTrialProgress and completed validation length.
+//  6. Progress is the method's value clamped to [0, 1] (NaN/Inf -> 0), and exactly 1 once
+//     Shutdown has been emitted.
+//  7. Snapshot = {version, search_method_type, rand, initialized, shutdown, trials, method};
+//     restoring it and snapshotting again gives the identical JSON text.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "master/config/experiment_config.h"
+#include "master/searcher/nprand.h"
+#include "master/searcher/search_method.h"
+#include "master/searcher/searcher.h"
+
+namespace det::master::searcher {
+
+class MethodSearcher : public Searcher {
+ public:
+  MethodSearcher(const config::ExperimentConfig& config, std::unique_ptr<SearchMethod> method);
+
+  // Replaces this searcher's state with `snapshot` (as produced by Snapshot()).
+  Status LoadSnapshot(const nlohmann::json& snapshot);
+
+  std::vector<Action> InitialOperations() override;
+  std::vector<Action> TrialCreated(const std::string& request_id) override;
+  Result<std::vector<Action>> ValidationCompleted(const std::string& request_id, double metric,
+                                                  uint64_t length) override;
+  Result<std::vector<Action>> ValidationMetricsReported(const std::string& request_id,
+                                                        const nlohmann::json& metrics) override;
+  std::vector<Action> TrialExitedEarly(const std::string& request_id,
+                                       ExitedReason reason) override;
+  std::vector<Action> TrialExited(const std::string& request_id) override;
+  void SetTrialProgress(const std::string& request_id, double units) override;
+  double Progress() const override;
+  nlohmann::json Snapshot() const override;
+
+ private:
+  struct TrialRecord {
+    bool created = false;
+    bool closed = false;
+    bool done = false;
+    bool exited = false;
+    bool failed = false;
+    bool canceled = false;
+    std::vector<uint64_t> pending;  // ValidateAfter lengths not yet completed
+  };
+
+  // Bookkeeping for actions the method returned; appends Shutdown when due.
+  std::vector<Action> Record(std::vector<Action> actions);
+
+  std::string name_;
+  config::Hyperparameters hparams_;
+  NpRand rng_;
+  std::unique_ptr<SearchMethod> method_;
+  bool initialized_ = false;
+  bool shutdown_ = false;
+  int64_t exited_count_ = 0;
+  std::map<std::string, TrialRecord> trials_;
+  TrialUnits units_;
+};
+
+}  // namespace det::master::searcher

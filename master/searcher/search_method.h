@@ -1,0 +1,67 @@
+#pragma once
+// SearchMethod: the per-method half of a searcher (reference §1.1). MethodSearcher owns the RNG,
+// the hyperparameter space and the bookkeeping every method shares (requests, pending
+// operations, exits, cancels, failures, shutdown); a SearchMethod only decides which trials to
+// create, how far each trains and when each is closed. Methods compose: a tournament routes
+// events to the bracket that created the trial. Pure, not thread-safe.
+//
+// Conventions for every method:
+//  1. A trial's first ValidateAfter is emitted from TrialCreated; later ones (promotions, PBT
+//     rounds) from the event that decides them. Lengths are absolute totals of the trial.
+//  2. Metrics arrive raw; a method negates them when smaller_is_better is false, so that
+//     smaller is always better inside the method.
+//  3. The worst metric is kWorstMetric (MaxFloat64, finite so snapshots round-trip).
+//  4. TrialExited of a trial the method has neither closed nor seen exit early is handled as an
+//     early exit (the trial left without reporting what it owed), so no search waits forever.
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "master/config/experiment_config.h"
+#include "master/searcher/nprand.h"
+#include "master/searcher/searcher.h"
+
+namespace det::master::searcher {
+
+inline constexpr double kWorstMetric = std::numeric_limits<double>::max();
+
+// What a method may use besides its own state. Both outlive every call.
+struct SearchContext {
+  NpRand& rng;
+  const config::Hyperparameters& hparams;
+};
+
+// Units trained so far per request id (the largest value reported or validated).
+using TrialUnits = std::map<std::string, double>;
+
+class SearchMethod {
+ public:
+  virtual ~SearchMethod() = default;
+
+  virtual std::vector<Action> InitialOperations(SearchContext& ctx) = 0;
+  virtual std::vector<Action> TrialCreated(SearchContext& ctx, const std::string& id) = 0;
+  // REQUIRES: `length` was a pending ValidateAfter of `id` (MethodSearcher checks it).
+  virtual Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx,
+                                                          const std::string& id, double metric,
+                                                          uint64_t length) = 0;
+  virtual Result<std::vector<Action>> ValidationMetricsReported(SearchContext& ctx,
+                                                                const std::string& id,
+                                                                const nlohmann::json& metrics) {
+    return std::vector<Action>();
+  }
+  virtual std::vector<Action> TrialExitedEarly(SearchContext& ctx, const std::string& id,
+                                               ExitedReason reason) = 0;
+  virtual std::vector<Action> TrialExited(SearchContext& ctx, const std::string& id) = 0;
+  // In [0, 1] (MethodSearcher clamps and maps NaN to 0).
+  virtual double Progress(const TrialUnits& units) const = 0;
+  virtual nlohmann::json Snapshot() const = 0;
+  virtual Status Restore(const nlohmann::json& snapshot) = 0;
+};
+
+}  // namespace det::master::searcher
