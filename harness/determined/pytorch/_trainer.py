@@ -335,6 +335,9 @@ class _TrainLoop:
     def _checkpoint(self) -> str:
         state = self._state()
         rng_states = self.dist.gather(state["rng_state"])
+        # Training metrics not yet reported (a preemption mid reporting period) travel with the
+        # checkpoint, so the resumed run reports exactly what an uninterrupted one would.
+        pending = self.dist.gather(list(self.window))
         self._cb("on_checkpoint_save_start", state)
         uuid: Optional[str] = None
         if self.is_chief:
@@ -348,7 +351,9 @@ class _TrainLoop:
             with self.core.checkpoint.store_path(metadata) as (path, uuid):
                 torch.save(state, str(path / STATE_FILE))
                 with open(path / TRIAL_STATE_FILE, "wb") as f:
-                    pickle.dump(self._trial_state(), f)
+                    trial_state = self._trial_state()
+                    trial_state["pending_training_windows"] = pending
+                    pickle.dump(trial_state, f)
                 _write_load_data(path, self.trial, self.ctx)
                 self._cb("on_checkpoint_write_end", str(path))
                 self._cb("on_checkpoint_end", str(path))
@@ -384,6 +389,9 @@ class _TrainLoop:
         elif "rng_state" in state:
             _set_rng_state(state["rng_state"])
         self.steps = int(trial_state.get("batches_trained", 0))
+        pending = trial_state.get("pending_training_windows")
+        if not warm_start and isinstance(pending, list) and len(pending) == self.dist.size:
+            self.window = list(pending[self.dist.rank])
         self.last_val_step = trial_state.get("last_val_step")
         self.best_metric = trial_state.get("best_metric")
         self.last_ckpt_step = self.steps
@@ -578,9 +586,9 @@ class _TrainLoop:
                     if self._period_hit(self.checkpoint_period, epoch_end) and self.last_ckpt_step != self.steps:
                         self._report_training()
                         self._checkpoint()
-                self._report_training()
                 if preempted:
                     break
+                self._report_training()
                 if stop and self.steps < target:
                     # Finish the step: checkpoint, tell the master, exit.
                     break
