@@ -101,11 +101,19 @@ def save(core_context: core.Context, model, optimizer, batches_trained: int, tri
     return storage_id
 
 
-def load(core_context: core.Context, storage_id: str, model, optimizer) -> int:
+def load(core_context: core.Context, storage_id: str, model, optimizer, trial_id, lr: float) -> int:
+    """Restores a checkpoint; returns the batches already trained by this trial.
+
+    A checkpoint of another trial (a PBT parent, or searcher.source_trial_id) is a warm start:
+    its weights are used, but this trial keeps its own learning rate and counts from zero."""
     with core_context.checkpoint.restore_path(storage_id) as path:
         state = torch.load(path / "state.pt")
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
+    if state.get("trial_id") != trial_id:
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        return 0
     return int(state["batches_trained"])
 
 
@@ -119,7 +127,8 @@ def main(core_context: core.Context, hparams: dict, latest_checkpoint, trial_id,
 
     batches_trained = 0
     if latest_checkpoint is not None:
-        batches_trained = load(core_context, latest_checkpoint, model, optimizer)
+        batches_trained = load(core_context, latest_checkpoint, model, optimizer, trial_id,
+                               float(hparams["lr"]))
         logging.info("resumed from checkpoint %s at batch %d", latest_checkpoint, batches_trained)
     last_checkpoint_at = batches_trained
 

@@ -26,6 +26,9 @@ ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_re
     return {ExitDecision::kRestart, next, "trial failed, restarting"};
   }
   if (exit.invalid_hp) return {ExitDecision::kComplete, restarts, "invalid hyperparameters"};
+  if (exit.out_of_ops) {
+    return {ExitDecision::kIdle, restarts, "waiting for the searcher's next operation"};
+  }
   if (exit.preemption_acked) {
     if (trial_state == RunState::kPaused) return {ExitDecision::kIdle, restarts, "paused"};
     return {ExitDecision::kRescheduleFree, restarts, "preempted"};

@@ -15,6 +15,7 @@ struct AllocationExit {
   bool infrastructure_failure = false;  // agent lost, start failure on our side
   bool invalid_hp = false;         // the trial reported an InvalidHP early exit
   bool searcher_closed = false;    // the searcher already finished with this trial
+  bool out_of_ops = false;         // told it had no searcher operation for now (awaits one)
 };
 
 enum class ExitDecision {
@@ -23,7 +24,7 @@ enum class ExitDecision {
   kRescheduleFree,  // reschedule without counting a restart
   kError,           // trial -> ERROR
   kTerminal,        // trial was stopping: move to its terminal state
-  kIdle,            // preempted while paused: nothing to schedule
+  kIdle,            // paused, or waiting for the searcher: nothing to schedule now
 };
 
 struct ExitOutcome {

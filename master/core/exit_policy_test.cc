@@ -31,6 +31,16 @@ TEST(ExitPolicyTest, ZeroExitCompletesUnlessPreemptionAcked) {
   EXPECT_EQ(InterpretExit(RunState::kPaused, 0, 5, acked).decision, ExitDecision::kIdle);
 }
 
+// Ensures a trial that exited because it had no searcher operation waits instead of completing.
+TEST(ExitPolicyTest, OutOfOpsWaitsForTheSearcher) {
+  AllocationExit e{.out_of_ops = true};
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, e).decision, ExitDecision::kIdle);
+  e.searcher_closed = true;
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, e).decision, ExitDecision::kComplete);
+  AllocationExit failed{.exit_code = 2, .out_of_ops = true};
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, failed).decision, ExitDecision::kRestart);
+}
+
 TEST(ExitPolicyTest, StoppingTrialsEndTerminal) {
   AllocationExit killed{.exit_code = 137, .killed_by_user = true};
   EXPECT_EQ(InterpretExit(RunState::kStoppingKilled, 0, 5, killed).decision,

@@ -175,6 +175,10 @@ class Master {
   Status RestoreLocked();
   Status ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions);
   Status PersistSnapshotLocked(ExperimentRuntime& exp);
+  // The checkpoint a new trial starts from: its PBT parent's latest, or the config's
+  // source_checkpoint_uuid / source_trial_id's latest; "" when none.
+  Result<std::string> WarmStartCheckpointLocked(const ExperimentRuntime& exp,
+                                                const searcher::CreateAction& create);
   Status RequestAllocationLocked(TrialRuntime& trial);
   void ScheduleLocked();
   Status StartAllocationOnAgentLocked(AllocationRuntime& alloc, AgentRuntime& agent,

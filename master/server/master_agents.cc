@@ -246,7 +246,12 @@ Status Master::StartAllocationOnAgentLocked(AllocationRuntime& alloc, AgentRunti
   env["DET_STEPS_COMPLETED"] = std::to_string(latest ? latest->steps_completed : 0);
   env["DET_CLUSTER_ID"] = cluster_id_;
   env["DET_MASTER_ID"] = master_id_;
-  if (latest) env["DET_LATEST_CHECKPOINT"] = latest->uuid;
+  if (latest) {
+    env["DET_LATEST_CHECKPOINT"] = latest->uuid;
+  } else if (!trow.warm_start_checkpoint_uuid.empty()) {
+    // Warm start: the weights of another trial, while this trial's own count starts at zero.
+    env["DET_LATEST_CHECKPOINT"] = trow.warm_start_checkpoint_uuid;
+  }
 
   alloc.state = AllocationRuntime::State::kAssigned;
   alloc.agent_id = agent.id;

@@ -146,6 +146,7 @@ Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher
           exp.state == RunState::kPaused ? RunState::kPaused : RunState::kActive));
       row.start_time = Now();
       row.task_id = std::to_string(exp.id) + "." + c->request_id;
+      DET_ASSIGN_OR_RETURN(row.warm_start_checkpoint_uuid, WarmStartCheckpointLocked(exp, *c));
       DET_ASSIGN_OR_RETURN(int64_t id, store_->InsertTrial(row));
       auto t = std::make_unique<TrialRuntime>();
       t->id = id;
@@ -162,7 +163,21 @@ Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher
       if (it != exp.trial_by_request.end()) trials_[it->second]->ops.push_back(v->length);
     } else if (auto* cl = std::get_if<searcher::CloseAction>(&action)) {
       auto it = exp.trial_by_request.find(cl->request_id);
-      if (it != exp.trial_by_request.end()) trials_[it->second]->closed_by_searcher = true;
+      if (it == exp.trial_by_request.end()) continue;
+      TrialRuntime& t = *trials_[it->second];
+      t.closed_by_searcher = true;
+      t.ops.clear();
+      if (!t.allocation_id.empty()) {
+        // A running trial is asked to checkpoint and stop; its exit then completes it.
+        TerminateAllocationLocked(*allocations_[t.allocation_id], true);
+      } else if (!core::IsTerminal(t.state) && !core::IsStopping(t.state)) {
+        // An idle trial (waiting for an operation that will not come) is done.
+        DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kCompleted));
+        if (!t.searcher_exited) {
+          t.searcher_exited = true;
+          for (auto& a : exp.searcher->TrialExited(t.request_id)) queue.push_back(std::move(a));
+        }
+      }
     } else if (auto* s = std::get_if<searcher::ShutdownAction>(&action)) {
       exp.shutdown = *s;
     }
@@ -170,10 +185,41 @@ Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher
   DET_RETURN_IF_ERROR(PersistSnapshotLocked(exp));
   DET_RETURN_IF_ERROR(store_->UpdateExperimentProgress(exp.id, exp.searcher->Progress()));
   if (exp.state == RunState::kActive) {
-    for (int64_t id : created) DET_RETURN_IF_ERROR(RequestAllocationLocked(*trials_[id]));
+    // New trials, and idle trials that just received an operation, need a process.
+    for (auto& [rid, tid] : exp.trial_by_request) {
+      TrialRuntime& t = *trials_[tid];
+      bool fresh = std::find(created.begin(), created.end(), tid) != created.end();
+      if (t.state == RunState::kActive && t.allocation_id.empty() && !t.closed_by_searcher &&
+          (fresh || !t.ops.empty())) {
+        DET_RETURN_IF_ERROR(RequestAllocationLocked(t));
+      }
+    }
   }
   cv_.notify_all();
   return MaybeFinishExperimentLocked(exp);
+}
+
+Result<std::string> Master::WarmStartCheckpointLocked(const ExperimentRuntime& exp,
+                                                     const searcher::CreateAction& create) {
+  std::optional<int64_t> source_trial;
+  if (create.parent_request_id) {
+    auto it = exp.trial_by_request.find(*create.parent_request_id);
+    if (it != exp.trial_by_request.end()) source_trial = it->second;
+  } else if (exp.config.searcher.source_checkpoint_uuid) {
+    return *exp.config.searcher.source_checkpoint_uuid;
+  } else if (exp.config.searcher.source_trial_id) {
+    source_trial = *exp.config.searcher.source_trial_id;
+  }
+  if (!source_trial) return std::string();
+  DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
+                       store_->ListCheckpointsForTrial(*source_trial));
+  const store::CheckpointRow* latest = nullptr;
+  for (const auto& c : ckpts) {
+    if (c.state == "COMPLETED" && (!latest || c.steps_completed >= latest->steps_completed)) {
+      latest = &c;
+    }
+  }
+  return latest ? latest->uuid : std::string();
 }
 
 Status Master::MaybeFinishExperimentLocked(ExperimentRuntime& exp) {

@@ -55,6 +55,7 @@ struct Master::AllocationRuntime {
   bool preempt = false;                // graceful stop requested
   bool preempt_acked = false;
   bool kill_requested = false;
+  bool out_of_ops = false;             // answered "no operation for now"; exit 0 means idle
   int64_t kill_deadline = 0;           // micros; kill after preemption_timeout
   int64_t adopt_deadline = 0;          // restored at startup: agent must report it by then
 };

@@ -123,6 +123,7 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   e.infrastructure_failure = infrastructure;
   e.invalid_hp = trial.exited_early;
   e.searcher_closed = trial.closed_by_searcher;
+  e.out_of_ops = alloc.out_of_ops && trial.ops.empty();
   core::ExitOutcome outcome =
       core::InterpretExit(trial.state, trial.restarts, exp.config.max_restarts, e);
   if (!never_started) {
@@ -215,6 +216,21 @@ Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run
       DET_RETURN_IF_ERROR(store_->UpdateTrial(tr));
     }
     cv_.notify_all();
+    auto it = trials_.find(trial_id);
+    if (group == "validation" && it != trials_.end()) {
+      // 0.38 searchers (time_metric + max_time) decide from reported validation metrics.
+      ExperimentRuntime& exp = *experiments_[it->second->experiment_id];
+      const nlohmann::json& sc = exp.config.defaulted.value("searcher", json::object());
+      if (sc.contains("time_metric") && !sc["time_metric"].is_null() && sc.contains("max_time") &&
+          !sc["max_time"].is_null()) {
+        const json& values = metrics.contains("validation_metrics") ? metrics["validation_metrics"]
+                                                                    : metrics;
+        DET_ASSIGN_OR_RETURN(std::vector<searcher::Action> actions,
+                             exp.searcher->ValidationMetricsReported(it->second->request_id,
+                                                                     values));
+        DET_RETURN_IF_ERROR(ProcessActionsLocked(exp, std::move(actions)));
+      }
+    }
   }
   return Status::Ok();
 }
@@ -275,6 +291,13 @@ Result<SearcherOpView> Master::GetSearcherOperation(int64_t trial_id, int64_t wa
     TrialRuntime& t = *it->second;
     if (!t.ops.empty()) return SearcherOpView{t.request_id, t.ops.front(), false};
     if (t.closed_by_searcher || core::IsTerminal(t.state) || core::IsStopping(t.state)) {
+      return SearcherOpView{t.request_id, std::nullopt, true};
+    }
+    // Nothing to do until the searcher decides (e.g. a promotion): the process exits and frees
+    // its slots; the trial runs again from its checkpoint when an operation arrives.
+    if (!t.allocation_id.empty()) {
+      auto a = allocations_.find(t.allocation_id);
+      if (a != allocations_.end()) a->second->out_of_ops = true;
       return SearcherOpView{t.request_id, std::nullopt, true};
     }
     if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) {

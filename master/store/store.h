@@ -55,6 +55,7 @@ struct TrialRow {
   std::optional<double> searcher_metric;
   std::string task_id;
   nlohmann::json metadata = nlohmann::json::object();
+  std::string warm_start_checkpoint_uuid;  // "" when none
 };
 
 struct AllocationRow {

@@ -48,6 +48,7 @@ class StoreSuite : public ::testing::Test {
     t.hparams = {{"lr", 0.1}};
     t.state = "ACTIVE";
     t.task_id = "1.1";
+    t.warm_start_checkpoint_uuid = "parent-ckpt";
     auto tid = store_->InsertTrial(t);
     EXPECT_TRUE(tid.ok());
     *trial_id = *tid;
@@ -91,6 +92,7 @@ TEST_F(StoreSuite, ExperimentsPersistAcrossReopen) {
   ASSERT_TRUE(trials.ok());
   ASSERT_EQ(trials->size(), 1u);
   EXPECT_EQ((*trials)[0].hparams["lr"], 0.1);
+  EXPECT_EQ((*trials)[0].warm_start_checkpoint_uuid, "parent-ckpt");
   int64_t total = 0;
   auto page = store_->ListExperiments(std::nullopt, Page{1, 10}, &total);
   ASSERT_TRUE(page.ok());

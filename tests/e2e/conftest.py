@@ -18,3 +18,14 @@ def cluster():
         yield c
     finally:
         c.cleanup()
+
+
+@pytest.fixture
+def own_cluster():
+    """A cluster of its own, for tests that kill or restart its processes."""
+    c = Cluster(agents=1, slots=2)
+    c.up()
+    try:
+        yield c
+    finally:
+        c.cleanup()

@@ -5,21 +5,9 @@ import os
 import pathlib
 import signal
 
-import pytest
-
-from cluster import Cluster, wait_for
+from cluster import Cluster, wait_for  # noqa: F401
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
-
-
-@pytest.fixture
-def own_cluster():
-    c = Cluster(agents=1, slots=1)
-    c.up()
-    try:
-        yield c
-    finally:
-        c.cleanup()
 
 
 def test_master_kill9_while_trial_runs(own_cluster, tmp_path):

@@ -43,7 +43,7 @@ ExperimentRow ReadExperiment(const Statement& s) {
 
 constexpr const char* kTrialColumns =
     "id, experiment_id, request_id, seed, hparams, state, start_time, end_time, restarts, run_id, "
-    "total_batches, runner_state, searcher_metric, task_id, metadata";
+    "total_batches, runner_state, searcher_metric, task_id, metadata, warm_start_checkpoint_uuid";
 
 TrialRow ReadTrial(const Statement& s) {
   TrialRow r;
@@ -62,6 +62,7 @@ TrialRow ReadTrial(const Statement& s) {
   r.searcher_metric = s.OptDouble(12);
   r.task_id = s.Text(13);
   r.metadata = ParseJson(s.Text(14));
+  r.warm_start_checkpoint_uuid = s.Text(15);
   return r;
 }
 
@@ -344,12 +345,13 @@ Result<int64_t> SqliteStore::InsertTrial(const TrialRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s, "INSERT INTO trials (experiment_id, request_id, seed, hparams, state, start_time, "
                  "end_time, restarts, run_id, total_batches, runner_state, searcher_metric, "
-                 "task_id, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                 "task_id, metadata, warm_start_checkpoint_uuid) VALUES "
+                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   s.Bind(1, row.experiment_id).Bind(2, row.request_id).Bind(3, row.seed);
   s.Bind(4, row.hparams.dump()).Bind(5, row.state).Bind(6, row.start_time).Bind(7, row.end_time);
   s.Bind(8, row.restarts).Bind(9, row.run_id).Bind(10, row.total_batches);
   s.Bind(11, row.runner_state).Bind(12, row.searcher_metric).Bind(13, row.task_id);
-  s.Bind(14, row.metadata.dump());
+  s.Bind(14, row.metadata.dump()).Bind(15, row.warm_start_checkpoint_uuid);
   DET_RETURN_IF_ERROR(s.Run());
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
 }

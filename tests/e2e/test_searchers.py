@@ -1,0 +1,62 @@
+"""Hyperparameter searches of the digits example on a local cluster."""
+
+import os
+import pathlib
+import signal
+
+from cluster import REPO, wait_for
+
+DIGITS = REPO / "examples" / "digits"
+
+
+def lengths(cluster, exp_id):
+    return sorted(t["totalBatchesProcessed"] for t in cluster.trials(exp_id))
+
+
+def test_adaptive_asha_search_completes(cluster):
+    exp_id = cluster.create(DIGITS / "adaptive.yaml", DIGITS)
+    cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=600)
+    trials = cluster.trials(exp_id)
+    assert len(trials) == 4
+    assert all(t["state"] == "STATE_COMPLETED" for t in trials)
+    # Two brackets: (rungs 50, 100; 2 trials) promotes one of two; (rung 100; 2 trials).
+    assert lengths(cluster, exp_id) == [50, 100, 100, 100]
+
+
+def test_grid_search_covers_the_grid(cluster):
+    exp_id = cluster.create(DIGITS / "grid.yaml", DIGITS)
+    cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=600)
+    trials = cluster.trials(exp_id)
+    points = sorted((t["hparams"]["lr"], t["hparams"]["hidden_size"]) for t in trials)
+    assert points == [(0.01, 16), (0.01, 64), (0.05, 16), (0.05, 64)]
+    assert lengths(cluster, exp_id) == [100, 100, 100, 100]
+
+
+def test_pbt_search_children_start_from_parent_checkpoints(cluster):
+    exp_id = cluster.create(DIGITS / "pbt.yaml", DIGITS)
+    cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=600)
+    trials = cluster.trials(exp_id)
+    # Population 3, 2 rounds, truncate 1: the best spawns one child, the worst is closed.
+    assert len(trials) == 4
+    assert all(t["state"] == "STATE_COMPLETED" for t in trials)
+    warm = [t for t in trials
+            if "at batch 0" in cluster.det("trial", "logs", str(t["id"])).stdout]
+    assert len(warm) == 1, "exactly one child, restored from its parent's checkpoint"
+    assert warm[0]["totalBatchesProcessed"] == 50, "a child counts its own length from zero"
+    assert lengths(cluster, exp_id) == [50, 50, 100, 100]
+
+
+def test_search_survives_master_restart(own_cluster):
+    c = own_cluster
+    exp_id = c.create(DIGITS / "adaptive.yaml", DIGITS)
+    wait_for(lambda: any(c.metrics(t["id"], "training") for t in c.trials(exp_id)), 120,
+             "training to start")
+    pid = int((c.data_dir / "master.pid").read_text().split()[0])
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
+    c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
+          str(c.data_dir))
+    c._token = None
+    c.wait_state(exp_id, "STATE_COMPLETED", timeout=600)
+    assert len(c.trials(exp_id)) == 4
+    assert lengths(c, exp_id) == [50, 100, 100, 100]
