@@ -65,6 +65,7 @@ int RunCli(int argc, char** argv) {
   RegisterExperimentCommands(app, ctx);
   RegisterTrialCommands(app, ctx);
   RegisterDeployCommands(app, ctx);
+  RegisterPreviewCommands(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -46,6 +46,7 @@ void RegisterMasterCommands(CLI::App& app, CliContext& ctx);  // master info, ag
 void RegisterExperimentCommands(CLI::App& app, CliContext& ctx);
 void RegisterTrialCommands(CLI::App& app, CliContext& ctx);
 void RegisterDeployCommands(CLI::App& app, CliContext& ctx);
+void RegisterPreviewCommands(CLI::App& app, CliContext& ctx);
 
 // Parses argv and runs the selected command; returns the process exit code.
 int RunCli(int argc, char** argv);
