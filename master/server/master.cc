@@ -12,6 +12,7 @@ using nlohmann::json;
 namespace {
 constexpr int64_t kSessionLifetimeMicros = 7ll * 24 * 3600 * 1000000;
 constexpr int64_t kTickMillis = 500;
+constexpr int64_t kSessionCacheMicros = 5ll * 60 * 1000000;
 }  // namespace
 
 Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const Clock* clock)
@@ -82,10 +83,25 @@ Result<std::pair<std::string, store::UserRow>> Master::Login(const std::string& 
   return std::make_pair(token, user.value());
 }
 
-Status Master::Logout(const std::string& token) { return store_->RevokeSession(token); }
+Status Master::Logout(const std::string& token) {
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    sessions_.erase(token);
+  }
+  return store_->RevokeSession(token);
+}
 
 Result<Principal> Master::AuthenticateUserToken(const std::string& token) {
-  DET_ASSIGN_OR_RETURN(int64_t user_id, store_->LookupSession(token, Now()));
+  int64_t now = Now();
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    auto it = sessions_.find(token);
+    if (it != sessions_.end()) {
+      if (it->second.expiry > now) return it->second.principal;
+      sessions_.erase(it);
+    }
+  }
+  DET_ASSIGN_OR_RETURN(int64_t user_id, store_->LookupSession(token, now));
   DET_ASSIGN_OR_RETURN(store::UserRow user, store_->GetUserById(user_id));
   if (!user.active) return PermissionDenied("user " + user.username + " is not active");
   Principal p;
@@ -93,6 +109,9 @@ Result<Principal> Master::AuthenticateUserToken(const std::string& token) {
   p.username = user.username;
   p.admin = user.admin;
   p.token = token;
+  std::lock_guard<std::mutex> lock(sessions_mu_);
+  // Re-checked against the store at least every few minutes, so a revocation elsewhere lands.
+  sessions_[token] = CachedSession{p, std::min(now + kSessionCacheMicros, now + kSessionLifetimeMicros)};
   return p;
 }
 

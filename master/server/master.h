@@ -204,6 +204,15 @@ class Master {
   std::string cluster_id_;
   std::string master_id_;
 
+  // User sessions seen so far (token -> principal and expiry), so authenticating a request
+  // needs no database read. Guarded by its own mutex: auth must not wait for the core lock.
+  struct CachedSession {
+    Principal principal;
+    int64_t expiry;
+  };
+  std::mutex sessions_mu_;
+  std::map<std::string, CachedSession> sessions_;
+
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<int64_t, std::unique_ptr<ExperimentRuntime>> experiments_;

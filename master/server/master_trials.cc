@@ -208,16 +208,11 @@ Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run
   row.metrics = metrics;
   row.report_time = Now();
   DET_RETURN_IF_ERROR(store_->AddMetrics(row));
-  if (group == "training" || group == "validation") {
+  if (group == "validation") {
     std::lock_guard<std::mutex> lock(mu_);
-    DET_ASSIGN_OR_RETURN(store::TrialRow tr, store_->GetTrial(trial_id));
-    if (steps > tr.total_batches) {
-      tr.total_batches = steps;
-      DET_RETURN_IF_ERROR(store_->UpdateTrial(tr));
-    }
     cv_.notify_all();
     auto it = trials_.find(trial_id);
-    if (group == "validation" && it != trials_.end()) {
+    if (it != trials_.end()) {
       // 0.38 searchers (time_metric + max_time) decide from reported validation metrics.
       ExperimentRuntime& exp = *experiments_[it->second->experiment_id];
       const nlohmann::json& sc = exp.config.defaulted.value("searcher", json::object());

@@ -1,7 +1,9 @@
 // The shared Store suite: every backend must pass it. Runs against SQLite always.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include "master/store/sqlite/sqlite_store.h"
 
@@ -123,6 +125,37 @@ TEST_F(StoreSuite, MetricsDedupAndRollback) {
   auto rows = store_->ListMetrics(trial_id, "training");
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[1].metrics["avg_metrics"]["loss"], 20);
+}
+
+// Ensures concurrent reports (group-committed) are all stored once and raise total_batches.
+TEST_F(StoreSuite, ConcurrentMetricReportsAllCommit) {
+  int64_t trial_id = 0;
+  MakeExperimentAndTrial(&trial_id);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 1; k <= 50; ++k) {
+        MetricRow m;
+        m.trial_id = trial_id;
+        m.trial_run_id = 1;
+        m.group = "training";
+        m.total_batches = t * 50 + k;
+        m.metrics = {{"avg_metrics", {{"loss", k}}}};
+        if (!store_->AddMetrics(m).ok()) failures++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(store_->ListMetrics(trial_id, "training")->size(), 400u);
+  EXPECT_EQ(store_->GetTrial(trial_id)->total_batches, 400);
+  MetricRow bad;
+  bad.trial_id = 999999;  // no such trial: fails alone, without harming other writes
+  bad.trial_run_id = 1;
+  bad.group = "training";
+  bad.metrics = nlohmann::json::object();
+  EXPECT_FALSE(store_->AddMetrics(bad).ok());
 }
 
 TEST_F(StoreSuite, CheckpointsAndLogs) {

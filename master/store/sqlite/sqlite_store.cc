@@ -377,8 +377,9 @@ Result<std::vector<TrialRow>> SqliteStore::ListTrials(int64_t experiment_id) {
 
 Status SqliteStore::UpdateTrial(const TrialRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
+  // total_batches only grows: metric reports raise it concurrently with other trial updates.
   DET_PREPARE(s, "UPDATE trials SET state = ?, end_time = ?, restarts = ?, run_id = ?, "
-                 "total_batches = ?, runner_state = ?, searcher_metric = ?, task_id = ?, "
+                 "total_batches = MAX(total_batches, ?), runner_state = ?, searcher_metric = ?, task_id = ?, "
                  "metadata = ?, hparams = ? WHERE id = ?");
   s.Bind(1, row.state).Bind(2, row.end_time).Bind(3, row.restarts).Bind(4, row.run_id);
   s.Bind(5, row.total_batches).Bind(6, row.runner_state).Bind(7, row.searcher_metric);
@@ -436,31 +437,75 @@ Result<std::vector<std::string>> SqliteStore::ListTaskIds(int64_t trial_id) {
   return s.Collect<std::string>([](const Statement& st) { return st.Text(0); });
 }
 
+// Concurrent reports are group-committed: the first caller to find no write in progress becomes
+// the leader and writes every queued row in one transaction (one fsync), each row inside its own
+// savepoint so one bad row fails alone. Every caller returns only after its row is committed.
 Status SqliteStore::AddMetrics(const MetricRow& row) {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  auto body = [&]() -> Status {
-    // Rows of earlier runs past this report's step were lost with that run's un-checkpointed
-    // progress: archive them so every step is shown once.
-    DET_PREPARE(a, "UPDATE metrics SET archived = 1 WHERE trial_id = ? AND metric_group = ? AND "
-                   "trial_run_id < ? AND total_batches >= ? AND archived = 0");
-    DET_RETURN_IF_ERROR(
-        a.Bind(1, row.trial_id).Bind(2, row.group).Bind(3, row.trial_run_id)
-            .Bind(4, row.total_batches).Run());
-    DET_PREPARE(s, "INSERT INTO metrics (trial_id, trial_run_id, total_batches, metric_group, "
-                   "metrics, report_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(trial_id, "
-                   "trial_run_id, metric_group, total_batches) DO UPDATE SET metrics = "
-                   "json_patch(metrics, excluded.metrics)");
-    s.Bind(1, row.trial_id).Bind(2, row.trial_run_id).Bind(3, row.total_batches);
-    s.Bind(4, row.group).Bind(5, row.metrics.dump()).Bind(6, row.report_time);
-    return s.Run();
-  };
-  Status st = body();
-  if (!st.ok()) {
-    (void)Exec("ROLLBACK");
-    return st;
+  PendingMetric mine{&row, Status::Ok(), false};
+  std::unique_lock<std::mutex> lock(batch_mu_);
+  batch_queue_.push_back(&mine);
+  while (!mine.done) {
+    if (batch_writer_active_) {
+      batch_cv_.wait(lock);
+      continue;
+    }
+    batch_writer_active_ = true;
+    std::vector<PendingMetric*> batch;
+    batch.swap(batch_queue_);
+    lock.unlock();
+    WriteMetricsBatch(batch);
+    lock.lock();
+    for (PendingMetric* p : batch) p->done = true;
+    batch_writer_active_ = false;
+    batch_cv_.notify_all();
   }
-  return Exec("COMMIT");
+  return mine.result;
+}
+
+Status SqliteStore::WriteOneMetric(const MetricRow& row) {
+  // Rows of earlier runs past this report's step were lost with that run's un-checkpointed
+  // progress: archive them so every step is shown once.
+  DET_PREPARE(a, "UPDATE metrics SET archived = 1 WHERE trial_id = ? AND metric_group = ? AND "
+                 "trial_run_id < ? AND total_batches >= ? AND archived = 0");
+  DET_RETURN_IF_ERROR(a.Bind(1, row.trial_id).Bind(2, row.group).Bind(3, row.trial_run_id)
+                          .Bind(4, row.total_batches).Run());
+  DET_PREPARE(s, "INSERT INTO metrics (trial_id, trial_run_id, total_batches, metric_group, "
+                 "metrics, report_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(trial_id, "
+                 "trial_run_id, metric_group, total_batches) DO UPDATE SET metrics = "
+                 "json_patch(metrics, excluded.metrics)");
+  s.Bind(1, row.trial_id).Bind(2, row.trial_run_id).Bind(3, row.total_batches);
+  s.Bind(4, row.group).Bind(5, row.metrics.dump()).Bind(6, row.report_time);
+  DET_RETURN_IF_ERROR(s.Run());
+  if (row.group == "training" || row.group == "validation") {
+    DET_PREPARE(t, "UPDATE trials SET total_batches = MAX(total_batches, ?) WHERE id = ?");
+    DET_RETURN_IF_ERROR(t.Bind(1, row.total_batches).Bind(2, row.trial_id).Run());
+  }
+  return Status::Ok();
+}
+
+void SqliteStore::WriteMetricsBatch(const std::vector<PendingMetric*>& batch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Status begin = Exec("BEGIN IMMEDIATE");
+  if (!begin.ok()) {
+    for (PendingMetric* p : batch) p->result = begin;
+    return;
+  }
+  for (PendingMetric* p : batch) {
+    Status st = Exec("SAVEPOINT metric");
+    if (st.ok()) st = WriteOneMetric(*p->row);
+    if (st.ok()) {
+      st = Exec("RELEASE metric");
+    } else {
+      (void)Exec("ROLLBACK TO metric");
+      (void)Exec("RELEASE metric");
+    }
+    p->result = st;
+  }
+  Status commit = Exec("COMMIT");
+  if (!commit.ok()) {
+    (void)Exec("ROLLBACK");
+    for (PendingMetric* p : batch) p->result = commit;
+  }
 }
 
 Result<std::vector<MetricRow>> SqliteStore::ListMetrics(int64_t trial_id,

@@ -3,7 +3,9 @@
 // survives kill -9 and power loss). One connection guarded by a mutex; SQLite serializes writers
 // anyway and the master's writes are small.
 
+#include <condition_variable>
 #include <memory>
+#include <vector>
 #include <mutex>
 #include <string>
 
@@ -67,11 +69,24 @@ class SqliteStore : public Store {
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}
+  struct PendingMetric {
+    const MetricRow* row;
+    Status result;
+    bool done;
+  };
   Status Migrate();
   Status Exec(const std::string& sql);
+  // REQUIRES: mu_ held, inside a transaction.
+  Status WriteOneMetric(const MetricRow& row);
+  void WriteMetricsBatch(const std::vector<PendingMetric*>& batch);
 
   std::mutex mu_;
   sqlite3* db_;
+  // Group commit of metric reports (see AddMetrics).
+  std::mutex batch_mu_;
+  std::condition_variable batch_cv_;
+  std::vector<PendingMetric*> batch_queue_;
+  bool batch_writer_active_ = false;
 };
 
 }  // namespace det::master::store
