@@ -17,6 +17,7 @@
 #include "agent/detect/slots.h"
 #include "agent/launcher/process_launcher.h"
 #include "common/clock.h"
+#include "common/paths.h"
 
 namespace {
 
@@ -26,15 +27,7 @@ std::string Hostname() {
   return buf;
 }
 
-std::string DefaultHarnessPath() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  auto harness = exe.parent_path() / ".." / ".." / "harness";
-  if (!std::filesystem::is_directory(harness, ec)) return "";
-  auto canonical = std::filesystem::canonical(harness, ec);
-  return ec ? harness.string() : canonical.string();
-}
+std::string DefaultHarnessPath() { return det::HarnessDirNearExecutable(); }
 
 }  // namespace
 

@@ -66,6 +66,8 @@ int RunCli(int argc, char** argv) {
   RegisterTrialCommands(app, ctx);
   RegisterDeployCommands(app, ctx);
   RegisterPreviewCommands(app, ctx);
+  RegisterCheckpointCommands(app, ctx);
+  RegisterJobCommands(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -47,6 +47,19 @@ void RegisterExperimentCommands(CLI::App& app, CliContext& ctx);
 void RegisterTrialCommands(CLI::App& app, CliContext& ctx);
 void RegisterDeployCommands(CLI::App& app, CliContext& ctx);
 void RegisterPreviewCommands(CLI::App& app, CliContext& ctx);
+void RegisterCheckpointCommands(CLI::App& app, CliContext& ctx);
+void RegisterJobCommands(CLI::App& app, CliContext& ctx);
+// continue, label, set, list-trials, list-checkpoints under `det experiment`.
+void RegisterExperimentManageCommands(CLI::App* experiment, CliContext& ctx);
+
+// `det experiment list-checkpoints` / `det checkpoint list`: GET
+// /api/v1/experiments/{id}/checkpoints?sortByAttr=SORT_BY_SEARCHER_METRIC&limit=N (with --best)
+// or ?sortByAttr=SORT_BY_END_TIME, printed as a table (or CSV).
+Status ListExperimentCheckpoints(CliContext& ctx, int64_t experiment_id,
+                                 std::optional<int64_t> best, bool csv);
+
+// Asks `<prompt> [y/n]: ` on stdout until y/yes or n/no is read from stdin; end of input is no.
+bool AskYesOrNo(const std::string& prompt);
 
 // Parses argv and runs the selected command; returns the process exit code.
 int RunCli(int argc, char** argv);

@@ -1,4 +1,5 @@
-// det experiment create / list / describe / activate / pause / cancel / kill.
+// det experiment create / list / describe / activate / pause / cancel / kill / archive /
+// unarchive (the other experiment commands are in commands_experiment_manage.cc).
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -483,8 +484,8 @@ Status DescribeExperiments(CliContext& ctx, const DescribeArgs& args) {
 
 // ---------------------------------------------------------------------------------- actions
 
-void AddStateAction(CLI::App* exp, CliContext& ctx, const std::string& verb,
-                    const std::string& past, const std::string& help) {
+CLI::App* AddStateAction(CLI::App* exp, CliContext& ctx, const std::string& verb,
+                         const std::string& past, const std::string& help) {
   auto id = std::make_shared<int64_t>(0);
   CLI::App* cmd = exp->add_subcommand(verb, help);
   cmd->add_option("EXPERIMENT_ID", *id, "the experiment")->required();
@@ -499,6 +500,7 @@ void AddStateAction(CLI::App* exp, CliContext& ctx, const std::string& verb,
       return Status::Ok();
     });
   });
+  return cmd;
 }
 
 }  // namespace
@@ -563,10 +565,13 @@ void RegisterExperimentCommands(CLI::App& app, CliContext& ctx) {
                   [&ctx, describe_args] { return DescribeExperiments(ctx, *describe_args); });
   });
 
-  AddStateAction(exp, ctx, "activate", "Activated", "activate an experiment");
+  AddStateAction(exp, ctx, "activate", "Activated", "activate an experiment")->alias("unpause");
   AddStateAction(exp, ctx, "pause", "Paused", "pause an experiment");
   AddStateAction(exp, ctx, "cancel", "Canceled", "cancel an experiment");
   AddStateAction(exp, ctx, "kill", "Killed", "kill an experiment");
+  AddStateAction(exp, ctx, "archive", "Archived", "archive an experiment");
+  AddStateAction(exp, ctx, "unarchive", "Unarchived", "unarchive an experiment");
+  RegisterExperimentManageCommands(exp, ctx);
 }
 
 }  // namespace det::cli

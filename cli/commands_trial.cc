@@ -1,9 +1,11 @@
-// det trial logs / describe.
+// det trial logs / describe / kill.
 #include <memory>
 #include <vector>
 
 #include "cli/cli_context.h"
 #include "cli/format.h"
+#include "cli/paginate.h"
+#include "cli/table.h"
 #include "cli/trial_logs.h"
 
 namespace det::cli {
@@ -16,6 +18,89 @@ std::string MessageOf(const nlohmann::json& entry) {
     if (!msg.empty() && msg.back() != '\n') msg.push_back('\n');
   }
   return msg;
+}
+
+struct DescribeArgs {
+  int64_t trial_id = 0;
+  bool json_out = false;
+  bool csv = false;
+  bool metrics = false;
+  int64_t limit = 1000;
+  int64_t offset = 0;
+  std::string pages = "all";
+};
+
+// Checkpoint columns of a workload row: state, uuid (COMPLETED/DELETED only), metadata.
+void AddCheckpointCells(const nlohmann::json& w, TableRow& row) {
+  auto it = w.find("checkpoint");
+  if (it == w.end() || !it->is_object()) {
+    row.insert(row.end(), {std::nullopt, std::nullopt, std::nullopt});
+    return;
+  }
+  std::string state = JsonString(*it, "state");
+  bool has_uuid = state == "STATE_COMPLETED" || state == "STATE_DELETED";
+  row.push_back(StripStatePrefix(state));
+  row.push_back(has_uuid ? TableCell(JsonString(*it, "uuid")) : TableCell());
+  row.push_back(it->value("metadata", nlohmann::json()).dump(4));
+}
+
+Status DescribeTrial(CliContext& ctx, const DescribeArgs& args) {
+  using json = nlohmann::json;
+  Session& session = ctx.GetSession();
+  std::string base = "/api/v1/trials/" + std::to_string(args.trial_id);
+  DET_ASSIGN_OR_RETURN(json resp, session.Get(base));
+  std::string wl_path = base + "/workloads";
+  if (args.metrics) wl_path += "?includeBatchMetrics=true";
+  DET_ASSIGN_OR_RETURN(json workloads,
+                       FetchPages(session, wl_path, "workloads", args.offset, args.limit,
+                                  args.pages == "all" ? -1 : 1));
+  if (args.json_out) {
+    resp["workloads"] = workloads;
+    Print(resp.dump(2) + "\n");
+    return Status::Ok();
+  }
+  auto render = [&](const std::vector<std::string>& h, const std::vector<TableRow>& r) {
+    return args.csv ? RenderCsv(h, r) : RenderPresto(h, r) + "\n";
+  };
+  json t = resp.value("trial", json::object());
+  Print(render({"Experiment ID", "State", "H-Params", "Summary Metrics", "Started", "Ended"},
+               {{JsonCell(t.value("experimentId", json())), StripStatePrefix(JsonString(t, "state")),
+                 t.value("hparams", json()).dump(4), t.value("summaryMetrics", json()).dump(4),
+                 FormatTime(t.value("startTime", json())),
+                 FormatTime(t.value("endTime", json()))}}));
+  std::vector<std::string> headers = {"# of Batches",    "Report Time",
+                                      "Checkpoint",      "Checkpoint UUID",
+                                      "Checkpoint Metadata", "Validation Metrics"};
+  if (args.metrics) headers.push_back("Workload Metrics");
+  std::vector<TableRow> rows;
+  for (const json& w : workloads) {
+    const json* unpacked = nullptr;
+    for (const char* kind : {"training", "validation", "checkpoint"}) {
+      auto it = w.find(kind);
+      if (it != w.end() && it->is_object()) {
+        unpacked = &*it;
+        break;
+      }
+    }
+    if (unpacked == nullptr) continue;
+    TableRow row = {JsonCell(unpacked->value("totalBatches", json())),
+                    FormatTime(unpacked->value("endTime", json()))};
+    AddCheckpointCells(w, row);
+    auto v = w.find("validation");
+    row.push_back(v != w.end() && v->is_object()
+                      ? TableCell(v->value("metrics", json()).dump(4))
+                      : TableCell());
+    if (args.metrics) {
+      auto tr = w.find("training");
+      row.push_back(tr != w.end() && tr->is_object()
+                        ? TableCell(tr->value("metrics", json()).dump(4))
+                        : TableCell());
+    }
+    rows.push_back(std::move(row));
+  }
+  Print("\nWorkloads:\n");
+  Print(render(headers, rows));
+  return Status::Ok();
 }
 
 }  // namespace
@@ -96,6 +181,40 @@ void RegisterTrialCommands(CLI::App& app, CliContext& ctx) {
         return InvalidArgument("--head and --tail cannot be combined");
       }
       return PrintTrialLogs(ctx.GetSession(), args->trial_id, options);
+    });
+  });
+
+  auto describe_args = std::make_shared<DescribeArgs>();
+  CLI::App* describe = trial->add_subcommand("describe", "describe trial");
+  describe->add_option("TRIAL_ID", describe_args->trial_id, "trial ID")->required();
+  describe->add_flag("--metrics", describe_args->metrics,
+                     "display full metrics, such as batch metrics");
+  CLI::Option* json_flag =
+      describe->add_flag("--json", describe_args->json_out, "print the trial and its workloads as JSON");
+  describe->add_flag("--csv", describe_args->csv, "print as CSV")->excludes(json_flag);
+  describe->add_option("--limit", describe_args->limit,
+                       "Maximum workloads per page of results (default 1000)")
+      ->check(PositiveInt());
+  describe->add_option("--offset", describe_args->offset, "Number of workloads to skip")
+      ->check(NonNegativeInt());
+  describe->add_option("--pages", describe_args->pages, "'all' (default) or '1'")
+      ->check(CLI::IsMember({"all", "1"}));
+  describe->callback([&ctx, describe_args] {
+    ctx.SetAction("describe trial",
+                  [&ctx, describe_args] { return DescribeTrial(ctx, *describe_args); });
+  });
+
+  auto kill_id = std::make_shared<int64_t>(0);
+  CLI::App* kill = trial->add_subcommand("kill", "forcibly terminate a trial");
+  kill->add_option("TRIAL_ID", *kill_id, "trial ID")->required();
+  kill->callback([&ctx, kill_id] {
+    ctx.SetAction("kill trial", [&ctx, kill_id]() -> Status {
+      DET_RETURN_IF_ERROR(ctx.GetSession()
+                              .Post("/api/v1/trials/" + std::to_string(*kill_id) + "/kill",
+                                    nlohmann::json::object())
+                              .status());
+      Print("Killed trial " + std::to_string(*kill_id) + "\n");
+      return Status::Ok();
     });
   });
 }

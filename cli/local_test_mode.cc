@@ -1,5 +1,7 @@
 #include "cli/local_test_mode.h"
 
+#include "common/paths.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,13 +14,7 @@ namespace det::cli {
 
 namespace fs = std::filesystem;
 
-std::string HarnessPathNearExecutable() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  fs::path harness = exe.parent_path().parent_path().parent_path() / "harness";
-  return fs::exists(harness / "determined", ec) ? harness.string() : "";
-}
+std::string HarnessPathNearExecutable() { return HarnessDirNearExecutable(); }
 
 Result<int> RunLocalTestMode(const std::string& config_text, const std::string& context_dir) {
   std::error_code ec;
@@ -31,10 +27,7 @@ Result<int> RunLocalTestMode(const std::string& config_text, const std::string& 
     out << config_text;
     if (!out) return Internal("cannot write " + config_path.string());
   }
-  const char* env_python = std::getenv("DET_PYTHON_EXECUTABLE");
-  std::string python = env_python && *env_python ? env_python
-                       : fs::exists("/usr/bin/python3")  ? "/usr/bin/python3"
-                                                          : "python3";
+  std::string python = DefaultPythonExecutable();
   std::string harness = HarnessPathNearExecutable();
   pid_t pid = fork();
   if (pid < 0) return Internal("cannot fork");

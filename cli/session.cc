@@ -160,6 +160,23 @@ Status Session::DropCachedToken() {
   return cache_.Save();
 }
 
+Result<std::string> Session::GetBytes(const std::string& path, const std::string& accept,
+                                      long timeout_seconds) {
+  DET_RETURN_IF_ERROR(EnsureToken());
+  http_.SetHeader("Accept", accept);
+  Result<HttpResponse> resp = Send("GET", path, "", timeout_seconds, true);
+  if (resp.ok() && resp->status == 401 && token_from_cache_ && !retried_) {
+    retried_ = true;
+    (void)DropCachedToken();
+    Status st = EnsureToken();
+    if (st.ok()) resp = Send("GET", path, "", timeout_seconds, true);
+  }
+  http_.SetHeader("Accept", "application/json");
+  if (!resp.ok()) return resp.status();
+  DET_RETURN_IF_ERROR(StatusFromHttp(*resp));
+  return std::move(resp->body);
+}
+
 Result<nlohmann::json> Session::Call(const std::string& method, const std::string& path,
                                      const std::optional<nlohmann::json>& body,
                                      long timeout_seconds) {

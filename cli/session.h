@@ -52,6 +52,11 @@ class Session {
                               const std::optional<nlohmann::json>& body,
                               long timeout_seconds = 60);
 
+  // An authenticated GET whose body is returned as raw bytes (e.g. a checkpoint archive),
+  // sent with `Accept: <accept>`.
+  Result<std::string> GetBytes(const std::string& path, const std::string& accept,
+                               long timeout_seconds = 3600);
+
   // Streams an NDJSON endpoint: `on_result` gets each line's "result" object; returning false
   // stops the stream. A `{"error": ...}` line or a non-2xx answer is an error.
   Status StreamResults(const std::string& path,

@@ -56,6 +56,8 @@ struct AllocationRequest {
   std::vector<std::string> blocked_agents;  // agents this task may not use
   // Set when the request holds resources (it is "scheduled"); one entry per agent.
   std::optional<std::vector<AgentSlots>> allocated;
+  bool backfilled = false;    // started as "scheduled backfilled" (Allocation::backfilled)
+  bool user_visible = true;   // counted in the job queue (det job list)
 };
 
 struct ClusterSnapshot {

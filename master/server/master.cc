@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "master/server/checkpoint_gc_runner.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
 
@@ -42,6 +43,9 @@ Status Master::Start() {
       }
     }
   }
+  gc_ = std::make_unique<CheckpointGcRunner>(store_.get(), clock_, config_.python,
+                                             config_.harness_dir);
+  gc_->Start();
   {
     std::lock_guard<std::mutex> lock(mu_);
     DET_RETURN_IF_ERROR(RestoreLocked());
@@ -65,6 +69,7 @@ void Master::Stop() {
   }
   cv_.notify_all();
   if (ticker_.joinable()) ticker_.join();
+  if (gc_) gc_->Stop();
 }
 
 Result<std::pair<std::string, store::UserRow>> Master::Login(const std::string& username,

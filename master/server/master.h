@@ -156,6 +156,22 @@ class Master {
   // Blocks until any state change or `timeout_ms` passes.
   void WaitForChange(int64_t timeout_ms);
 
+  // Experiment edits and checkpoint management.
+  // `patch` holds Determined's PatchExperiment fields: name, description, labels, notes,
+  // resources {maxSlots, weight, priority}, checkpointStorage {saveExperimentBest, ...}.
+  Status PatchExperiment(int64_t id, const nlohmann::json& patch);
+  Status ContinueExperiment(int64_t id, const std::string& override_yaml);
+  Status KillTrial(int64_t trial_id);
+  Status DeleteCheckpoints(const std::vector<std::string>& uuids);
+  Status RemoveCheckpointFiles(const std::vector<std::string>& uuids,
+                               const std::vector<std::string>& globs);
+  // Records what a GC task left of each checkpoint: empty -> DELETED, else PARTIALLY_DELETED.
+  Status PatchCheckpointResources(const std::string& uuid, const nlohmann::json& resources);
+  Result<nlohmann::json> SetCheckpointMetadata(const std::string& uuid,
+                                               const nlohmann::json& metadata);
+  // Waits until no checkpoint deletion is pending (tests, shutdown).
+  bool WaitForCheckpointGc(int64_t timeout_ms);
+
   // Agents.
   Result<nlohmann::json> RegisterAgent(const std::string& agent_id, const nlohmann::json& body);
   Result<nlohmann::json> PollCommands(const std::string& agent_id, int64_t after,
@@ -170,9 +186,17 @@ class Master {
   struct AgentRuntime;
 
   Status StopExperiment(int64_t id, core::RunState stopping);
+  // Applies the experiment's GC policy (reference architecture §6.3): submits the deletion of
+  // every checkpoint it does not keep. No lock needed (store reads only).
+  Status CollectExperimentCheckpoints(int64_t experiment_id);
+  // Submits deletions grouped by experiment (each with its own storage config).
+  Status SubmitDeletions(const std::vector<std::string>& uuids,
+                         const std::vector<std::string>& globs);
 
   // Everything below REQUIRES mu_ held.
   Status RestoreLocked();
+  Status RestoreExperimentLocked(const store::ExperimentRow& row,
+                                 const std::map<int64_t, store::AllocationRow>& open_by_trial);
   Status ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions);
   Status PersistSnapshotLocked(ExperimentRuntime& exp);
   // The checkpoint a new trial starts from: its PBT parent's latest, or the config's
@@ -222,6 +246,7 @@ class Master {
   std::deque<std::string> pending_;  // allocation ids waiting for slots, FIFO
   bool stopping_ = false;
   std::thread ticker_;
+  std::unique_ptr<class CheckpointGcRunner> gc_;
 };
 
 }  // namespace det::master::server

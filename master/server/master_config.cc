@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <set>
 
+#include "common/paths.h"
 #include "master/config/experiment_config.h"
 
 namespace det::master::server {
@@ -69,6 +70,8 @@ Status FinalizeMasterConfig(MasterConfig* config) {
   fs::path data = fs::absolute(config->data_dir, ec);
   config->data_dir = data.lexically_normal().string();
   if (config->db_path.empty()) config->db_path = (data / "determined.db").string();
+  if (config->python.empty()) config->python = DefaultPythonExecutable();
+  if (config->harness_dir.empty()) config->harness_dir = HarnessDirNearExecutable();
   if (config->checkpoint_storage.is_null()) {
     config->checkpoint_storage = {{"type", "shared_fs"},
                                   {"host_path", (data / "checkpoints").string()},

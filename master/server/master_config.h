@@ -25,6 +25,8 @@ struct MasterConfig {
   int64_t preemption_timeout_seconds = 3600;
   nlohmann::json task_container_defaults;  // merged under each experiment's environment etc.
   std::string log_level = "info";
+  std::string python;       // runs the checkpoint GC task. Default: DefaultPythonExecutable()
+  std::string harness_dir;  // the Python package. Default: HarnessDirNearExecutable()
 };
 
 // Applies a YAML document (the master.yaml format) over `config`. Unknown keys are errors.

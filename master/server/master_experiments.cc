@@ -82,6 +82,10 @@ Status Master::SetExperimentStateLocked(ExperimentRuntime& exp, RunState state) 
   if (state == RunState::kCompleted) {
     DET_RETURN_IF_ERROR(store_->UpdateExperimentProgress(exp.id, 1.0));
   }
+  if (core::IsTerminal(state)) {
+    Status gc = CollectExperimentCheckpoints(exp.id);
+    if (!gc.ok()) spdlog::error("checkpoint GC of experiment {}: {}", exp.id, gc.ToString());
+  }
   if (state == RunState::kActive) {
     if (!exp.initialized) {
       exp.initialized = true;
@@ -233,6 +237,16 @@ Status Master::MaybeFinishExperimentLocked(ExperimentRuntime& exp) {
   if (core::IsStopping(exp.state)) {
     return SetExperimentStateLocked(exp, core::TerminalFor(exp.state));
   }
+  if (exp.continued && exp.state == RunState::kActive) {
+    bool completed = false, errored = false;
+    for (const auto& [rid, tid] : exp.trial_by_request) {
+      completed = completed || trials_[tid]->state == RunState::kCompleted;
+      errored = errored || trials_[tid]->state == RunState::kError;
+    }
+    return SetExperimentStateLocked(exp, completed ? RunState::kCompleted
+                                         : errored ? RunState::kError
+                                                   : RunState::kCanceled);
+  }
   if (exp.shutdown && exp.state == RunState::kActive) {
     RunState end = exp.shutdown->failure  ? RunState::kError
                    : exp.shutdown->cancel ? RunState::kCanceled
@@ -372,6 +386,89 @@ Result<std::vector<ExperimentView>> Master::ListExperiments(std::optional<bool> 
   return out;
 }
 
+// Rebuilds one experiment's runtime (searcher from its snapshot, trials, open allocations).
+Status Master::RestoreExperimentLocked(const store::ExperimentRow& row,
+                                       const std::map<int64_t, store::AllocationRow>& open_by_trial) {
+  auto exp = std::make_unique<ExperimentRuntime>();
+  exp->id = row.id;
+  exp->state = core::ParseRunState(row.state).value_or(RunState::kError);
+  exp->owner_id = row.owner_id;
+  exp->job_id = row.job_id;
+  Result<store::UserRow> owner = store_->GetUserById(row.owner_id);
+  exp->username = owner.ok() ? owner->username : "";
+  Result<config::ExperimentConfig> cfg = config::ExperimentConfigFromJson(row.config);
+  Result<std::unique_ptr<searcher::Searcher>> search =
+      cfg.ok() ? (row.snapshot.contains("searcher")
+                      ? searcher::Searcher::Restore(*cfg, row.snapshot["searcher"])
+                      : searcher::Searcher::Create(*cfg))
+               : Result<std::unique_ptr<searcher::Searcher>>(cfg.status());
+  if (!search.ok()) {
+    spdlog::error("cannot restore experiment {}: {}", row.id, search.status().ToString());
+    return store_->UpdateExperimentState(row.id, "ERROR", Now());
+  }
+  exp->config = std::move(cfg).value();
+  exp->searcher = std::move(search).value();
+  exp->initialized = row.snapshot.value("initialized", false);
+  if (row.snapshot.contains("shutdown")) {
+    exp->shutdown = searcher::ShutdownAction{row.snapshot["shutdown"].value("cancel", false),
+                                             row.snapshot["shutdown"].value("failure", false)};
+  }
+  const json trial_snaps = row.snapshot.value("trials", json::object());
+  DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trows, store_->ListTrials(row.id));
+  for (store::TrialRow& tr : trows) {
+    auto t = std::make_unique<TrialRuntime>();
+    t->id = tr.id;
+    t->experiment_id = row.id;
+    t->request_id = tr.request_id;
+    t->state = core::ParseRunState(tr.state).value_or(RunState::kError);
+    t->restarts = tr.restarts;
+    t->run_id = tr.run_id;
+    t->task_id = tr.task_id;
+    if (trial_snaps.contains(tr.request_id)) {
+      const json& ts = trial_snaps[tr.request_id];
+      for (const auto& op : ts.value("ops", json::array())) t->ops.push_back(op.get<uint64_t>());
+      t->closed_by_searcher = ts.value("closed", false);
+      t->exited_early = ts.value("exited_early", false);
+      t->searcher_exited = ts.value("searcher_exited", false);
+    }
+    auto open_it = open_by_trial.find(tr.id);
+    if (open_it != open_by_trial.end()) {
+      // Its process may still be running on an agent: wait for the agent to report it.
+      const store::AllocationRow& ar = open_it->second;
+      auto alloc = std::make_unique<AllocationRuntime>();
+      alloc->id = ar.allocation_id;
+      alloc->task_id = ar.task_id;
+      alloc->trial_id = tr.id;
+      alloc->slots = ar.slots;
+      alloc->token = ar.token;
+      alloc->agent_id = ar.agent_id;
+      alloc->queued_at = ar.start_time;
+      alloc->state = ar.agent_id.empty() ? AllocationRuntime::State::kPending
+                                         : AllocationRuntime::State::kAssigned;
+      alloc->adopt_deadline = Now() + config_.agent_timeout_seconds * 1000000;
+      if (alloc->state == AllocationRuntime::State::kPending) pending_.push_back(alloc->id);
+      t->allocation_id = alloc->id;
+      allocations_[alloc->id] = std::move(alloc);
+    }
+    exp->trial_by_request[tr.request_id] = tr.id;
+    trials_[tr.id] = std::move(t);
+  }
+  ExperimentRuntime& ref = *exp;
+  experiments_[row.id] = std::move(exp);
+  spdlog::info("restored experiment {} ({}) with {} trials", row.id,
+               core::RunStateName(ref.state), ref.trial_by_request.size());
+  if (ref.state == RunState::kActive) {
+    for (auto& [rid, tid] : ref.trial_by_request) {
+      TrialRuntime& t = *trials_[tid];
+      if (t.state == RunState::kActive && t.allocation_id.empty()) {
+        DET_RETURN_IF_ERROR(RequestAllocationLocked(t));
+      }
+    }
+  }
+  DET_RETURN_IF_ERROR(MaybeFinishExperimentLocked(ref));
+  return Status::Ok();
+}
+
 Status Master::RestoreLocked() {
   DET_ASSIGN_OR_RETURN(std::vector<store::ExperimentRow> rows,
                        store_->ListNonTerminalExperiments());
@@ -379,84 +476,7 @@ Status Master::RestoreLocked() {
   std::map<int64_t, store::AllocationRow> open_by_trial;
   for (auto& a : open) open_by_trial[a.trial_id] = a;
   for (store::ExperimentRow& row : rows) {
-    auto exp = std::make_unique<ExperimentRuntime>();
-    exp->id = row.id;
-    exp->state = core::ParseRunState(row.state).value_or(RunState::kError);
-    exp->owner_id = row.owner_id;
-    exp->job_id = row.job_id;
-    Result<store::UserRow> owner = store_->GetUserById(row.owner_id);
-    exp->username = owner.ok() ? owner->username : "";
-    Result<config::ExperimentConfig> cfg = config::ExperimentConfigFromJson(row.config);
-    Result<std::unique_ptr<searcher::Searcher>> search =
-        cfg.ok() ? (row.snapshot.contains("searcher")
-                        ? searcher::Searcher::Restore(*cfg, row.snapshot["searcher"])
-                        : searcher::Searcher::Create(*cfg))
-                 : Result<std::unique_ptr<searcher::Searcher>>(cfg.status());
-    if (!search.ok()) {
-      spdlog::error("cannot restore experiment {}: {}", row.id, search.status().ToString());
-      DET_RETURN_IF_ERROR(store_->UpdateExperimentState(row.id, "ERROR", Now()));
-      continue;
-    }
-    exp->config = std::move(cfg).value();
-    exp->searcher = std::move(search).value();
-    exp->initialized = row.snapshot.value("initialized", false);
-    if (row.snapshot.contains("shutdown")) {
-      exp->shutdown = searcher::ShutdownAction{row.snapshot["shutdown"].value("cancel", false),
-                                               row.snapshot["shutdown"].value("failure", false)};
-    }
-    const json trial_snaps = row.snapshot.value("trials", json::object());
-    DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trows, store_->ListTrials(row.id));
-    for (store::TrialRow& tr : trows) {
-      auto t = std::make_unique<TrialRuntime>();
-      t->id = tr.id;
-      t->experiment_id = row.id;
-      t->request_id = tr.request_id;
-      t->state = core::ParseRunState(tr.state).value_or(RunState::kError);
-      t->restarts = tr.restarts;
-      t->run_id = tr.run_id;
-      t->task_id = tr.task_id;
-      if (trial_snaps.contains(tr.request_id)) {
-        const json& ts = trial_snaps[tr.request_id];
-        for (const auto& op : ts.value("ops", json::array())) t->ops.push_back(op.get<uint64_t>());
-        t->closed_by_searcher = ts.value("closed", false);
-        t->exited_early = ts.value("exited_early", false);
-        t->searcher_exited = ts.value("searcher_exited", false);
-      }
-      auto open_it = open_by_trial.find(tr.id);
-      if (open_it != open_by_trial.end()) {
-        // Its process may still be running on an agent: wait for the agent to report it.
-        const store::AllocationRow& ar = open_it->second;
-        auto alloc = std::make_unique<AllocationRuntime>();
-        alloc->id = ar.allocation_id;
-        alloc->task_id = ar.task_id;
-        alloc->trial_id = tr.id;
-        alloc->slots = ar.slots;
-        alloc->token = ar.token;
-        alloc->agent_id = ar.agent_id;
-        alloc->queued_at = ar.start_time;
-        alloc->state = ar.agent_id.empty() ? AllocationRuntime::State::kPending
-                                           : AllocationRuntime::State::kAssigned;
-        alloc->adopt_deadline = Now() + config_.agent_timeout_seconds * 1000000;
-        if (alloc->state == AllocationRuntime::State::kPending) pending_.push_back(alloc->id);
-        t->allocation_id = alloc->id;
-        allocations_[alloc->id] = std::move(alloc);
-      }
-      exp->trial_by_request[tr.request_id] = tr.id;
-      trials_[tr.id] = std::move(t);
-    }
-    ExperimentRuntime& ref = *exp;
-    experiments_[row.id] = std::move(exp);
-    spdlog::info("restored experiment {} ({}) with {} trials", row.id,
-                 core::RunStateName(ref.state), ref.trial_by_request.size());
-    if (ref.state == RunState::kActive) {
-      for (auto& [rid, tid] : ref.trial_by_request) {
-        TrialRuntime& t = *trials_[tid];
-        if (t.state == RunState::kActive && t.allocation_id.empty()) {
-          DET_RETURN_IF_ERROR(RequestAllocationLocked(t));
-        }
-      }
-    }
-    DET_RETURN_IF_ERROR(MaybeFinishExperimentLocked(ref));
+    DET_RETURN_IF_ERROR(RestoreExperimentLocked(row, open_by_trial));
   }
   // Allocations whose trials are no longer live are closed.
   for (auto& a : open) {

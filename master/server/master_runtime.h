@@ -24,6 +24,7 @@ struct Master::ExperimentRuntime {
   std::string username;
   std::string job_id;
   std::optional<searcher::ShutdownAction> shutdown;
+  bool continued = false;  // `det e continue`: ends when the continued trials end
 };
 
 struct Master::TrialRuntime {

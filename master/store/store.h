@@ -111,6 +111,18 @@ struct TaskLogRow {
   std::string log;
 };
 
+// A pending checkpoint deletion (see gc_requests in the migrations).
+struct GcRequestRow {
+  int64_t id = 0;
+  int64_t experiment_id = 0;
+  nlohmann::json storage_config;
+  std::vector<std::string> uuids;
+  std::vector<std::string> globs;   // empty = every file
+  int64_t created_at = 0;
+  int64_t attempts = 0;
+  std::string last_error;
+};
+
 struct Page {
   int64_t offset = 0;
   int64_t limit = 0;                 // 0 = no limit
@@ -174,6 +186,12 @@ class Store {
   virtual Result<CheckpointRow> GetCheckpoint(const std::string& uuid) = 0;
   virtual Result<std::vector<CheckpointRow>> ListCheckpointsForTrial(int64_t trial_id) = 0;
   virtual Result<std::vector<CheckpointRow>> ListCheckpointsForExperiment(int64_t experiment_id) = 0;
+
+  // Checkpoint deletions in flight.
+  virtual Result<int64_t> AddGcRequest(const GcRequestRow& row) = 0;
+  virtual Result<std::vector<GcRequestRow>> ListGcRequests() = 0;
+  virtual Status UpdateGcRequestAttempt(int64_t id, const std::string& error) = 0;
+  virtual Status DeleteGcRequest(int64_t id) = 0;
 
   // Task logs.
   virtual Status AddTaskLogs(const std::vector<TaskLogRow>& rows) = 0;

@@ -573,6 +573,49 @@ Result<std::vector<CheckpointRow>> SqliteStore::ListCheckpointsForExperiment(
   return s.Collect<CheckpointRow>(ReadCheckpoint);
 }
 
+Result<int64_t> SqliteStore::AddGcRequest(const GcRequestRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "INSERT INTO gc_requests (experiment_id, storage_config, uuids, globs, "
+                 "created_at) VALUES (?, ?, ?, ?, ?)");
+  s.Bind(1, row.experiment_id).Bind(2, row.storage_config.dump());
+  s.Bind(3, nlohmann::json(row.uuids).dump()).Bind(4, nlohmann::json(row.globs).dump());
+  s.Bind(5, row.created_at);
+  DET_RETURN_IF_ERROR(s.Run());
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+}
+
+Result<std::vector<GcRequestRow>> SqliteStore::ListGcRequests() {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "SELECT id, experiment_id, storage_config, uuids, globs, created_at, attempts, "
+                 "last_error FROM gc_requests ORDER BY id");
+  return s.Collect<GcRequestRow>([](const Statement& s) {
+    GcRequestRow r;
+    r.id = s.Int(0);
+    r.experiment_id = s.Int(1);
+    r.storage_config = ParseJson(s.Text(2));
+    json uuids = ParseJson(s.Text(3));
+    json globs = ParseJson(s.Text(4));
+    if (uuids.is_array()) r.uuids = uuids.get<std::vector<std::string>>();
+    if (globs.is_array()) r.globs = globs.get<std::vector<std::string>>();
+    r.created_at = s.Int(5);
+    r.attempts = s.Int(6);
+    r.last_error = s.Text(7);
+    return r;
+  });
+}
+
+Status SqliteStore::UpdateGcRequestAttempt(int64_t id, const std::string& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "UPDATE gc_requests SET attempts = attempts + 1, last_error = ? WHERE id = ?");
+  return s.Bind(1, error).Bind(2, id).Run();
+}
+
+Status SqliteStore::DeleteGcRequest(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "DELETE FROM gc_requests WHERE id = ?");
+  return s.Bind(1, id).Run();
+}
+
 Status SqliteStore::AddTaskLogs(const std::vector<TaskLogRow>& rows) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));

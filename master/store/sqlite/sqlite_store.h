@@ -63,6 +63,11 @@ class SqliteStore : public Store {
   Result<std::vector<CheckpointRow>> ListCheckpointsForTrial(int64_t trial_id) override;
   Result<std::vector<CheckpointRow>> ListCheckpointsForExperiment(int64_t experiment_id) override;
 
+  Result<int64_t> AddGcRequest(const GcRequestRow& row) override;
+  Result<std::vector<GcRequestRow>> ListGcRequests() override;
+  Status UpdateGcRequestAttempt(int64_t id, const std::string& error) override;
+  Status DeleteGcRequest(int64_t id) override;
+
   Status AddTaskLogs(const std::vector<TaskLogRow>& rows) override;
   Result<std::vector<TaskLogRow>> ListTrialLogs(int64_t trial_id, int64_t after_id, int64_t limit,
                                                 bool descending) override;

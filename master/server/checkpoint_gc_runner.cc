@@ -1,0 +1,163 @@
+#include "master/server/checkpoint_gc_runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "common/subprocess.h"
+
+namespace det::master::server {
+
+using nlohmann::json;
+
+namespace {
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+int64_t BackoffMillis(int64_t attempts) {
+  int64_t ms = 1000;
+  for (int64_t i = 1; i < attempts && ms < 300000; ++i) ms *= 2;
+  return std::min<int64_t>(ms, 300000);
+}
+
+}  // namespace
+
+CheckpointGcRunner::CheckpointGcRunner(store::Store* store, const Clock* clock, std::string python,
+                                       std::string harness_dir)
+    : store_(store), clock_(clock), python_(std::move(python)),
+      harness_dir_(std::move(harness_dir)) {}
+
+CheckpointGcRunner::~CheckpointGcRunner() { Stop(); }
+
+void CheckpointGcRunner::Start() { thread_ = std::thread([this] { Loop(); }); }
+
+void CheckpointGcRunner::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status CheckpointGcRunner::Submit(int64_t experiment_id, const json& storage_config,
+                                  const std::vector<std::string>& uuids,
+                                  const std::vector<std::string>& globs) {
+  if (uuids.empty()) return Status::Ok();
+  store::GcRequestRow row;
+  row.experiment_id = experiment_id;
+  row.storage_config = storage_config;
+  row.uuids = uuids;
+  row.globs = globs;
+  row.created_at = clock_->NowMicros();
+  DET_RETURN_IF_ERROR(store_->AddGcRequest(row).status());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++wake_generation_;
+  }
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+bool CheckpointGcRunner::WaitIdle(int64_t timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    Result<std::vector<store::GcRequestRow>> pending = store_->ListGcRequests();
+    if (pending.ok() && pending->empty()) return true;
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+void CheckpointGcRunner::Loop() {
+  std::map<int64_t, std::chrono::steady_clock::time_point> not_before;
+  while (true) {
+    int64_t generation;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      generation = wake_generation_;
+    }
+    Result<std::vector<store::GcRequestRow>> pending = store_->ListGcRequests();
+    auto next_wake = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    if (pending.ok()) {
+      for (const auto& req : *pending) {
+        auto now = std::chrono::steady_clock::now();
+        auto it = not_before.find(req.id);
+        if (it != not_before.end() && it->second > now) {
+          next_wake = std::min(next_wake, it->second);
+          continue;
+        }
+        Status st = RunRequest(req);
+        if (st.ok()) {
+          (void)store_->DeleteGcRequest(req.id);
+          not_before.erase(req.id);
+        } else {
+          spdlog::warn("checkpoint GC for experiment {} failed (attempt {}), will retry: {}",
+                       req.experiment_id, req.attempts + 1, st.message());
+          (void)store_->UpdateGcRequestAttempt(req.id, st.message());
+          not_before[req.id] = now + std::chrono::milliseconds(BackoffMillis(req.attempts + 1));
+          next_wake = std::min(next_wake, not_before[req.id]);
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_) return;
+      }
+    }
+    cv_.notify_all();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_until(lock, next_wake, [&] { return stopping_ || wake_generation_ != generation; });
+    if (stopping_) return;
+  }
+}
+
+Status CheckpointGcRunner::RunRequest(const store::GcRequestRow& request) {
+  std::vector<std::string> argv = {python_, "-m", "determined.exec.gc_checkpoints",
+                                    "--storage-config", request.storage_config.dump(),
+                                    "--delete", Join(request.uuids), "--experiment-id",
+                                    std::to_string(request.experiment_id), "--no-report"};
+  if (!request.globs.empty()) {
+    argv.push_back("--globs");
+    argv.push_back(Join(request.globs));
+  }
+  std::map<std::string, std::string> env;
+  if (!harness_dir_.empty()) env["PYTHONPATH"] = harness_dir_;
+  DET_ASSIGN_OR_RETURN(ProcessResult proc, RunProcess(argv, env));
+  json out;
+  size_t start = proc.stdout_text.rfind("{\"");
+  if (start != std::string::npos) out = json::parse(proc.stdout_text.substr(start), nullptr, false);
+  if (!out.is_object() || !out.contains("checkpoints")) {
+    return Internal("GC task exited " + std::to_string(proc.exit_code) + " without a report");
+  }
+  std::string failures;
+  for (const auto& c : out["checkpoints"]) {
+    std::string uuid = c.value("uuid", "");
+    std::string state = c.value("state", "");
+    if (state == "FAILED") {
+      failures += uuid + ": " + c.value("error", std::string("unknown error")) + "; ";
+      continue;
+    }
+    if (state != "DELETED" && state != "PARTIALLY_DELETED") continue;
+    Result<store::CheckpointRow> row = store_->GetCheckpoint(uuid);
+    if (!row.ok()) continue;
+    row->state = state;
+    row->resources = c.value("resources", json::object());
+    int64_t size = 0;
+    for (auto& [k, v] : row->resources.items()) {
+      if (v.is_string()) size += std::atoll(v.get<std::string>().c_str());
+      if (v.is_number_integer()) size += v.get<int64_t>();
+    }
+    row->size = size;
+    DET_RETURN_IF_ERROR(store_->AddCheckpoint(*row));
+  }
+  if (!failures.empty()) return Unavailable("some deletes failed: " + failures);
+  return Status::Ok();
+}
+
+}  // namespace det::master::server

@@ -1,0 +1,280 @@
+// Master: experiment edits (PATCH, continue), trial kill, and checkpoint deletion and GC.
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "master/checkpoint_gc/checkpoint_gc.h"
+#include "master/server/checkpoint_gc_runner.h"
+#include "master/server/master.h"
+#include "master/server/master_runtime.h"
+
+namespace det::master::server {
+
+using core::RunState;
+using nlohmann::json;
+
+namespace {
+
+// Merges `patch` into `target` key by key (objects recursively), as a config override does.
+void MergeInto(json& target, const json& patch) {
+  for (auto& [k, v] : patch.items()) {
+    if (v.is_object() && target.contains(k) && target[k].is_object()) {
+      MergeInto(target[k], v);
+    } else {
+      target[k] = v;
+    }
+  }
+}
+
+Status CheckInt(const json& v, const std::string& field, int64_t min, int64_t max) {
+  if (!v.is_number_integer() || v.get<int64_t>() < min || v.get<int64_t>() > max) {
+    return InvalidArgument(field + ": must be an integer between " + std::to_string(min) + " and " +
+                           std::to_string(max) + " (got " + v.dump() + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Master::PatchExperiment(int64_t id, const json& patch) {
+  if (!patch.is_object()) return InvalidArgument("body: must be an object");
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
+  json config = row.config;
+  std::string notes = row.notes;
+  bool gc_changed = false;
+  if (patch.contains("name") && patch["name"].is_string() && !patch["name"].get<std::string>().empty()) {
+    config["name"] = patch["name"];
+  }
+  if (patch.contains("description") && patch["description"].is_string()) {
+    config["description"] = patch["description"];
+  }
+  if (patch.contains("notes") && patch["notes"].is_string()) notes = patch["notes"];
+  if (patch.contains("labels") && !patch["labels"].is_null()) {
+    if (!patch["labels"].is_array()) return InvalidArgument("labels: must be a list of strings");
+    std::set<std::string> seen;
+    json labels = json::array();
+    for (const auto& l : patch["labels"]) {
+      if (!l.is_string()) return InvalidArgument("labels: must be a list of strings");
+      if (seen.insert(l.get<std::string>()).second) labels.push_back(l);
+    }
+    config["labels"] = labels;
+  }
+  if (patch.contains("resources") && patch["resources"].is_object()) {
+    const json& r = patch["resources"];
+    static const std::pair<const char*, const char*> kFields[] = {
+        {"maxSlots", "max_slots"}, {"weight", "weight"}, {"priority", "priority"}};
+    for (const auto& [camel, snake] : kFields) {
+      const json* v = r.contains(camel) ? &r[camel] : r.contains(snake) ? &r[snake] : nullptr;
+      if (v == nullptr || v->is_null()) continue;
+      std::string field = std::string("resources.") + snake;
+      if (std::string(snake) == "priority") DET_RETURN_IF_ERROR(CheckInt(*v, field, 1, 99));
+      if (std::string(snake) == "max_slots") DET_RETURN_IF_ERROR(CheckInt(*v, field, 0, 1 << 30));
+      if (std::string(snake) == "weight" && (!v->is_number() || v->get<double>() <= 0)) {
+        return InvalidArgument(field + ": must be a number > 0 (got " + v->dump() + ")");
+      }
+      config["resources"][snake] = *v;
+    }
+  }
+  if (patch.contains("checkpointStorage") || patch.contains("checkpoint_storage")) {
+    const json& c = patch.contains("checkpointStorage") ? patch["checkpointStorage"]
+                                                        : patch["checkpoint_storage"];
+    static const std::pair<const char*, const char*> kSave[] = {
+        {"saveExperimentBest", "save_experiment_best"},
+        {"saveTrialBest", "save_trial_best"},
+        {"saveTrialLatest", "save_trial_latest"}};
+    for (const auto& [camel, snake] : kSave) {
+      const json* v = c.contains(camel) ? &c[camel] : c.contains(snake) ? &c[snake] : nullptr;
+      if (v == nullptr || v->is_null()) continue;
+      DET_RETURN_IF_ERROR(CheckInt(*v, std::string("checkpoint_storage.") + snake, 0, 1 << 30));
+      config["checkpoint_storage"][snake] = *v;
+      gc_changed = true;
+    }
+  }
+  DET_RETURN_IF_ERROR(store_->UpdateExperimentMeta(id, config, row.archived, notes));
+  auto it = experiments_.find(id);
+  if (it != experiments_.end()) {
+    it->second->config.defaulted = config;
+    Result<config::ExperimentConfig> typed = config::ExperimentConfigFromJson(config);
+    if (typed.ok()) {
+      it->second->config = std::move(typed).value();
+    }
+  }
+  auto state = core::ParseRunState(row.state);
+  if (gc_changed && state && core::IsTerminal(*state)) return CollectExperimentCheckpoints(id);
+  return Status::Ok();
+}
+
+Status Master::ContinueExperiment(int64_t id, const std::string& override_yaml) {
+  json overrides = json::object();
+  if (!override_yaml.empty()) {
+    DET_ASSIGN_OR_RETURN(overrides, config::YamlToJson(override_yaml));
+    if (overrides.is_null()) overrides = json::object();
+    if (!overrides.is_object()) return InvalidArgument("overrideConfig: must be a mapping");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
+  auto state = core::ParseRunState(row.state);
+  if (!state || !(*state == RunState::kCompleted || *state == RunState::kCanceled ||
+                  *state == RunState::kError)) {
+    return FailedPrecondition("experiment " + std::to_string(id) +
+                              " must be COMPLETED, CANCELED or ERROR to continue (it is " +
+                              row.state + ")");
+  }
+  MergeInto(row.config, overrides);
+  DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg, config::ExperimentConfigFromJson(row.config));
+  DET_RETURN_IF_ERROR(store_->UpdateExperimentMeta(id, row.config, false, row.notes));
+  if (!experiments_.count(id)) {
+    DET_RETURN_IF_ERROR(RestoreExperimentLocked(row, {}));
+  }
+  ExperimentRuntime& exp = *experiments_[id];
+  exp.config = cfg;
+  exp.continued = true;
+  DET_RETURN_IF_ERROR(store_->UpdateExperimentState(id, "ACTIVE", std::nullopt));
+  exp.state = RunState::kActive;
+  // Every trial that did not complete runs again from its latest checkpoint, restarts reset.
+  for (auto& [rid, tid] : exp.trial_by_request) {
+    TrialRuntime& t = *trials_[tid];
+    if (t.state == RunState::kCompleted) continue;
+    DET_ASSIGN_OR_RETURN(store::TrialRow tr, store_->GetTrial(tid));
+    tr.state = "ACTIVE";
+    tr.end_time.reset();
+    tr.restarts = 0;
+    DET_RETURN_IF_ERROR(store_->UpdateTrial(tr));
+    t.state = RunState::kActive;
+    t.restarts = 0;
+    t.closed_by_searcher = false;
+    DET_RETURN_IF_ERROR(RequestAllocationLocked(t));
+  }
+  cv_.notify_all();
+  return MaybeFinishExperimentLocked(exp);
+}
+
+Status Master::KillTrial(int64_t trial_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = trials_.find(trial_id);
+  if (it == trials_.end()) {
+    DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
+    return Status::Ok();  // already terminal
+  }
+  TrialRuntime& t = *it->second;
+  if (core::IsTerminal(t.state)) return Status::Ok();
+  ExperimentRuntime& exp = *experiments_[t.experiment_id];
+  if (!t.allocation_id.empty()) {
+    DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kStoppingKilled));
+    TerminateAllocationLocked(*allocations_[t.allocation_id], false);
+    return Status::Ok();
+  }
+  DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kCanceled));
+  std::vector<searcher::Action> actions;
+  if (!t.searcher_exited) {
+    t.searcher_exited = true;
+    actions = exp.searcher->TrialExitedEarly(t.request_id, searcher::ExitedReason::kUserCanceled);
+    for (auto& a : exp.searcher->TrialExited(t.request_id)) actions.push_back(std::move(a));
+  }
+  return ProcessActionsLocked(exp, std::move(actions));
+}
+
+Status Master::CollectExperimentCheckpoints(int64_t experiment_id) {
+  DET_ASSIGN_OR_RETURN(store::ExperimentRow exp, store_->GetExperiment(experiment_id));
+  DET_ASSIGN_OR_RETURN(checkpoint_gc::GcPolicy policy,
+                       checkpoint_gc::PolicyFromExperimentConfig(exp.config));
+  DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
+                       store_->ListCheckpointsForExperiment(experiment_id));
+  if (ckpts.empty()) return Status::Ok();
+  DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trials, store_->ListTrials(experiment_id));
+  std::set<std::string> warm_starts;
+  std::string metric = exp.config.value("searcher", json::object()).value("metric", "");
+  std::map<std::pair<int64_t, int64_t>, double> metric_at;  // (trial, steps) -> searcher metric
+  for (const auto& t : trials) {
+    if (!t.warm_start_checkpoint_uuid.empty()) warm_starts.insert(t.warm_start_checkpoint_uuid);
+    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals, store_->ListMetrics(t.id, "validation"));
+    for (const auto& v : vals) {
+      const json& m = v.metrics.value("validation_metrics", json::object());
+      if (m.contains(metric) && m[metric].is_number()) {
+        metric_at[{t.id, v.total_batches}] = m[metric].get<double>();
+      }
+    }
+  }
+  std::vector<checkpoint_gc::GcCheckpoint> input;
+  int64_t order = 0;
+  for (const auto& c : ckpts) {
+    checkpoint_gc::GcCheckpoint g;
+    g.uuid = c.uuid;
+    g.trial_id = c.trial_id;
+    g.steps_completed = c.steps_completed;
+    g.report_time = c.report_time;
+    g.state = c.state;
+    g.id = ++order;
+    g.keep = warm_starts.count(c.uuid) > 0;
+    auto it = metric_at.find({c.trial_id, c.steps_completed});
+    if (it != metric_at.end()) g.searcher_metric = it->second;
+    input.push_back(std::move(g));
+  }
+  std::vector<std::string> doomed = checkpoint_gc::SelectCheckpointsToDelete(input, policy);
+  if (doomed.empty()) return Status::Ok();
+  spdlog::info("checkpoint GC of experiment {}: deleting {} of {} checkpoints", experiment_id,
+               doomed.size(), ckpts.size());
+  return gc_->Submit(experiment_id, exp.config.value("checkpoint_storage", json::object()), doomed,
+                     {});
+}
+
+Status Master::SubmitDeletions(const std::vector<std::string>& uuids,
+                               const std::vector<std::string>& globs) {
+  std::map<int64_t, std::vector<std::string>> by_experiment;
+  std::map<int64_t, json> storage;
+  for (const auto& uuid : uuids) {
+    DET_ASSIGN_OR_RETURN(store::CheckpointRow c, store_->GetCheckpoint(uuid));
+    DET_ASSIGN_OR_RETURN(store::TrialRow t, store_->GetTrial(c.trial_id));
+    if (!storage.count(t.experiment_id)) {
+      DET_ASSIGN_OR_RETURN(store::ExperimentRow e, store_->GetExperiment(t.experiment_id));
+      storage[t.experiment_id] = e.config.value("checkpoint_storage", json::object());
+    }
+    by_experiment[t.experiment_id].push_back(uuid);
+  }
+  for (const auto& [exp_id, ids] : by_experiment) {
+    DET_RETURN_IF_ERROR(gc_->Submit(exp_id, storage[exp_id], ids, globs));
+  }
+  return Status::Ok();
+}
+
+Status Master::DeleteCheckpoints(const std::vector<std::string>& uuids) {
+  if (uuids.empty()) return InvalidArgument("checkpointUuids: must not be empty");
+  return SubmitDeletions(uuids, {});
+}
+
+Status Master::RemoveCheckpointFiles(const std::vector<std::string>& uuids,
+                                     const std::vector<std::string>& globs) {
+  if (uuids.empty()) return InvalidArgument("checkpointUuids: must not be empty");
+  if (globs.empty()) return Status::Ok();  // an empty glob list removes nothing
+  return SubmitDeletions(uuids, globs);
+}
+
+Status Master::PatchCheckpointResources(const std::string& uuid, const json& resources) {
+  if (!resources.is_object()) return InvalidArgument("resources: must be an object");
+  DET_ASSIGN_OR_RETURN(store::CheckpointRow c, store_->GetCheckpoint(uuid));
+  c.state = resources.empty() ? "DELETED" : "PARTIALLY_DELETED";
+  c.resources = resources;
+  int64_t size = 0;
+  for (auto& [k, v] : resources.items()) {
+    if (v.is_string()) size += std::atoll(v.get<std::string>().c_str());
+    if (v.is_number_integer()) size += v.get<int64_t>();
+  }
+  c.size = size;
+  return store_->AddCheckpoint(c);
+}
+
+Result<json> Master::SetCheckpointMetadata(const std::string& uuid, const json& metadata) {
+  if (!metadata.is_object()) return InvalidArgument("checkpoint.metadata: must be an object");
+  DET_ASSIGN_OR_RETURN(store::CheckpointRow c, store_->GetCheckpoint(uuid));
+  if (!metadata.contains("steps_completed")) {
+    return InvalidArgument("checkpoint.metadata.steps_completed: must be kept");
+  }
+  c.metadata = metadata;
+  DET_RETURN_IF_ERROR(store_->AddCheckpoint(c));
+  return c.metadata;
+}
+
+bool Master::WaitForCheckpointGc(int64_t timeout_ms) { return gc_->WaitIdle(timeout_ms); }
+
+}  // namespace det::master::server
