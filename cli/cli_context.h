@@ -14,6 +14,7 @@
 
 #include "cli/session.h"
 #include "common/status.h"
+#include "master/config/experiment_config.h"
 
 namespace det::cli {
 
@@ -47,6 +48,11 @@ void RegisterExperimentCommands(CLI::App& app, CliContext& ctx);
 void RegisterTrialCommands(CLI::App& app, CliContext& ctx);
 void RegisterDeployCommands(CLI::App& app, CliContext& ctx);
 void RegisterPreviewCommands(CLI::App& app, CliContext& ctx);
+
+// Defaults for validating a config before upload: the master merges its own checkpoint storage
+// under the experiment's, so a config that sets only save_* values is valid; a placeholder
+// shared_fs stands in for the master's.
+master::config::ConfigDefaults LocalValidationDefaults();
 void RegisterCheckpointCommands(CLI::App& app, CliContext& ctx);
 void RegisterJobCommands(CLI::App& app, CliContext& ctx);
 // continue, label, set, list-trials, list-checkpoints under `det experiment`.

@@ -77,7 +77,7 @@ struct CreateArgs {
 // master's messages before anything is uploaded.
 Status ValidateConfigLocally(const std::string& config) {
   Result<master::config::ExperimentConfig> cfg =
-      master::config::ParseExperimentConfig(config, master::config::ConfigDefaults{});
+      master::config::ParseExperimentConfig(config, LocalValidationDefaults());
   return cfg.status();
 }
 

@@ -43,7 +43,7 @@ Status Preview(const PreviewArgs& args) {
   ss << in.rdbuf();
   DET_ASSIGN_OR_RETURN(std::string text, ApplyConfigOverrides(ss.str(), args.overrides));
   DET_ASSIGN_OR_RETURN(master::config::ExperimentConfig cfg,
-                       master::config::ParseExperimentConfig(text, master::config::ConfigDefaults{}));
+                       master::config::ParseExperimentConfig(text, LocalValidationDefaults()));
   DET_ASSIGN_OR_RETURN(master::searcher::SimulateResult sim, master::searcher::Simulate(cfg));
   std::string unit = UnitName(cfg);
   std::cout << "Using search configuration:\n"
@@ -72,6 +72,12 @@ Status Preview(const PreviewArgs& args) {
 }
 
 }  // namespace
+
+master::config::ConfigDefaults LocalValidationDefaults() {
+  master::config::ConfigDefaults d;
+  d.checkpoint_storage = {{"type", "shared_fs"}, {"host_path", "/tmp"}};
+  return d;
+}
 
 void RegisterPreviewCommands(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<PreviewArgs>();

@@ -7,6 +7,8 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterExperimentRoutes(router, master);
   RegisterTrialRoutes(router, master);
   RegisterAgentRoutes(router, master);
+  RegisterCheckpointRoutes(router, master);
+  RegisterJobRoutes(router, master);
 }
 
 }  // namespace det::master::api

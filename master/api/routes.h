@@ -14,5 +14,7 @@ void RegisterAuthRoutes(server::Router* router, server::Master* master);
 void RegisterExperimentRoutes(server::Router* router, server::Master* master);
 void RegisterTrialRoutes(server::Router* router, server::Master* master);
 void RegisterAgentRoutes(server::Router* router, server::Master* master);
+void RegisterCheckpointRoutes(server::Router* router, server::Master* master);
+void RegisterJobRoutes(server::Router* router, server::Master* master);
 
 }  // namespace det::master::api

@@ -174,21 +174,6 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
 
-  router->Add("GET", "/api/v1/experiments/{id}/checkpoints",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                auto ckpts = master->ListExperimentCheckpoints(*id);
-                if (!ckpts.ok()) return ErrorResponse(ckpts.status());
-                json out = json::array();
-                for (const auto& c : *ckpts) {
-                  out.push_back(CheckpointJson(c, {{"trialId", c.trial_id}, {"experimentId", *id}}));
-                }
-                if (req.Query("orderBy") == "ORDER_BY_DESC") std::reverse(out.begin(), out.end());
-                auto page = Paginate(req, out, "checkpoints");
-                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
-              }));
-
   router->Add("GET", "/api/v1/experiments/{id}/searcher/best_searcher_validation_metric",
               WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");

@@ -349,21 +349,6 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
-  router->Add("GET", "/api/v1/checkpoints/{uuid}",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
-                auto c = master->GetCheckpoint(req.params["uuid"]);
-                if (!c.ok()) return ErrorResponse(c.status());
-                json training = {{"trialId", c->trial_id}};
-                auto t = master->GetTrial(c->trial_id);
-                if (t.ok()) {
-                  training["experimentId"] = t->row.experiment_id;
-                  training["hparams"] = t->row.hparams;
-                  auto e = master->GetExperiment(t->row.experiment_id);
-                  if (e.ok()) training["experimentConfig"] = e->row.config;
-                }
-                return JsonResponse({{"checkpoint", CheckpointJson(*c, training)}});
-              }));
-
   router->Add("GET", "/api/v1/allocations/{id}/signals/preemption",
               WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 0);

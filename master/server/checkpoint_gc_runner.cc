@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <sstream>
 
 #include "common/subprocess.h"
 
@@ -129,9 +130,13 @@ Status CheckpointGcRunner::RunRequest(const store::GcRequestRow& request) {
   std::map<std::string, std::string> env;
   if (!harness_dir_.empty()) env["PYTHONPATH"] = harness_dir_;
   DET_ASSIGN_OR_RETURN(ProcessResult proc, RunProcess(argv, env));
+  // The report is the last stdout line that is a JSON object with "checkpoints".
   json out;
-  size_t start = proc.stdout_text.rfind("{\"");
-  if (start != std::string::npos) out = json::parse(proc.stdout_text.substr(start), nullptr, false);
+  std::istringstream lines(proc.stdout_text);
+  for (std::string line; std::getline(lines, line);) {
+    json j = json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("checkpoints")) out = std::move(j);
+  }
   if (!out.is_object() || !out.contains("checkpoints")) {
     return Internal("GC task exited " + std::to_string(proc.exit_code) + " without a report");
   }

@@ -74,6 +74,22 @@ struct AgentView {
   bool connected = false;
 };
 
+// One job of the queue (`det job list`): an active experiment.
+struct JobView {
+  std::string job_id;
+  int64_t experiment_id = 0;
+  std::string name;
+  std::string username;
+  int64_t submission_time = 0;
+  int64_t priority = 42;
+  double weight = 1;
+  std::string resource_pool = "default";
+  int64_t requested_slots = 0;
+  int64_t allocated_slots = 0;
+  bool scheduled = false;
+  int64_t jobs_ahead = 0;
+};
+
 struct CreateExperimentRequest {
   std::string config_yaml;
   std::vector<ArchiveEntry> files;
@@ -171,6 +187,9 @@ class Master {
                                                const nlohmann::json& metadata);
   // Waits until no checkpoint deletion is pending (tests, shutdown).
   bool WaitForCheckpointGc(int64_t timeout_ms);
+
+  // The queue: active experiments in scheduling order (priority, then submission).
+  std::vector<JobView> ListJobs();
 
   // Agents.
   Result<nlohmann::json> RegisterAgent(const std::string& agent_id, const nlohmann::json& body);

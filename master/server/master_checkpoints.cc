@@ -278,3 +278,48 @@ Result<json> Master::SetCheckpointMetadata(const std::string& uuid, const json& 
 bool Master::WaitForCheckpointGc(int64_t timeout_ms) { return gc_->WaitIdle(timeout_ms); }
 
 }  // namespace det::master::server
+
+namespace det::master::server {
+
+std::vector<JobView> Master::ListJobs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<JobView> jobs;
+  for (const auto& [id, exp] : experiments_) {
+    if (core::IsTerminal(exp->state)) continue;
+    JobView j;
+    j.job_id = exp->job_id;
+    j.experiment_id = id;
+    j.name = exp->config.name;
+    j.username = exp->username;
+    Result<store::ExperimentRow> row = store_->GetExperiment(id);
+    if (row.ok()) j.submission_time = row->start_time;
+    j.priority = exp->config.resources.priority.value_or(42);
+    j.weight = exp->config.resources.weight;
+    if (!exp->config.resources.resource_pool.empty()) j.resource_pool = exp->config.resources.resource_pool;
+    for (const auto& [rid, tid] : exp->trial_by_request) {
+      const TrialRuntime& t = *trials_.at(tid);
+      if (t.allocation_id.empty()) {
+        if (!core::IsTerminal(t.state) && exp->state == RunState::kActive) {
+          j.requested_slots += exp->config.resources.slots_per_trial;
+        }
+        continue;
+      }
+      const AllocationRuntime& a = *allocations_.at(t.allocation_id);
+      j.requested_slots += a.slots;
+      if (a.state == AllocationRuntime::State::kAssigned ||
+          a.state == AllocationRuntime::State::kRunning) {
+        j.allocated_slots += a.slots;
+        j.scheduled = true;
+      }
+    }
+    jobs.push_back(std::move(j));
+  }
+  std::stable_sort(jobs.begin(), jobs.end(), [](const JobView& a, const JobView& b) {
+    if (a.priority != b.priority) return a.priority < b.priority;
+    return a.submission_time < b.submission_time;
+  });
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].jobs_ahead = static_cast<int64_t>(i);
+  return jobs;
+}
+
+}  // namespace det::master::server

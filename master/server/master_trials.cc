@@ -315,8 +315,13 @@ Status Master::CompleteSearcherOperation(int64_t trial_id, uint64_t length, doub
   }
   t.ops.pop_front();
   ExperimentRuntime& exp = *experiments_[t.experiment_id];
-  DET_ASSIGN_OR_RETURN(std::vector<searcher::Action> actions,
-                       exp.searcher->ValidationCompleted(t.request_id, metric, length));
+  std::vector<searcher::Action> actions;
+  if (t.searcher_exited) {
+    // A continued trial (det e continue) finishes work the searcher already closed the books on.
+    if (t.ops.empty()) t.closed_by_searcher = true;
+  } else {
+    DET_ASSIGN_OR_RETURN(actions, exp.searcher->ValidationCompleted(t.request_id, metric, length));
+  }
   DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
   row.searcher_metric = metric;
   DET_RETURN_IF_ERROR(store_->UpdateTrial(row));

@@ -1,0 +1,296 @@
+// Experiment edits, continue, trial kill, and checkpoint management and download.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/archive.h"
+#include "master/api/json_views.h"
+#include "master/api/route_helpers.h"
+#include "master/api/routes.h"
+
+namespace det::master::api {
+
+using nlohmann::json;
+using server::HttpRequest;
+using server::HttpResponse;
+using server::Principal;
+
+namespace {
+
+Result<std::vector<std::string>> StringList(const json& body, const char* camel, const char* snake) {
+  const json* v = Field(body, camel, snake);
+  std::vector<std::string> out;
+  if (v == nullptr) return out;
+  if (!v->is_array()) return InvalidArgument(std::string(camel) + ": must be a list of strings");
+  for (const auto& s : *v) {
+    if (!s.is_string()) return InvalidArgument(std::string(camel) + ": must be a list of strings");
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+// The training block of a checkpoint: its trial, experiment, config and the metrics at its step.
+json TrainingOf(server::Master* master, const store::CheckpointRow& c) {
+  json training = {{"trialId", c.trial_id}};
+  auto t = master->GetTrial(c.trial_id);
+  if (!t.ok()) return training;
+  training["experimentId"] = t->row.experiment_id;
+  training["hparams"] = t->row.hparams;
+  auto e = master->GetExperiment(t->row.experiment_id);
+  if (e.ok()) training["experimentConfig"] = e->row.config;
+  auto vals = master->ListMetrics(c.trial_id, "validation");
+  if (vals.ok()) {
+    for (const auto& v : *vals) {
+      if (v.total_batches != c.steps_completed) continue;
+      json avg = v.metrics.value("validation_metrics", json::object());
+      training["validationMetrics"] = {{"avgMetrics", avg}};
+      if (e.ok()) {
+        std::string metric = e->row.config.value("searcher", json::object()).value("metric", "");
+        if (avg.contains(metric) && avg[metric].is_number()) training["searcherMetric"] = avg[metric];
+      }
+    }
+  }
+  return training;
+}
+
+// Builds a tar.gz of a checkpoint directory on shared_fs / directory storage.
+Result<std::string> ArchiveCheckpoint(const json& storage, const std::string& uuid) {
+  namespace fs = std::filesystem;
+  std::string type = storage.value("type", "");
+  fs::path base;
+  if (type == "shared_fs") {
+    base = storage.value("host_path", "");
+    std::string sp = storage.value("storage_path", "");
+    if (!sp.empty()) base = fs::path(sp).is_absolute() ? fs::path(sp) : base / sp;
+  } else if (type == "directory") {
+    base = storage.value("container_path", "");
+  } else {
+    return Unimplemented("the master streams checkpoints only from shared_fs or directory "
+                         "storage (this one is '" + type + "'); use --mode direct");
+  }
+  fs::path dir = base / uuid;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return NotFound("checkpoint files of " + uuid + " not found");
+  std::vector<ArchiveEntry> entries;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    ArchiveEntry e;
+    e.path = fs::relative(it->path(), dir, ec).string();
+    e.is_dir = it->is_directory();
+    e.mode = static_cast<uint32_t>(fs::status(it->path()).permissions()) & 0777;
+    if (!e.is_dir) {
+      std::ifstream f(it->path(), std::ios::binary);
+      std::stringstream ss;
+      ss << f.rdbuf();
+      e.content = ss.str();
+    }
+    entries.push_back(std::move(e));
+  }
+  return CreateTarGz(entries);
+}
+
+}  // namespace
+
+void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
+  router->Add("PATCH", "/api/v1/experiments/{id}",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json& patch = body->contains("experiment") ? (*body)["experiment"] : *body;
+                Status st = master->PatchExperiment(*id, patch);
+                if (!st.ok()) return ErrorResponse(st);
+                auto v = master->GetExperiment(*id);
+                if (!v.ok()) return ErrorResponse(v.status());
+                return JsonResponse({{"experiment", ExperimentJson(*v)}});
+              }));
+
+  auto label = [master](HttpRequest& req, bool add) {
+    Result<int64_t> id = PathId(req, "id");
+    if (!id.ok()) return ErrorResponse(id.status());
+    auto v = master->GetExperiment(*id);
+    if (!v.ok()) return ErrorResponse(v.status());
+    json labels = v->row.config.value("labels", json::array());
+    std::string l = req.params["label"];
+    json next = json::array();
+    for (const auto& x : labels) {
+      if (x != l) next.push_back(x);
+    }
+    if (add) next.push_back(l);
+    Status st = master->PatchExperiment(*id, {{"labels", next}});
+    if (!st.ok()) return ErrorResponse(st);
+    return JsonResponse({{"labels", next}});
+  };
+  router->Add("PUT", "/api/v1/experiments/{id}/labels/{label}",
+              WithAuth(master, Auth::kUser, [label](HttpRequest& req, const Principal&) {
+                return label(req, true);
+              }));
+  router->Add("DELETE", "/api/v1/experiments/{id}/labels/{label}",
+              WithAuth(master, Auth::kUser, [label](HttpRequest& req, const Principal&) {
+                return label(req, false);
+              }));
+
+  router->Add("POST", "/api/v1/experiments/{id}/continue",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                std::string overrides;
+                if (const json* o = Field(*body, "overrideConfig", "override_config");
+                    o && o->is_string()) {
+                  overrides = o->get<std::string>();
+                }
+                Status st = master->ContinueExperiment(*id, overrides);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  router->Add("POST", "/api/v1/trials/{id}/kill",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Status st = master->KillTrial(*id);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  router->Add("GET", "/api/v1/trials/{id}/checkpoints",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto ckpts = master->ListTrialCheckpoints(*id);
+                if (!ckpts.ok()) return ErrorResponse(ckpts.status());
+                json out = json::array();
+                for (const auto& c : *ckpts) out.push_back(CheckpointJson(c, TrainingOf(master, c)));
+                auto page = Paginate(req, out, "checkpoints");
+                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
+              }));
+
+  router->Add("GET", "/api/v1/experiments/{id}/checkpoints",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto exp = master->GetExperiment(*id);
+                if (!exp.ok()) return ErrorResponse(exp.status());
+                auto ckpts = master->ListExperimentCheckpoints(*id);
+                if (!ckpts.ok()) return ErrorResponse(ckpts.status());
+                json items = json::array();
+                for (const auto& c : *ckpts) items.push_back(CheckpointJson(c, TrainingOf(master, c)));
+                std::vector<json> sorted(items.begin(), items.end());
+                bool smaller = exp->row.config.value("searcher", json::object())
+                                   .value("smaller_is_better", true);
+                if (req.Query("sortByAttr") == "SORT_BY_SEARCHER_METRIC") {
+                  // Best first; checkpoints without a metric last.
+                  std::stable_sort(sorted.begin(), sorted.end(), [smaller](const json& a, const json& b) {
+                    bool ha = a["training"].contains("searcherMetric");
+                    bool hb = b["training"].contains("searcherMetric");
+                    if (ha != hb) return ha;
+                    if (!ha) return false;
+                    double x = a["training"]["searcherMetric"], y = b["training"]["searcherMetric"];
+                    return smaller ? x < y : x > y;
+                  });
+                } else if (req.Query("sortByAttr") == "SORT_BY_BATCH_NUMBER") {
+                  std::stable_sort(sorted.begin(), sorted.end(), [](const json& a, const json& b) {
+                    return a["metadata"].value("steps_completed", 0) <
+                           b["metadata"].value("steps_completed", 0);
+                  });
+                }
+                if (req.Query("orderBy") == "ORDER_BY_DESC") std::reverse(sorted.begin(), sorted.end());
+                std::string states = req.Query("states");
+                json out = json::array();
+                for (auto& c : sorted) {
+                  if (!states.empty() && states.find(c["state"].get<std::string>()) == std::string::npos) {
+                    continue;
+                  }
+                  out.push_back(std::move(c));
+                }
+                auto page = Paginate(req, out, "checkpoints");
+                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
+              }));
+
+  router->Add("GET", "/api/v1/checkpoints/{uuid}",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                auto c = master->GetCheckpoint(req.params["uuid"]);
+                if (!c.ok()) return ErrorResponse(c.status());
+                return JsonResponse({{"checkpoint", CheckpointJson(*c, TrainingOf(master, *c))}});
+              }));
+
+  router->Add("DELETE", "/api/v1/checkpoints",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
+                if (!uuids.ok()) return ErrorResponse(uuids.status());
+                Status st = master->DeleteCheckpoints(*uuids);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  router->Add("POST", "/api/v1/checkpoints/rm",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
+                if (!uuids.ok()) return ErrorResponse(uuids.status());
+                auto globs = StringList(*body, "checkpointGlobs", "checkpoint_globs");
+                if (!globs.ok()) return ErrorResponse(globs.status());
+                Status st = master->RemoveCheckpointFiles(*uuids, *globs);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  router->Add("PATCH", "/api/v1/checkpoints",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json* list = Field(*body, "checkpoints", "checkpoints");
+                if (list == nullptr || !list->is_array()) {
+                  return ErrorResponse(InvalidArgument("checkpoints: required list"));
+                }
+                for (const auto& c : *list) {
+                  json resources = json::object();
+                  if (c.contains("resources") && c["resources"].is_object()) {
+                    resources = c["resources"].value("resources", json::object());
+                  }
+                  Status st = master->PatchCheckpointResources(c.value("uuid", ""), resources);
+                  if (!st.ok()) return ErrorResponse(st);
+                }
+                return JsonResponse(json::object());
+              }));
+
+  router->Add("POST", "/api/v1/checkpoints/{uuid}/metadata",
+              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
+                auto md = master->SetCheckpointMetadata(req.params["uuid"],
+                                                        c.value("metadata", json()));
+                if (!md.ok()) return ErrorResponse(md.status());
+                return JsonResponse({{"metadata", *md}});
+              }));
+
+  router->Add("GET", "/checkpoints/{uuid}",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                auto c = master->GetCheckpoint(req.params["uuid"]);
+                if (!c.ok()) return ErrorResponse(c.status());
+                auto t = master->GetTrial(c->trial_id);
+                if (!t.ok()) return ErrorResponse(t.status());
+                auto e = master->GetExperiment(t->row.experiment_id);
+                if (!e.ok()) return ErrorResponse(e.status());
+                std::string accept = req.Header("accept");
+                if (!accept.empty() && accept.find("gzip") == std::string::npos &&
+                    accept.find("x-tar") == std::string::npos && accept.find("*/*") == std::string::npos) {
+                  HttpResponse r = ErrorResponse(InvalidArgument("unsupported Accept: " + accept));
+                  r.status = 415;
+                  return r;
+                }
+                auto tgz = ArchiveCheckpoint(e->row.config.value("checkpoint_storage", json::object()),
+                                             c->uuid);
+                if (!tgz.ok()) return ErrorResponse(tgz.status());
+                HttpResponse resp;
+                resp.content_type = "application/gzip";
+                resp.body = std::move(tgz).value();
+                return resp;
+              }));
+}
+
+}  // namespace det::master::api

@@ -1,0 +1,114 @@
+"""Checkpoint GC by the save_* policy, checked on the storage itself; deletion; download."""
+
+import filecmp
+import pathlib
+import subprocess
+
+import pytest
+
+from cluster import BIN, wait_for
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+
+
+def steps_by_state(cluster, exp_id):
+    ckpts = cluster.request("GET", f"/api/v1/experiments/{exp_id}/checkpoints")["checkpoints"]
+    out = {}
+    for c in ckpts:
+        out.setdefault(c["state"], set()).add(c["metadata"]["steps_completed"])
+    return out, {c["metadata"]["steps_completed"]: c["uuid"] for c in ckpts}
+
+
+@pytest.mark.parametrize("scale,kept", [("0.9", {8, 9, 10}), ("1.1", {1, 2, 3, 9, 10})])
+def test_gc_keeps_best_and_latest(cluster, scale, kept):
+    exp_id = cluster.create(FIXTURES / "checkpoints.yaml", FIXTURES, "--config",
+                            f"hyperparameters.scale={scale}")
+    cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=120)
+
+    def collected():
+        states, _ = steps_by_state(cluster, exp_id)
+        return states if states.get("STATE_DELETED") else None
+
+    states = wait_for(collected, 60, "checkpoint GC")
+    assert states["STATE_COMPLETED"] == kept
+    assert states["STATE_DELETED"] == set(range(1, 11)) - kept
+    _, uuids = steps_by_state(cluster, exp_id)
+    base = cluster.data_dir / "checkpoints"
+    for step, uuid in uuids.items():
+        assert (base / uuid).exists() == (step in kept), f"step {step} ({uuid}) on storage"
+
+
+def test_delete_partial_delete_and_download(cluster, tmp_path):
+    exp_id = cluster.create(FIXTURES / "checkpoints.yaml", FIXTURES, "--config",
+                            "checkpoint_storage.save_trial_latest=10")
+    cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=120)
+    _, uuids = steps_by_state(cluster, exp_id)
+    assert len(uuids) == 10
+
+    # Download by UUID in both modes: identical bytes.
+    u = uuids[10]
+    direct, master = tmp_path / "direct", tmp_path / "master"
+    cluster.det("checkpoint", "download", u, "--mode", "direct", "-o", str(direct))
+    cluster.det("checkpoint", "download", u, "--mode", "master", "-o", str(master))
+    cmp = filecmp.dircmp(direct, master)
+    assert (direct / "metadata.json").exists() and (direct / "nested" / "weights.bin").exists()
+    assert not cmp.diff_files and not cmp.left_only and not cmp.right_only
+    assert filecmp.cmp(direct / "nested" / "weights.bin", master / "nested" / "weights.bin",
+                       shallow=False)
+
+    # Remove files by glob: PARTIALLY_DELETED, and only after the files are gone.
+    cluster.det("checkpoint", "rm", uuids[5], "--glob", "nested/**", "--yes")
+    wait_for(lambda: cluster.request("GET", f"/api/v1/checkpoints/{uuids[5]}")["checkpoint"]["state"]
+             == "STATE_PARTIALLY_DELETED", 60, "partial delete")
+    assert not (cluster.data_dir / "checkpoints" / uuids[5] / "nested" / "weights.bin").exists()
+    assert (cluster.data_dir / "checkpoints" / uuids[5] / "state.json").exists()
+    # Delete: DELETED and gone from storage; deleting again is fine.
+    for _ in range(2):
+        cluster.det("checkpoint", "delete", uuids[4], "--yes")
+        wait_for(lambda: cluster.request("GET", f"/api/v1/checkpoints/{uuids[4]}")["checkpoint"]
+                 ["state"] == "STATE_DELETED", 60, "delete")
+    assert not (cluster.data_dir / "checkpoints" / uuids[4]).exists()
+    out = cluster.det("experiment", "list-checkpoints", str(exp_id)).stdout
+    assert uuids[10] in out and "# of Batches" in out
+
+
+def test_lifecycle_commands(cluster):
+    cfg = FIXTURES / "flaky.yaml"
+    exp_id = cluster.create(cfg, FIXTURES, "--paused")
+    assert "Added label 'demo'" in cluster.det("experiment", "label", "add", str(exp_id), "demo").stdout
+    assert cluster.experiment(exp_id)["labels"] == ["demo"]
+    cluster.det("experiment", "label", "remove", str(exp_id), "demo")
+    assert cluster.experiment(exp_id)["labels"] == []
+    out = cluster.det("experiment", "set", "priority", str(exp_id), "7").stdout
+    assert "to 7" in out
+    assert cluster.experiment(exp_id)["config"]["resources"]["priority"] == 7
+    bad = cluster.det("experiment", "set", "priority", str(exp_id), "100", check=False)
+    assert bad.returncode != 0 and "priority" in bad.stderr
+    # Archiving needs a terminal state.
+    assert cluster.det("experiment", "archive", str(exp_id), check=False).returncode != 0
+    jobs = cluster.det("job", "list").stdout
+    assert "TYPE_EXPERIMENT" in jobs and f"({exp_id})" in jobs
+    cluster.det("experiment", "kill", str(exp_id))
+    cluster.wait_state(exp_id, "STATE_CANCELED", timeout=60)
+    cluster.det("experiment", "archive", str(exp_id))
+    assert cluster.experiment(exp_id)["archived"] is True
+    cluster.det("experiment", "unarchive", str(exp_id))
+    assert cluster.experiment(exp_id)["archived"] is False
+
+
+def test_trial_kill_and_continue(cluster, tmp_path):
+    cfg = tmp_path / "slow.yaml"
+    cfg.write_text((FIXTURES / "flaky.yaml").read_text().replace("sleep_per_step: 0.0",
+                                                                 "sleep_per_step: 0.3"))
+    exp_id = cluster.create(cfg, FIXTURES)
+    (trial,) = wait_for(lambda: cluster.trials(exp_id), 60, "trial")
+    wait_for(lambda: cluster.metrics(trial["id"], "training"), 60, "training to start")
+    assert "Killed trial" in cluster.det("trial", "kill", str(trial["id"])).stdout
+    cluster.wait_state(exp_id, "STATE_CANCELED", timeout=60)
+    assert cluster.trials(exp_id)[0]["state"] == "STATE_CANCELED"
+    cluster.det("experiment", "continue", str(exp_id), "--config", "hyperparameters.sleep_per_step=0")
+    cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=120)
+    (trial,) = cluster.trials(exp_id)
+    assert trial["state"] == "STATE_COMPLETED"
+    steps = [m["stepsCompleted"] for m in cluster.metrics(trial["id"], "training")]
+    assert steps == list(range(1, 21)), steps
