@@ -69,7 +69,10 @@ Result<std::vector<std::string>> BuildEntrypointArgv(const nlohmann::json& entry
   std::string text = entrypoint.get<std::string>();
   if (text.empty()) return InvalidArgument("entrypoint is empty");
   if (IsLegacyTrialEntrypoint(text)) {
-    return std::vector<std::string>{python, "-m", "determined.exec.harness", text};
+    // As Determined: the legacy Trial class runs under the torch_distributed launcher, which
+    // starts one worker per slot (one for a single-slot trial).
+    return std::vector<std::string>{python, "-m", "determined.launch.torch_distributed", "--",
+                                    "--trial", text};
   }
   return std::vector<std::string>{"sh", "-c", text};
 }

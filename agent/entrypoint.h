@@ -23,7 +23,7 @@ Result<MasterAddress> ParseMasterUrl(const std::string& url);
 // True for `module.path:ClassName` (legacy Trial class entrypoints).
 bool IsLegacyTrialEntrypoint(const std::string& entrypoint);
 
-// A JSON list -> argv; a legacy `module:Class` string -> `python -m determined.exec.harness
+// A JSON list -> argv; a legacy `module:Class` string -> `python -m determined.launch.torch_distributed -- --trial
 // module:Class`; any other string -> `sh -c <string>`. Fails on an empty or ill-typed value.
 Result<std::vector<std::string>> BuildEntrypointArgv(const nlohmann::json& entrypoint,
                                                      const std::string& python);

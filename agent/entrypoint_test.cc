@@ -17,7 +17,8 @@ TEST(EntrypointTest, ListIsArgv) {
 TEST(EntrypointTest, LegacyTrialClassRunsHarness) {
   auto argv = BuildEntrypointArgv("model_def:MnistTrial", "/usr/bin/python3");
   ASSERT_TRUE(argv.ok());
-  EXPECT_THAT(*argv, ElementsAre("/usr/bin/python3", "-m", "determined.exec.harness",
+  EXPECT_THAT(*argv, ElementsAre("/usr/bin/python3", "-m", "determined.launch.torch_distributed",
+                                 "--", "--trial",
                                  "model_def:MnistTrial"));
   EXPECT_TRUE(IsLegacyTrialEntrypoint("pkg.sub.mod:Cls_2"));
   EXPECT_FALSE(IsLegacyTrialEntrypoint("python3 train.py"));

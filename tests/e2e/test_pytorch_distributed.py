@@ -38,3 +38,12 @@ def test_distributed_pytorch_trial_pause_resume_matches_uninterrupted(cluster):
     logs = cluster.det("trial", "logs", str(t2["id"])).stdout
     assert "[rank=1]" in logs, "both ranks' output comes back"
     assert metrics_of(cluster, t2["id"]) == expected
+
+
+def test_legacy_trial_class_entrypoint_runs_one_worker_per_slot(cluster):
+    exp_id = cluster.create(EXAMPLE / "legacy.yaml", EXAMPLE)
+    cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=300)
+    (trial,) = cluster.trials(exp_id)
+    logs = cluster.det("trial", "logs", str(trial["id"])).stdout
+    assert "[rank=0]" in logs and "[rank=1]" in logs
+    assert [m["stepsCompleted"] for m in cluster.metrics(trial["id"], "validation")] == [50, 100]

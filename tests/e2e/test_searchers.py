@@ -60,3 +60,25 @@ def test_search_survives_master_restart(own_cluster):
     c.wait_state(exp_id, "STATE_COMPLETED", timeout=600)
     assert len(c.trials(exp_id)) == 4
     assert lengths(c, exp_id) == [50, 100, 100, 100]
+
+
+def test_invalid_hp_trials_end_and_are_replaced(cluster, tmp_path):
+    fixtures = pathlib.Path(__file__).parent / "fixtures"
+    cfg = tmp_path / "invalid.yaml"
+    cfg.write_text(
+        "name: invalid-hp\nentrypoint: python3 flaky.py\nhyperparameters:\n"
+        "  invalid_hp: {type: categorical, vals: [true, false]}\n  x: 0.1\n"
+        "searcher: {name: random, metric: validation_loss, max_trials: 3,\n"
+        "           max_concurrent_trials: 2, max_length: {batches: 5}}\n"
+        "reproducibility: {experiment_seed: 7}\nmax_restarts: 0\n")
+    exp_id = cluster.create(cfg, fixtures)
+    exp = cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=300)
+    assert exp["progress"] == 1.0
+    trials = cluster.trials(exp_id)
+    valid = [t for t in trials if not t["hparams"]["invalid_hp"]]
+    invalid = [t for t in trials if t["hparams"]["invalid_hp"]]
+    assert invalid, "seed 7 draws at least one invalid trial"
+    assert len(valid) == 3, "every invalid trial is replaced until max_trials valid ones ran"
+    assert len(trials) == 3 + len(invalid)
+    assert all(t["state"] == "STATE_COMPLETED" for t in trials)
+    assert all(t["totalBatchesProcessed"] == 0 for t in invalid)
