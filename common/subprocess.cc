@@ -24,6 +24,9 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv,
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
     close(out[1]);
+    // Inherit nothing else: a listening socket or database handed to a child would outlive a
+    // crash of this process and keep its port or locks.
+    for (int fd = 3; fd < 65536; ++fd) close(fd);
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));

@@ -122,13 +122,17 @@ Status CheckpointGcRunner::RunRequest(const store::GcRequestRow& request) {
   std::vector<std::string> argv = {python_, "-m", "determined.exec.gc_checkpoints",
                                     "--storage-config", request.storage_config.dump(),
                                     "--delete", Join(request.uuids), "--experiment-id",
-                                    std::to_string(request.experiment_id), "--no-report"};
+                                    std::to_string(request.experiment_id), "--no-report",
+                                    // This runner retries failed requests with its own backoff
+                                    // forever; one pass of the task should fail fast.
+                                    "--attempts", "2", "--backoff", "0.2"};
   if (!request.globs.empty()) {
     argv.push_back("--globs");
     argv.push_back(Join(request.globs));
   }
   std::map<std::string, std::string> env;
   if (!harness_dir_.empty()) env["PYTHONPATH"] = harness_dir_;
+  env["AWS_MAX_ATTEMPTS"] = "1";
   DET_ASSIGN_OR_RETURN(ProcessResult proc, RunProcess(argv, env));
   // The report is the last stdout line that is a JSON object with "checkpoints".
   json out;

@@ -28,7 +28,10 @@ class S3StorageManager(ObjectStoreStorageManager):
         botocore_config = require("botocore.config", "boto3", "s3")
         self.bucket = bucket
         self.endpoint_url = endpoint_url
-        cfg: Dict[str, Any] = {"retries": {"max_attempts": 5, "mode": "standard"}}
+        # AWS_MAX_ATTEMPTS (botocore's own knob) wins: the master's GC runner retries whole
+        # requests itself and wants each pass to fail fast.
+        attempts = int(os.environ.get("AWS_MAX_ATTEMPTS", "5") or 5)
+        cfg: Dict[str, Any] = {"retries": {"max_attempts": attempts, "mode": "standard"}}
         if endpoint_url:
             # S3 clones (MinIO, s3rver, ...) are addressed by path, not by virtual host.
             cfg["s3"] = {"addressing_style": "path"}

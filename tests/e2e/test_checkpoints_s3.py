@@ -1,0 +1,130 @@
+"""Checkpoint GC on S3 storage (a real s3rver on loopback), interrupted and completed on retry:
+the GC policy is changed while the S3 server is down, the master is killed with the deletion
+pending, and after both come back the deletion completes — checked in the bucket itself."""
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+
+import pytest
+
+from cluster import REPO, free_port, wait_for
+
+sys.path.insert(0, str(REPO / "harness" / "tests"))
+import s3rver_server  # noqa: E402
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+pytestmark = pytest.mark.skipif(s3rver_server.missing_reason() is not None,
+                                reason=str(s3rver_server.missing_reason()))
+
+
+class FixedPortS3:
+    """s3rver on a fixed port and data dir, so it can be stopped and started again."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.data = tempfile.mkdtemp(prefix="s3rver-e2e-")
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            ["node", s3rver_server.S3RVER_JS, "-d", self.data, "-a", "127.0.0.1", "-p",
+             str(self.port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def up():
+            try:
+                urllib.request.urlopen(self.url + "/", timeout=2)
+                return True
+            except urllib.error.HTTPError:
+                return True
+            except OSError:
+                return False
+
+        wait_for(up, 30, "s3rver to answer")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+    def client(self):
+        import boto3
+        import botocore.config
+
+        return boto3.session.Session(aws_access_key_id=s3rver_server.ACCESS_KEY,
+                                     aws_secret_access_key=s3rver_server.SECRET_KEY).client(
+            "s3", endpoint_url=self.url, region_name="us-east-1",
+            config=botocore.config.Config(s3={"addressing_style": "path"}))
+
+    def uuids_in(self, bucket: str, prefix: str) -> set:
+        resp = self.client().list_objects_v2(Bucket=bucket, Prefix=prefix + "/")
+        return {obj["Key"][len(prefix) + 1:].split("/")[0] for obj in resp.get("Contents", [])}
+
+
+def test_s3_gc_interrupted_then_completed(own_cluster, tmp_path):
+    c = own_cluster
+    s3 = FixedPortS3()
+    s3.start()
+    try:
+        s3.client().create_bucket(Bucket="ckpts")
+        experiments = {}
+        for scale, kept in (("0.9", {8, 9, 10}), ("1.1", {1, 2, 3, 9, 10})):
+            cfg = tmp_path / f"s3-{scale}.yaml"
+            cfg.write_text(
+                (FIXTURES / "checkpoints.yaml").read_text().replace(
+                    "checkpoint_storage:\n",
+                    "checkpoint_storage:\n  type: s3\n  bucket: ckpts\n  prefix: e2e\n"
+                    f"  access_key: S3RVER\n  secret_key: S3RVER\n  endpoint_url: {s3.url}\n")
+                .replace("save_trial_latest: 2", "save_trial_latest: 10"))
+            exp_id = c.create(cfg, FIXTURES, "--config", f"hyperparameters.scale={scale}")
+            c.wait_state(exp_id, "STATE_COMPLETED", timeout=120)
+            experiments[exp_id] = kept
+        ckpts = {e: c.request("GET", f"/api/v1/experiments/{e}/checkpoints")["checkpoints"]
+                 for e in experiments}
+        assert all(len(v) == 10 for v in ckpts.values())
+        assert len(s3.uuids_in("ckpts", "e2e")) == 20, "every checkpoint is in the bucket"
+
+        # The storage goes away, the policy changes (GC starts and fails), the master dies.
+        s3.stop()
+        for e in experiments:
+            c.det("experiment", "set", "gc-policy", str(e), "--save-experiment-best", "3",
+                  "--save-trial-best", "1", "--save-trial-latest", "2", "--yes")
+        pid = int((c.data_dir / "master.pid").read_text().split()[0])
+        try:
+            wait_for(lambda: "checkpoint GC for experiment" in (c.data_dir / "master.log").read_text(),
+                     120, "a failed GC attempt")
+        except AssertionError:
+            raise AssertionError((c.data_dir / "master.log").read_text()[-3000:])
+        for e in experiments:  # nothing is marked deleted while the files are still there
+            states = {x["state"] for x in
+                      c.request("GET", f"/api/v1/experiments/{e}/checkpoints")["checkpoints"]}
+            assert states == {"STATE_COMPLETED"}
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
+
+        # Both come back: the persisted deletion resumes and completes.
+        s3.start()
+        c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
+              str(c.data_dir))
+        c._token = None
+        for e, kept in experiments.items():
+            def done(e=e):
+                cs = c.request("GET", f"/api/v1/experiments/{e}/checkpoints")["checkpoints"]
+                return cs if any(x["state"] == "STATE_DELETED" for x in cs) else None
+
+            cs = wait_for(done, 120, f"GC of experiment {e}")
+            by_step = {x["metadata"]["steps_completed"]: x for x in cs}
+            assert {s for s, x in by_step.items() if x["state"] == "STATE_COMPLETED"} == kept
+            assert {s for s, x in by_step.items() if x["state"] == "STATE_DELETED"} == \
+                set(range(1, 11)) - kept
+            present = s3.uuids_in("ckpts", "e2e")
+            for step, x in by_step.items():
+                assert (x["uuid"] in present) == (step in kept), f"step {step} in the bucket"
+    finally:
+        s3.stop()
