@@ -503,6 +503,36 @@ CLI::App* AddStateAction(CLI::App* exp, CliContext& ctx, const std::string& verb
   return cmd;
 }
 
+// det experiment delete ID [--yes]: the experiment, its checkpoints' files and all its records.
+void AddDeleteCommand(CLI::App* exp, CliContext& ctx) {
+  auto id = std::make_shared<int64_t>(0);
+  auto yes = std::make_shared<bool>(false);
+  CLI::App* cmd = exp->add_subcommand("delete", "delete an experiment, its checkpoints and records");
+  cmd->add_option("EXPERIMENT_ID", *id, "the experiment")->required();
+  cmd->add_flag("--yes,-y", *yes, "do not ask for confirmation");
+  cmd->callback([&ctx, id, yes] {
+    ctx.SetAction("delete experiment", [&ctx, id, yes]() -> Status {
+      if (!*yes) {
+        std::cout << "Deleting an experiment removes all of its checkpoints and records. "
+                     "Continue? [y/N] " << std::flush;
+        std::string answer;
+        std::getline(std::cin, answer);
+        if (answer != "y" && answer != "Y" && answer != "yes") {
+          Print("Aborting\n");
+          return Status::Ok();
+        }
+      }
+      DET_ASSIGN_OR_RETURN(json resp,
+                           ctx.GetSession().Call("DELETE", "/api/v1/experiments/" +
+                                                               std::to_string(*id),
+                                                 json::object()));
+      (void)resp;
+      Print("Deleting experiment " + std::to_string(*id) + "\n");
+      return Status::Ok();
+    });
+  });
+}
+
 }  // namespace
 
 void RegisterExperimentCommands(CLI::App& app, CliContext& ctx) {
@@ -567,6 +597,7 @@ void RegisterExperimentCommands(CLI::App& app, CliContext& ctx) {
 
   AddStateAction(exp, ctx, "activate", "Activated", "activate an experiment")->alias("unpause");
   AddStateAction(exp, ctx, "pause", "Paused", "pause an experiment");
+  AddDeleteCommand(exp, ctx);
   AddStateAction(exp, ctx, "cancel", "Canceled", "cancel an experiment");
   AddStateAction(exp, ctx, "kill", "Killed", "kill an experiment");
   AddStateAction(exp, ctx, "archive", "Archived", "archive an experiment");

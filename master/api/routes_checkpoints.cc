@@ -147,6 +147,14 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
+  router->Add("DELETE", "/api/v1/experiments/{id}",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Status st = master->DeleteExperiment(*id);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
   router->Add("POST", "/api/v1/trials/{id}/kill",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");

@@ -49,14 +49,15 @@ void CheckpointGcRunner::Stop() {
 
 Status CheckpointGcRunner::Submit(int64_t experiment_id, const json& storage_config,
                                   const std::vector<std::string>& uuids,
-                                  const std::vector<std::string>& globs) {
-  if (uuids.empty()) return Status::Ok();
+                                  const std::vector<std::string>& globs, bool delete_experiment) {
+  if (uuids.empty() && !delete_experiment) return Status::Ok();
   store::GcRequestRow row;
   row.experiment_id = experiment_id;
   row.storage_config = storage_config;
   row.uuids = uuids;
   row.globs = globs;
   row.created_at = clock_->NowMicros();
+  row.delete_experiment = delete_experiment;
   DET_RETURN_IF_ERROR(store_->AddGcRequest(row).status());
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -119,6 +120,10 @@ void CheckpointGcRunner::Loop() {
 }
 
 Status CheckpointGcRunner::RunRequest(const store::GcRequestRow& request) {
+  if (request.uuids.empty()) {
+    return request.delete_experiment ? store_->DeleteExperiment(request.experiment_id)
+                                     : Status::Ok();
+  }
   std::vector<std::string> argv = {python_, "-m", "determined.exec.gc_checkpoints",
                                     "--storage-config", request.storage_config.dump(),
                                     "--delete", Join(request.uuids), "--experiment-id",
@@ -166,6 +171,7 @@ Status CheckpointGcRunner::RunRequest(const store::GcRequestRow& request) {
     DET_RETURN_IF_ERROR(store_->AddCheckpoint(*row));
   }
   if (!failures.empty()) return Unavailable("some deletes failed: " + failures);
+  if (request.delete_experiment) return store_->DeleteExperiment(request.experiment_id);
   return Status::Ok();
 }
 

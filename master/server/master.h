@@ -178,6 +178,8 @@ class Master {
   Status PatchExperiment(int64_t id, const nlohmann::json& patch);
   Status ContinueExperiment(int64_t id, const std::string& override_yaml);
   Status KillTrial(int64_t trial_id);
+  // Deletes a terminal experiment: DELETING, every checkpoint's files, then its rows.
+  Status DeleteExperiment(int64_t id);
   Status DeleteCheckpoints(const std::vector<std::string>& uuids);
   Status RemoveCheckpointFiles(const std::vector<std::string>& uuids,
                                const std::vector<std::string>& globs);

@@ -323,3 +323,34 @@ std::vector<JobView> Master::ListJobs() {
 }
 
 }  // namespace det::master::server
+
+namespace det::master::server {
+
+Status Master::DeleteExperiment(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
+  auto state = core::ParseRunState(row.state);
+  if (state == RunState::kDeleting) return Status::Ok();
+  if (!state || !(*state == RunState::kCompleted || *state == RunState::kCanceled ||
+                  *state == RunState::kError || *state == RunState::kDeleteFailed)) {
+    return FailedPrecondition("experiment " + std::to_string(id) +
+                              " must be COMPLETED, CANCELED or ERROR to be deleted (it is " +
+                              row.state + ")");
+  }
+  DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
+                       store_->ListCheckpointsForExperiment(id));
+  std::vector<std::string> uuids;
+  for (const auto& c : ckpts) {
+    if (c.state != "DELETED") uuids.push_back(c.uuid);
+  }
+  DET_RETURN_IF_ERROR(store_->UpdateExperimentState(id, "DELETING", row.end_time));
+  auto it = experiments_.find(id);
+  if (it != experiments_.end()) {
+    for (const auto& [rid, tid] : it->second->trial_by_request) trials_.erase(tid);
+    experiments_.erase(it);
+  }
+  return gc_->Submit(id, row.config.value("checkpoint_storage", json::object()), uuids, {},
+                     /*delete_experiment=*/true);
+}
+
+}  // namespace det::master::server

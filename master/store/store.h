@@ -121,6 +121,7 @@ struct GcRequestRow {
   int64_t created_at = 0;
   int64_t attempts = 0;
   std::string last_error;
+  bool delete_experiment = false;   // once the files are gone, delete the experiment's rows
 };
 
 struct Page {
@@ -160,6 +161,9 @@ class Store {
   virtual Status UpdateExperimentSnapshot(int64_t id, const nlohmann::json& snapshot) = 0;
   virtual Status UpdateExperimentMeta(int64_t id, const nlohmann::json& config, bool archived,
                                       const std::string& notes) = 0;
+  // Removes the experiment and everything recorded under it (trials, allocations, metrics,
+  // checkpoints, logs) in one transaction.
+  virtual Status DeleteExperiment(int64_t id) = 0;
 
   // Trials.
   virtual Result<int64_t> InsertTrial(const TrialRow& row) = 0;

@@ -158,6 +158,31 @@ TEST_F(StoreSuite, ConcurrentMetricReportsAllCommit) {
   EXPECT_FALSE(store_->AddMetrics(bad).ok());
 }
 
+// Ensures deleting an experiment removes it and everything recorded under it, and only it.
+TEST_F(StoreSuite, DeleteExperimentRemovesEverythingUnderIt) {
+  int64_t trial_id = 0;
+  int64_t exp_id = MakeExperimentAndTrial(&trial_id);
+  int64_t other_trial = 0;
+  int64_t other_exp = MakeExperimentAndTrial(&other_trial);
+  MetricRow m;
+  m.trial_id = trial_id;
+  m.trial_run_id = 1;
+  m.group = "training";
+  m.metrics = nlohmann::json::object();
+  ASSERT_TRUE(store_->AddMetrics(m).ok());
+  CheckpointRow c;
+  c.uuid = "gone";
+  c.trial_id = trial_id;
+  c.state = "DELETED";
+  ASSERT_TRUE(store_->AddCheckpoint(c).ok());
+  ASSERT_TRUE(store_->DeleteExperiment(exp_id).ok());
+  EXPECT_EQ(store_->GetExperiment(exp_id).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetTrial(trial_id).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetCheckpoint("gone").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store_->GetExperiment(other_exp).ok());
+  EXPECT_TRUE(store_->GetTrial(other_trial).ok());
+}
+
 TEST_F(StoreSuite, CheckpointsAndLogs) {
   int64_t trial_id = 0;
   int64_t exp_id = MakeExperimentAndTrial(&trial_id);

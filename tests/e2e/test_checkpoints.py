@@ -112,3 +112,22 @@ def test_trial_kill_and_continue(cluster, tmp_path):
     assert trial["state"] == "STATE_COMPLETED"
     steps = [m["stepsCompleted"] for m in cluster.metrics(trial["id"], "training")]
     assert steps == list(range(1, 21)), steps
+
+
+def test_delete_experiment_removes_files_and_records(cluster):
+    exp_id = cluster.create(FIXTURES / "checkpoints.yaml", FIXTURES, "--config",
+                            "checkpoint_storage.save_trial_latest=10")
+    cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=120)
+    _, uuids = steps_by_state(cluster, exp_id)
+    assert len(uuids) == 10
+    busy = cluster.create(FIXTURES / "flaky.yaml", FIXTURES, "--paused")
+    refused = cluster.det("experiment", "delete", str(busy), "--yes", check=False)
+    assert refused.returncode != 0 and "must be COMPLETED, CANCELED or ERROR" in refused.stderr
+    cluster.det("experiment", "delete", str(exp_id), "--yes")
+    wait_for(lambda: cluster.request_status(
+        "GET", f"/api/v1/experiments/{exp_id}",
+        headers={"Authorization": f"Bearer {cluster.token()}"})[0] == 404, 60,
+        "the experiment to be gone")
+    for uuid in uuids.values():
+        assert not (cluster.data_dir / "checkpoints" / uuid).exists()
+    cluster.det("experiment", "kill", str(busy))

@@ -341,6 +341,31 @@ Status SqliteStore::UpdateExperimentMeta(int64_t id, const nlohmann::json& confi
   return s.Bind(1, config.dump()).Bind(2, archived).Bind(3, notes).Bind(4, id).Run();
 }
 
+Status SqliteStore::DeleteExperiment(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  static const char* kStatements[] = {
+      "DELETE FROM task_logs WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
+      "DELETE FROM metrics WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
+      "DELETE FROM checkpoints WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
+      "DELETE FROM allocations WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
+      "DELETE FROM trials WHERE experiment_id = ?",
+      "DELETE FROM experiments WHERE id = ?",
+  };
+  Status st;
+  for (const char* sql : kStatements) {
+    Statement s(db_, sql);
+    st = s.prepared();
+    if (st.ok()) st = s.Bind(1, id).Run();
+    if (!st.ok()) break;
+  }
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return st;
+  }
+  return Exec("COMMIT");
+}
+
 Result<int64_t> SqliteStore::InsertTrial(const TrialRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s, "INSERT INTO trials (experiment_id, request_id, seed, hparams, state, start_time, "
@@ -576,10 +601,10 @@ Result<std::vector<CheckpointRow>> SqliteStore::ListCheckpointsForExperiment(
 Result<int64_t> SqliteStore::AddGcRequest(const GcRequestRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s, "INSERT INTO gc_requests (experiment_id, storage_config, uuids, globs, "
-                 "created_at) VALUES (?, ?, ?, ?, ?)");
+                 "created_at, delete_experiment) VALUES (?, ?, ?, ?, ?, ?)");
   s.Bind(1, row.experiment_id).Bind(2, row.storage_config.dump());
   s.Bind(3, nlohmann::json(row.uuids).dump()).Bind(4, nlohmann::json(row.globs).dump());
-  s.Bind(5, row.created_at);
+  s.Bind(5, row.created_at).Bind(6, row.delete_experiment);
   DET_RETURN_IF_ERROR(s.Run());
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
 }
@@ -587,7 +612,7 @@ Result<int64_t> SqliteStore::AddGcRequest(const GcRequestRow& row) {
 Result<std::vector<GcRequestRow>> SqliteStore::ListGcRequests() {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s, "SELECT id, experiment_id, storage_config, uuids, globs, created_at, attempts, "
-                 "last_error FROM gc_requests ORDER BY id");
+                 "last_error, delete_experiment FROM gc_requests ORDER BY id");
   return s.Collect<GcRequestRow>([](const Statement& s) {
     GcRequestRow r;
     r.id = s.Int(0);
@@ -600,6 +625,7 @@ Result<std::vector<GcRequestRow>> SqliteStore::ListGcRequests() {
     r.created_at = s.Int(5);
     r.attempts = s.Int(6);
     r.last_error = s.Text(7);
+    r.delete_experiment = s.Int(8) != 0;
     return r;
   });
 }

@@ -44,6 +44,8 @@ class SqliteStore : public Store {
   Status UpdateExperimentMeta(int64_t id, const nlohmann::json& config, bool archived,
                               const std::string& notes) override;
 
+  Status DeleteExperiment(int64_t id) override;
+
   Result<int64_t> InsertTrial(const TrialRow& row) override;
   Result<TrialRow> GetTrial(int64_t id) override;
   Result<std::vector<TrialRow>> ListTrials(int64_t experiment_id) override;
