@@ -217,6 +217,50 @@ void RegisterCheckpointCommands(CLI::App& app, CliContext& ctx) {
       return Status::Ok();
     });
   });
+
+  // add-metadata / remove-metadata: read the checkpoint's metadata, edit it, post it back
+  // (POST /api/v1/checkpoints/{uuid}/metadata replaces it). steps_completed cannot be removed.
+  struct MetadataArgs {
+    std::string uuid;
+    std::vector<std::string> items;
+  };
+  auto edit = [&ctx](const std::string& what, std::shared_ptr<MetadataArgs> args, bool add) {
+    ctx.SetAction(what, [&ctx, args, add]() -> Status {
+      DET_ASSIGN_OR_RETURN(json got, ctx.GetSession().Get("/api/v1/checkpoints/" + args->uuid));
+      json metadata = got.value("checkpoint", json::object()).value("metadata", json::object());
+      for (const std::string& item : args->items) {
+        if (add) {
+          size_t eq = item.find('=');
+          if (eq == std::string::npos || eq == 0) {
+            return InvalidArgument("KEY=VALUE: expected key=value (got '" + item + "')");
+          }
+          json value = json::parse(item.substr(eq + 1), nullptr, false);
+          metadata[item.substr(0, eq)] = value.is_discarded() ? json(item.substr(eq + 1)) : value;
+        } else {
+          if (item == "steps_completed") {
+            return InvalidArgument("KEY: steps_completed is required and cannot be removed");
+          }
+          metadata.erase(item);
+        }
+      }
+      DET_RETURN_IF_ERROR(ctx.GetSession()
+                              .Post("/api/v1/checkpoints/" + args->uuid + "/metadata",
+                                    {{"checkpoint", {{"uuid", args->uuid}, {"metadata", metadata}}}})
+                              .status());
+      Print(metadata.dump(2) + "\n");
+      return Status::Ok();
+    });
+  };
+  auto add_md = std::make_shared<MetadataArgs>();
+  CLI::App* add_cmd = ckpt->add_subcommand("add-metadata", "add or replace metadata keys");
+  add_cmd->add_option("UUID", add_md->uuid, "the checkpoint")->required();
+  add_cmd->add_option("KEY=VALUE", add_md->items, "a key and a JSON (or text) value")->required();
+  add_cmd->callback([edit, add_md] { edit("add checkpoint metadata", add_md, true); });
+  auto rm_md = std::make_shared<MetadataArgs>();
+  CLI::App* rmmd_cmd = ckpt->add_subcommand("remove-metadata", "remove metadata keys");
+  rmmd_cmd->add_option("UUID", rm_md->uuid, "the checkpoint")->required();
+  rmmd_cmd->add_option("KEY", rm_md->items, "keys to remove")->required();
+  rmmd_cmd->callback([edit, rm_md] { edit("remove checkpoint metadata", rm_md, false); });
 }
 
 }  // namespace det::cli

@@ -131,3 +131,18 @@ def test_delete_experiment_removes_files_and_records(cluster):
     for uuid in uuids.values():
         assert not (cluster.data_dir / "checkpoints" / uuid).exists()
     cluster.det("experiment", "kill", str(busy))
+
+
+def test_checkpoint_metadata_add_and_remove(cluster):
+    exp_id = cluster.create(FIXTURES / "checkpoints.yaml", FIXTURES)
+    cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=120)
+    _, uuids = steps_by_state(cluster, exp_id)
+    u = uuids[10]
+    cluster.det("checkpoint", "add-metadata", u, "note=best", "score=0.5")
+    md = cluster.request("GET", f"/api/v1/checkpoints/{u}")["checkpoint"]["metadata"]
+    assert md["note"] == "best" and md["score"] == 0.5 and md["steps_completed"] == 10
+    cluster.det("checkpoint", "remove-metadata", u, "note")
+    md = cluster.request("GET", f"/api/v1/checkpoints/{u}")["checkpoint"]["metadata"]
+    assert "note" not in md and md["score"] == 0.5
+    refused = cluster.det("checkpoint", "remove-metadata", u, "steps_completed", check=False)
+    assert refused.returncode != 0 and "steps_completed" in refused.stderr
