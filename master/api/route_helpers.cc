@@ -52,6 +52,15 @@ server::Handler WithAuth(server::Master* master, Auth auth, AuthedHandler handle
   };
 }
 
+server::Handler IdAction(server::Master* master, std::function<Status(int64_t)> action) {
+  return WithAuth(master, Auth::kUser, [action](server::HttpRequest& req, const server::Principal&) {
+    Result<int64_t> id = PathId(req, "id");
+    if (!id.ok()) return ErrorResponse(id.status());
+    Status st = action(*id);
+    return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+  });
+}
+
 server::Handler NoAuth(std::function<server::HttpResponse(server::HttpRequest&)> handler) {
   return [handler](server::HttpRequest& req) { return Guarded([&] { return handler(req); }); };
 }

@@ -21,6 +21,9 @@ enum class Auth { kUser, kUserOrAllocation };
 // Wraps a handler so it runs only with a valid token; otherwise 401 "token missing" /
 // "invalid credentials". Exceptions from JSON access become 400s naming the problem.
 server::Handler WithAuth(server::Master* master, Auth auth, AuthedHandler handler);
+// A user route on the {id} path parameter that runs `action(id)` and answers {} (pause,
+// archive, kill, delete, ...).
+server::Handler IdAction(server::Master* master, std::function<Status(int64_t)> action);
 // Same error handling, no authentication.
 server::Handler NoAuth(std::function<server::HttpResponse(server::HttpRequest&)> handler);
 

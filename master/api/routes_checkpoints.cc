@@ -148,20 +148,9 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("DELETE", "/api/v1/experiments/{id}",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                Status st = master->DeleteExperiment(*id);
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-              }));
-
+              IdAction(master, [master](int64_t id) { return master->DeleteExperiment(id); }));
   router->Add("POST", "/api/v1/trials/{id}/kill",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                Status st = master->KillTrial(*id);
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-              }));
+              IdAction(master, [master](int64_t id) { return master->KillTrial(id); }));
 
   router->Add("GET", "/api/v1/trials/{id}/checkpoints",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {

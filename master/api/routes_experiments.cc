@@ -69,14 +69,6 @@ Result<server::CreateExperimentRequest> ParseCreateRequest(const json& body) {
   return req;
 }
 
-HttpResponse Lifecycle(server::Master* master, HttpRequest& req,
-                       Status (server::Master::*fn)(int64_t)) {
-  Result<int64_t> id = PathId(req, "id");
-  if (!id.ok()) return ErrorResponse(id.status());
-  Status st = (master->*fn)(*id);
-  return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-}
-
 }  // namespace
 
 void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
@@ -132,35 +124,17 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/experiments/{id}/activate",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                return Lifecycle(master, req, &server::Master::ActivateExperiment);
-              }));
+              IdAction(master, [master](int64_t id) { return master->ActivateExperiment(id); }));
   router->Add("POST", "/api/v1/experiments/{id}/pause",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                return Lifecycle(master, req, &server::Master::PauseExperiment);
-              }));
+              IdAction(master, [master](int64_t id) { return master->PauseExperiment(id); }));
   router->Add("POST", "/api/v1/experiments/{id}/cancel",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                return Lifecycle(master, req, &server::Master::CancelExperiment);
-              }));
+              IdAction(master, [master](int64_t id) { return master->CancelExperiment(id); }));
   router->Add("POST", "/api/v1/experiments/{id}/kill",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                return Lifecycle(master, req, &server::Master::KillExperiment);
-              }));
+              IdAction(master, [master](int64_t id) { return master->KillExperiment(id); }));
   router->Add("POST", "/api/v1/experiments/{id}/archive",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                Status st = master->SetArchived(*id, true);
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-              }));
+              IdAction(master, [master](int64_t id) { return master->SetArchived(id, true); }));
   router->Add("POST", "/api/v1/experiments/{id}/unarchive",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                Status st = master->SetArchived(*id, false);
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-              }));
+              IdAction(master, [master](int64_t id) { return master->SetArchived(id, false); }));
 
   router->Add("GET", "/api/v1/experiments/{id}/trials",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
