@@ -120,6 +120,7 @@ Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
   for (const auto& [rid, tid] : exp.trial_by_request) {
     const TrialRuntime& t = *trials_[tid];
     trials[rid] = {{"ops", json(std::vector<uint64_t>(t.ops.begin(), t.ops.end()))},
+                   {"completed_op", t.completed_op},
                    {"closed", t.closed_by_searcher},
                    {"exited_early", t.exited_early},
                    {"searcher_exited", t.searcher_exited}};
@@ -140,7 +141,12 @@ Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher
     searcher::Action action = std::move(queue.front());
     queue.pop_front();
     if (auto* c = std::get_if<searcher::CreateAction>(&action)) {
-      if (exp.trial_by_request.count(c->request_id)) continue;  // replayed after a restart
+      if (exp.trial_by_request.count(c->request_id)) {
+        // Replayed after a restart: the trial row was stored but the snapshot that knew it was
+        // not, so the restored searcher must still learn of the creation.
+        for (auto& a : exp.searcher->TrialCreated(c->request_id)) queue.push_back(std::move(a));
+        continue;
+      }
       store::TrialRow row;
       row.experiment_id = exp.id;
       row.request_id = c->request_id;
@@ -427,6 +433,7 @@ Status Master::RestoreExperimentLocked(const store::ExperimentRow& row,
     if (trial_snaps.contains(tr.request_id)) {
       const json& ts = trial_snaps[tr.request_id];
       for (const auto& op : ts.value("ops", json::array())) t->ops.push_back(op.get<uint64_t>());
+      t->completed_op = ts.value("completed_op", uint64_t{0});
       t->closed_by_searcher = ts.value("closed", false);
       t->exited_early = ts.value("exited_early", false);
       t->searcher_exited = ts.value("searcher_exited", false);
@@ -465,6 +472,26 @@ Status Master::RestoreExperimentLocked(const store::ExperimentRow& row,
       }
     }
   }
+  // The master may have died between storing a change and the snapshot that follows it; replay
+  // what the stored rows say happened so the searcher catches up instead of waiting forever.
+  std::vector<searcher::Action> replay;
+  if (ref.state == RunState::kActive && !ref.initialized) {
+    ref.initialized = true;
+    replay = ref.searcher->InitialOperations();
+  }
+  for (auto& [rid, tid] : ref.trial_by_request) {
+    TrialRuntime& t = *trials_[tid];
+    if (!core::IsTerminal(t.state) || t.searcher_exited) continue;
+    t.searcher_exited = true;
+    std::optional<searcher::ExitedReason> reason;
+    if (t.state == RunState::kError) reason = searcher::ExitedReason::kErrored;
+    if (t.state == RunState::kCanceled) reason = searcher::ExitedReason::kUserCanceled;
+    if (reason) {
+      for (auto& a : ref.searcher->TrialExitedEarly(rid, *reason)) replay.push_back(std::move(a));
+    }
+    for (auto& a : ref.searcher->TrialExited(rid)) replay.push_back(std::move(a));
+  }
+  if (!replay.empty()) return ProcessActionsLocked(ref, std::move(replay));
   DET_RETURN_IF_ERROR(MaybeFinishExperimentLocked(ref));
   return Status::Ok();
 }

@@ -36,6 +36,7 @@ struct Master::TrialRuntime {
   int64_t run_id = 0;
   std::string task_id;
   std::deque<uint64_t> ops;            // pending ValidateAfter lengths, absolute
+  uint64_t completed_op = 0;           // the last length reported completed (retries are no-ops)
   bool closed_by_searcher = false;
   bool exited_early = false;           // reported an early exit (e.g. invalid hp)
   bool searcher_exited = false;        // TrialExited already given to the searcher

@@ -306,6 +306,9 @@ Status Master::CompleteSearcherOperation(int64_t trial_id, uint64_t length, doub
   auto it = trials_.find(trial_id);
   if (it == trials_.end()) return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
   TrialRuntime& t = *it->second;
+  if ((t.ops.empty() || t.ops.front() != length) && length != 0 && length == t.completed_op) {
+    return Status::Ok();  // a retry of a completion that was stored before its reply was lost
+  }
   if (t.ops.empty() || t.ops.front() != length) {
     return InvalidArgument("op.length: no pending searcher operation of length " +
                            std::to_string(length) + " for trial " + std::to_string(trial_id));
@@ -314,6 +317,7 @@ Status Master::CompleteSearcherOperation(int64_t trial_id, uint64_t length, doub
     return InvalidArgument("searcherMetric: must be a finite number");
   }
   t.ops.pop_front();
+  t.completed_op = length;
   ExperimentRuntime& exp = *experiments_[t.experiment_id];
   std::vector<searcher::Action> actions;
   if (t.searcher_exited) {

@@ -48,8 +48,6 @@ def test_pbt_search_children_start_from_parent_checkpoints(cluster):
     assert lengths(cluster, exp_id) == [50, 50, 100, 100]
 
 
-@pytest.mark.skip(reason="known race (issue #4 note): after a master kill -9 while two trials "
-                  "start, the search can stall; passes most runs, fails some")
 def test_search_survives_master_restart(own_cluster):
     c = own_cluster
     exp_id = c.create(DIGITS / "adaptive.yaml", DIGITS)
