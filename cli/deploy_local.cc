@@ -346,7 +346,7 @@ Status AgentsUp(const ClusterUpOptions& options) {
   HttpClient http(url);
   std::vector<std::pair<std::string, pid_t>> started;
   int wanted = 0;  // agents that must be connected at the end, including ones already running
-  for (int i = 1; static_cast<int>(started.size()) < options.agents; ++i) {
+  for (int i = 1; wanted < options.agents; ++i) {
     std::string id = "agent-" + std::to_string(i);
     std::optional<pid_t> existing = ReadPidFile(dir + "/" + id + ".pid");
     if (existing && ProcessMatches(*existing, dir)) {
@@ -359,6 +359,9 @@ Status AgentsUp(const ClusterUpOptions& options) {
                                      "--agent-id",  id,             "--slots",
                                      std::to_string(options.slots_per_agent), "--data-dir",
                                      agent_dir};
+    if (!options.resource_pool.empty()) {
+      argv.insert(argv.end(), {"--resource-pool", options.resource_pool});
+    }
     std::string log = dir + "/" + id + ".log";
     DET_ASSIGN_OR_RETURN(pid_t pid, SpawnDetached(argv, log));
     DET_RETURN_IF_ERROR(WritePidFile(dir + "/" + id + ".pid", pid));
@@ -459,6 +462,8 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
   up_cmd->add_option("--data-dir", up->data_dir,
                      "state, logs and pid files (default $XDG_DATA_HOME/determined)");
   up_cmd->add_option("--master-config-path", up->master_config_path, "master config file");
+  up_cmd->add_option("--resource-pool", up->resource_pool,
+                     "resource pool the agents join (default: the master's default pool)");
   up_cmd->callback([&ctx, up] {
     ctx.SetAction("start the local cluster", [up] { return ClusterUp(*up); });
   });
@@ -489,6 +494,8 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
   au->add_option("--slots-per-agent", agent_up->slots_per_agent, "slots per agent (default 1)")
       ->check(PositiveInt());
   au->add_option("--data-dir", agent_up->data_dir, "state, logs and pid files");
+  au->add_option("--resource-pool", agent_up->resource_pool,
+                 "resource pool the new agents join (default: the master's default pool)");
   au->callback([&ctx, agent_up] {
     ctx.SetAction("start the agents", [agent_up] { return AgentsUp(*agent_up); });
   });

@@ -21,6 +21,7 @@ struct ClusterUpOptions {
   int slots_per_agent = 1;
   std::string data_dir;            // default: DefaultDataDir()
   std::string master_config_path;  // optional
+  std::string resource_pool;       // agents join this pool; empty: the master's default
   double master_timeout_s = 60;
   double agents_timeout_s = 60;
 };

@@ -142,6 +142,21 @@ class RendezvousInfo:
         self.container_slot_counts = container_slot_counts
 
 
+def _rendezvous_from_env(env: Mapping[str, str]) -> Optional[RendezvousInfo]:
+    """The allocation's nodes as the master placed them (DET_CONTAINER_ADDRS, _RANK, _SLOT_COUNTS)."""
+    addrs = _json_env(env, "DET_CONTAINER_ADDRS", None)
+    if not isinstance(addrs, list) or not addrs:
+        return None
+    counts = _json_env(env, "DET_CONTAINER_SLOT_COUNTS", None)
+    if not isinstance(counts, list) or len(counts) != len(addrs):
+        counts = [len(_slot_ids(env.get("DET_SLOT_IDS")))] * len(addrs)
+    return RendezvousInfo(
+        container_addrs=[str(a) for a in addrs],
+        container_rank=int(env.get("DET_CONTAINER_RANK") or 0),
+        container_slot_counts=[int(c) for c in counts],
+    )
+
+
 class ClusterInfo:
     """Information about the task and the cluster it runs on.
 
@@ -254,6 +269,7 @@ class ClusterInfo:
             user=env.get("DET_USER") or None,
             user_token=env.get("DET_USER_TOKEN") or None,
             resources_id=env.get("DET_RESOURCES_ID") or None,
+            rendezvous_info=_rendezvous_from_env(env),
         )
 
     def __repr__(self) -> str:

@@ -1,5 +1,8 @@
 // The job queue: resource pools, job-queues-v2, and job updates.
+#include <set>
+
 #include "common/clock.h"
+#include "master/scheduler/pool_config.h"
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -13,34 +16,54 @@ using server::Principal;
 void RegisterJobRoutes(server::Router* router, server::Master* master) {
   router->Add("GET", "/api/v1/resource-pools",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                int64_t slots = 0;
-                int64_t agents = 0;
-                for (const auto& a : master->ListAgents()) {
-                  if (!a.connected) continue;
-                  ++agents;
-                  slots += static_cast<int64_t>(a.slots.size());
+                const scheduler::ResourcePoolsConfig& cfg = master->config().pools;
+                auto agents = master->ListAgents();
+                json pools = json::array();
+                for (const auto& p : cfg.pools) {
+                  int64_t slots = 0, used = 0, count = 0;
+                  for (const auto& a : agents) {
+                    if (!a.connected || a.resource_pool != p.pool_name) continue;
+                    ++count;
+                    slots += static_cast<int64_t>(a.slots.size());
+                    used += static_cast<int64_t>(a.slot_allocations.size());
+                  }
+                  bool fair = p.scheduler.type == scheduler::SchedulerType::kFairShare;
+                  json pool = {{"name", p.pool_name},
+                               {"description", p.description},
+                               {"type", "RESOURCE_POOL_TYPE_STATIC"},
+                               {"numAgents", count},
+                               {"slotsAvailable", slots},
+                               {"slotsUsed", used},
+                               {"schedulerType", fair ? "SCHEDULER_TYPE_FAIR_SHARE"
+                                                      : "SCHEDULER_TYPE_PRIORITY"},
+                               {"schedulerFittingPolicy",
+                                p.scheduler.fitting_policy == scheduler::FittingPolicy::kBest
+                                    ? "FITTING_POLICY_BEST"
+                                    : "FITTING_POLICY_WORST"},
+                               {"defaultComputePool", p.pool_name == cfg.default_compute_pool},
+                               {"defaultAuxPool", p.pool_name == cfg.default_aux_pool},
+                               {"preemptible", fair || p.scheduler.preemption},
+                               {"maxAuxContainersPerAgent", p.max_aux_containers_per_agent}};
+                  if (!fair) {
+                    pool["details"] = {{"priorityScheduler",
+                                        {{"preemption", p.scheduler.preemption},
+                                         {"defaultPriority", p.scheduler.default_priority}}}};
+                  }
+                  pools.push_back(pool);
                 }
-                json pool = {{"name", "default"},
-                             {"description", "the default pool"},
-                             {"type", "RESOURCE_POOL_TYPE_STATIC"},
-                             {"numAgents", agents},
-                             {"slotsAvailable", slots},
-                             {"schedulerType", "SCHEDULER_TYPE_PRIORITY"},
-                             {"schedulerFittingPolicy", "FITTING_POLICY_BEST"},
-                             {"defaultComputePool", true},
-                             {"defaultAuxPool", true},
-                             {"preemptible", true}};
-                auto page = Paginate(req, json::array({pool}), "resourcePools");
+                auto page = Paginate(req, pools, "resourcePools");
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
 
   router->Add("GET", "/api/v1/job-queues-v2",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 std::string pool = req.Query("resourcePool");
+                if (Status st = master->CheckPoolExists(pool); !st.ok()) {
+                  return ErrorResponse(InvalidArgument("resourcePool: " + st.message()));
+                }
                 json jobs = json::array();
-                for (const auto& j : master->ListJobs()) {
-                  if (!pool.empty() && pool != j.resource_pool) continue;
-                  std::string state = j.scheduled ? "STATE_SCHEDULED" : "STATE_QUEUED";
+                for (const auto& j : master->ListJobs(pool)) {
+                  const std::string& state = j.state;
                   json full = {{"jobId", j.job_id},
                                {"type", "TYPE_EXPERIMENT"},
                                {"name", j.name},
@@ -54,6 +77,7 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
                                {"requestedSlots", j.requested_slots},
                                {"allocatedSlots", j.allocated_slots},
                                {"workspaceId", 1},
+                               {"qPosition", j.position},
                                {"summary", {{"state", state}, {"jobsAhead", j.jobs_ahead}}}};
                   jobs.push_back({{"full", full}});
                 }
@@ -70,37 +94,31 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
                 if (updates == nullptr || !updates->is_array()) {
                   return ErrorResponse(InvalidArgument("updates: required list"));
                 }
-                auto jobs = master->ListJobs();
-                for (const auto& u : *updates) {
+                // A malformed batch (unknown job, not one change per update) is refused before any applies.
+                std::vector<std::pair<std::string, json>> todo;
+                std::set<std::string> known;
+                for (const auto& j : master->ListJobs()) known.insert(j.job_id);
+                for (size_t i = 0; i < updates->size(); ++i) {
+                  const json& u = (*updates)[i];
+                  std::string where = "updates[" + std::to_string(i) + "]";
+                  if (!u.is_object()) return ErrorResponse(InvalidArgument(where + ": must be an object"));
                   std::string job_id = u.value("jobId", u.value("job_id", std::string()));
-                  const server::JobView* job = nullptr;
-                  for (const auto& j : jobs) {
-                    if (j.job_id == job_id) job = &j;
+                  if (!known.count(job_id)) {
+                    return ErrorResponse(NotFound(where + ".jobId: job '" + job_id +
+                                                  "' is not in any queue"));
                   }
-                  if (job == nullptr) {
-                    return ErrorResponse(NotFound("job " + job_id + " not found among active jobs"));
-                  }
-                  json patch;
-                  if (u.contains("priority")) {
-                    patch = {{"resources", {{"priority", u["priority"]}}}};
-                  } else if (u.contains("weight")) {
-                    patch = {{"resources", {{"weight", u["weight"]}}}};
-                  } else if (u.contains("resourcePool") || u.contains("resource_pool")) {
-                    std::string p = u.value("resourcePool", u.value("resource_pool", std::string()));
-                    if (p != "default") {
-                      return ErrorResponse(InvalidArgument("resourcePool: no resource pool named '" +
-                                                           p + "' (pools: default)"));
-                    }
-                    continue;
-                  } else if (u.contains("aheadOf") || u.contains("behindOf")) {
-                    return ErrorResponse(Unimplemented(
-                        "moving a job ahead of or behind another is not supported yet; set its "
-                        "priority instead"));
-                  } else {
+                  json change = u;
+                  change.erase("jobId");
+                  change.erase("job_id");
+                  if (change.size() != 1) {
                     return ErrorResponse(InvalidArgument(
-                        "updates: each needs one of priority, weight, resourcePool, aheadOf, behindOf"));
+                        where + ": needs exactly one of priority, weight, resourcePool, aheadOf, "
+                                "behindOf"));
                   }
-                  Status st = master->PatchExperiment(job->experiment_id, patch);
+                  todo.emplace_back(job_id, change);
+                }
+                for (const auto& [job_id, change] : todo) {
+                  Status st = master->UpdateJob(job_id, change);
                   if (!st.ok()) return ErrorResponse(st);
                 }
                 return JsonResponse(json::object());

@@ -89,4 +89,11 @@ std::vector<AgentState> BuildAgentStates(const std::vector<const Agent*>& agents
   return out;
 }
 
+AgentState AgentState::Emptied() const {
+  AgentState out = *this;
+  out.used_.clear();
+  out.used_zero_ = 0;
+  return out;
+}
+
 }  // namespace det::master::scheduler

@@ -36,6 +36,8 @@ class AgentState {
   void MarkUsed(const std::vector<int>& slot_ids);
   // Frees what MarkUsed/Allocate took.
   void Release(const std::vector<int>& slot_ids);
+  // The same agent with nothing running on it.
+  AgentState Emptied() const;
 
  private:
   std::string id_;

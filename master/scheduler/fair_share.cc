@@ -124,14 +124,22 @@ SchedulerChoice FairShareSchedule(const SchedulerConfig& config, const PoolView&
   for (const AllocationRequest* r : view.requests) {
     if (r->slots == 0 && !IsScheduled(*r) && fits(*r)) out.to_start.push_back({r, false});
   }
-  // Rule 2.
+  // Rule 2. A pending task counts when it fits on the pool's agents once they are idle: with
+  // "fits now" (Determined) a full pool never makes room for a new job's share.
   int capacity = 0;
-  for (const AgentState& a : agents) capacity += a.NumSlots();
+  std::vector<AgentState> idle;
+  for (const AgentState& a : agents) {
+    capacity += a.NumSlots();
+    idle.push_back(a.Emptied());
+  }
+  auto could_fit = [&](const AllocationRequest& r) {
+    return !FindFits(r, idle, config.fitting_policy, config.allow_heterogeneous_fits).empty();
+  };
   std::map<std::string, JobState> by_job;
   std::vector<JobState*> states;
   for (const AllocationRequest* r : view.requests) {
     if (r->slots == 0 || r->slots > capacity) continue;
-    if (!IsScheduled(*r) && !fits(*r)) continue;
+    if (!IsScheduled(*r) && !could_fit(*r)) continue;
     auto [it, inserted] = by_job.try_emplace(r->job_id);
     JobState& s = it->second;
     if (inserted) {

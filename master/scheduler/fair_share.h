@@ -5,7 +5,8 @@
 // Rules:
 // 1. Pending zero-slot tasks that fit on the (unchanged) agents are started directly.
 // 2. capacity = sum of the agents' slots. Job states are built, in task-list order, from tasks
-//    with 0 < slots <= capacity that either hold resources or currently fit: demand = sum of
+//    with 0 < slots <= capacity that either hold resources or would fit on the idle agents
+//    (Determined: "currently fit", so a full pool never preempts for a new job): demand = sum of
 //    slots (capped at max_slots), active = slots held, presubscribed = slots held by
 //    non-preemptible tasks.
 // 3. Offers (max-min progressive filling): presubscribed slots are pre-offered and taken from

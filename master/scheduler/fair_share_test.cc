@@ -51,6 +51,22 @@ TEST(FairShareTest, MaxSlotsCapsShare) {
   EXPECT_EQ(started["g2"], 3);
 }
 
+TEST(FairShareTest, NewJobOnAFullPoolTakesItsShareByPreemption) {
+  // The pending job's tasks fit nowhere right now; they still count toward its share.
+  ClusterSnapshot s;
+  s.agents = {MakeAgent("a", 4)};
+  Job light = MakeJob("light", 1), heavy = MakeJob("heavy", 2);
+  heavy.weight = 3;
+  s.jobs = {light, heavy};
+  for (int i = 0; i < 4; ++i) {
+    s.requests.push_back(Running(MakeRequest("light-" + std::to_string(i), "light", 1, i), "a", i));
+  }
+  AddTasks(&s, "heavy", 4, 1);
+  ScheduleDecision d = Schedule(FairShare(), s);
+  EXPECT_THAT(d.to_release, ElementsAre("light-0", "light-1", "light-2"));
+  EXPECT_THAT(d.to_allocate, IsEmpty()) << "no start while the released slots are still held";
+}
+
 TEST(FairShareTest, SharesFollowWeights) {
   ClusterSnapshot s;
   s.agents = {MakeAgent("a", 8)};

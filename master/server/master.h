@@ -24,6 +24,7 @@
 #include "master/config/experiment_config.h"
 #include "master/core/exit_policy.h"
 #include "master/core/states.h"
+#include "master/scheduler/types.h"
 #include "master/searcher/searcher.h"
 #include "master/server/master_config.h"
 #include "master/store/store.h"
@@ -87,7 +88,9 @@ struct JobView {
   int64_t requested_slots = 0;
   int64_t allocated_slots = 0;
   bool scheduled = false;
-  int64_t jobs_ahead = 0;
+  std::string state = "STATE_QUEUED";  // STATE_QUEUED | STATE_SCHEDULED | ..._BACKFILLED
+  int64_t jobs_ahead = 0;              // -1 under fair share (Determined: unsupported)
+  std::string position;                // the exact queue position, as stored
 };
 
 struct CreateExperimentRequest {
@@ -190,8 +193,16 @@ class Master {
   // Waits until no checkpoint deletion is pending (tests, shutdown).
   bool WaitForCheckpointGc(int64_t timeout_ms);
 
-  // The queue: active experiments in scheduling order (priority, then submission).
-  std::vector<JobView> ListJobs();
+  // The queue of each resource pool (or one), in queue order.
+  std::vector<JobView> ListJobs(const std::string& pool = "");
+  // One `det job update`: {priority} | {weight} | {resourcePool} | {aheadOf} | {behindOf}.
+  Status UpdateJob(const std::string& job_id, const nlohmann::json& update);
+  // Blocks until every process of the allocation runs (or timeout), then tells this one its
+  // rank and every node's address and slot count.
+  Result<nlohmann::json> Rendezvous(const Principal& who, const std::string& allocation_id,
+                                    const std::string& resources_id, int64_t timeout_ms);
+  // Error naming the pools when `pool` is set and not configured.
+  Status CheckPoolExists(const std::string& pool) const;
 
   // Agents.
   Result<nlohmann::json> RegisterAgent(const std::string& agent_id, const nlohmann::json& body);
@@ -226,8 +237,15 @@ class Master {
                                                 const searcher::CreateAction& create);
   Status RequestAllocationLocked(TrialRuntime& trial);
   void ScheduleLocked();
-  Status StartAllocationOnAgentLocked(AllocationRuntime& alloc, AgentRuntime& agent,
-                                      std::vector<int> slot_ids);
+  scheduler::ClusterSnapshot SnapshotLocked() const;
+  std::string PoolOfLocked(const ExperimentRuntime& exp) const;
+  static std::string ResourcesId(const AllocationRuntime& alloc, size_t rank);
+  Status StartAllocationLocked(AllocationRuntime& alloc,
+                               const std::vector<scheduler::AgentSlots>& parts);
+  void KillResourcesLocked(AllocationRuntime& alloc);
+  // One process group of the allocation ended; the allocation ends with the last of them.
+  Status HandleResourceExitLocked(AllocationRuntime& alloc, const std::string& agent_id,
+                                  int exit_code, const std::string& error);
   Status HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_code,
                                     const std::string& error, bool infrastructure);
   Status SetExperimentStateLocked(ExperimentRuntime& exp, core::RunState state);

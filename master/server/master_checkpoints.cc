@@ -43,6 +43,7 @@ Status Master::PatchExperiment(int64_t id, const json& patch) {
   json config = row.config;
   std::string notes = row.notes;
   bool gc_changed = false;
+  bool priority_changed = false;
   if (patch.contains("name") && patch["name"].is_string() && !patch["name"].get<std::string>().empty()) {
     config["name"] = patch["name"];
   }
@@ -73,7 +74,20 @@ Status Master::PatchExperiment(int64_t id, const json& patch) {
       if (std::string(snake) == "weight" && (!v->is_number() || v->get<double>() <= 0)) {
         return InvalidArgument(field + ": must be a number > 0 (got " + v->dump() + ")");
       }
+      if (std::string(snake) == "priority" && config["resources"].value("priority", json()) != *v) {
+        priority_changed = true;
+      }
       config["resources"][snake] = *v;
+    }
+    const json* pool = r.contains("resourcePool")    ? &r["resourcePool"]
+                       : r.contains("resource_pool") ? &r["resource_pool"]
+                                                     : nullptr;
+    if (pool != nullptr && !pool->is_null()) {
+      if (!pool->is_string()) {
+        return InvalidArgument("resources.resource_pool: must be a string (got " + pool->dump() + ")");
+      }
+      DET_RETURN_IF_ERROR(CheckPoolExists(pool->get<std::string>()));
+      config["resources"]["resource_pool"] = *pool;
     }
   }
   if (patch.contains("checkpointStorage") || patch.contains("checkpoint_storage")) {
@@ -99,6 +113,12 @@ Status Master::PatchExperiment(int64_t id, const json& patch) {
     if (typed.ok()) {
       it->second->config = std::move(typed).value();
     }
+    // A new priority puts the job back at its submission-time position (Determined's rule).
+    if (priority_changed && it->second->queue_position) {
+      it->second->queue_position.reset();
+      DET_RETURN_IF_ERROR(PersistSnapshotLocked(*it->second));
+    }
+    ScheduleLocked();
   }
   auto state = core::ParseRunState(row.state);
   if (gc_changed && state && core::IsTerminal(*state)) return CollectExperimentCheckpoints(id);
@@ -280,47 +300,6 @@ bool Master::WaitForCheckpointGc(int64_t timeout_ms) { return gc_->WaitIdle(time
 }  // namespace det::master::server
 
 namespace det::master::server {
-
-std::vector<JobView> Master::ListJobs() {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<JobView> jobs;
-  for (const auto& [id, exp] : experiments_) {
-    if (core::IsTerminal(exp->state)) continue;
-    JobView j;
-    j.job_id = exp->job_id;
-    j.experiment_id = id;
-    j.name = exp->config.name;
-    j.username = exp->username;
-    Result<store::ExperimentRow> row = store_->GetExperiment(id);
-    if (row.ok()) j.submission_time = row->start_time;
-    j.priority = exp->config.resources.priority.value_or(42);
-    j.weight = exp->config.resources.weight;
-    if (!exp->config.resources.resource_pool.empty()) j.resource_pool = exp->config.resources.resource_pool;
-    for (const auto& [rid, tid] : exp->trial_by_request) {
-      const TrialRuntime& t = *trials_.at(tid);
-      if (t.allocation_id.empty()) {
-        if (!core::IsTerminal(t.state) && exp->state == RunState::kActive) {
-          j.requested_slots += exp->config.resources.slots_per_trial;
-        }
-        continue;
-      }
-      const AllocationRuntime& a = *allocations_.at(t.allocation_id);
-      j.requested_slots += a.slots;
-      if (a.state == AllocationRuntime::State::kAssigned ||
-          a.state == AllocationRuntime::State::kRunning) {
-        j.allocated_slots += a.slots;
-        j.scheduled = true;
-      }
-    }
-    jobs.push_back(std::move(j));
-  }
-  std::stable_sort(jobs.begin(), jobs.end(), [](const JobView& a, const JobView& b) {
-    if (a.priority != b.priority) return a.priority < b.priority;
-    return a.submission_time < b.submission_time;
-  });
-  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].jobs_ahead = static_cast<int64_t>(i);
-  return jobs;
-}
 
 }  // namespace det::master::server
 

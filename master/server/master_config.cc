@@ -44,6 +44,14 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
         config->preemption_timeout_seconds = t["preemption_timeout"].get<int64_t>();
       }
     }
+    if (doc.contains("resource_manager")) config->resource_manager = doc["resource_manager"];
+    if (doc.contains("resource_pools")) config->resource_pools = doc["resource_pools"];
+    if (doc.contains("scheduler") && !doc["scheduler"].is_null()) {
+      if (!config->resource_manager.is_object()) config->resource_manager = json::object();
+      if (!config->resource_manager.contains("scheduler")) {
+        config->resource_manager["scheduler"] = doc["scheduler"];
+      }
+    }
     if (doc.contains("log") && doc["log"].contains("level")) {
       config->log_level = doc["log"]["level"].get<std::string>();
     }
@@ -72,6 +80,16 @@ Status FinalizeMasterConfig(MasterConfig* config) {
   if (config->db_path.empty()) config->db_path = (data / "determined.db").string();
   if (config->python.empty()) config->python = DefaultPythonExecutable();
   if (config->harness_dir.empty()) config->harness_dir = HarnessDirNearExecutable();
+  json rm = config->resource_manager;
+  if (rm.is_object()) {
+    // Only the agent resource manager exists here; its `type` may be stated.
+    std::string type = rm.value("type", std::string("agent"));
+    if (type != "agent") {
+      return InvalidArgument("resource_manager.type: only 'agent' is supported (got '" + type + "')");
+    }
+    rm.erase("type");
+  }
+  DET_ASSIGN_OR_RETURN(config->pools, scheduler::ParseResourcePools(rm, config->resource_pools));
   if (config->checkpoint_storage.is_null()) {
     config->checkpoint_storage = {{"type", "shared_fs"},
                                   {"host_path", (data / "checkpoints").string()},

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "master/scheduler/pool_config.h"
 
 namespace det::master::server {
 
@@ -27,6 +28,11 @@ struct MasterConfig {
   std::string log_level = "info";
   std::string python;       // runs the checkpoint GC task. Default: DefaultPythonExecutable()
   std::string harness_dir;  // the Python package. Default: HarnessDirNearExecutable()
+  // `resource_manager` and `resource_pools` as written (the legacy top-level `scheduler` is
+  // folded into resource_manager.scheduler); parsed into `pools` by FinalizeMasterConfig.
+  nlohmann::json resource_manager;
+  nlohmann::json resource_pools;
+  scheduler::ResourcePoolsConfig pools;
 };
 
 // Applies a YAML document (the master.yaml format) over `config`. Unknown keys are errors.

@@ -27,6 +27,7 @@ Result<CreateExperimentResult> Master::CreateExperiment(const CreateExperimentRe
                        config::ParseExperimentConfig(req.config_yaml, defaults));
   Result<std::unique_ptr<searcher::Searcher>> search = searcher::Searcher::Create(cfg);
   if (!search.ok()) return InvalidArgument(search.status().message());
+  DET_RETURN_IF_ERROR(CheckPoolExists(cfg.resources.resource_pool));
   CreateExperimentResult result;
   result.config = cfg.defaulted;
   if (req.validate_only) return result;
@@ -48,6 +49,7 @@ Result<CreateExperimentResult> Master::CreateExperiment(const CreateExperimentRe
   exp->owner_id = who.user_id;
   exp->username = who.username;
   exp->job_id = row.job_id;
+  exp->submission_time = row.start_time;
   row.snapshot = {{"initialized", false}, {"searcher", exp->searcher->Snapshot()},
                   {"trials", json::object()}};
   DET_ASSIGN_OR_RETURN(int64_t id, store_->InsertExperiment(row, tgz));
@@ -128,6 +130,7 @@ Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
   json snap = {{"initialized", exp.initialized},
                {"searcher", exp.searcher->Snapshot()},
                {"trials", trials}};
+  if (exp.queue_position) snap["queue_position"] = exp.queue_position->ToString();
   if (exp.shutdown) {
     snap["shutdown"] = {{"cancel", exp.shutdown->cancel}, {"failure", exp.shutdown->failure}};
   }
@@ -400,6 +403,12 @@ Status Master::RestoreExperimentLocked(const store::ExperimentRow& row,
   exp->state = core::ParseRunState(row.state).value_or(RunState::kError);
   exp->owner_id = row.owner_id;
   exp->job_id = row.job_id;
+  exp->submission_time = row.start_time;
+  if (row.snapshot.contains("queue_position")) {
+    Result<scheduler::QueuePosition> pos =
+        scheduler::QueuePosition::Parse(row.snapshot["queue_position"].get<std::string>());
+    if (pos.ok()) exp->queue_position = *pos;
+  }
   Result<store::UserRow> owner = store_->GetUserById(row.owner_id);
   exp->username = owner.ok() ? owner->username : "";
   Result<config::ExperimentConfig> cfg = config::ExperimentConfigFromJson(row.config);
@@ -448,10 +457,18 @@ Status Master::RestoreExperimentLocked(const store::ExperimentRow& row,
       alloc->trial_id = tr.id;
       alloc->slots = ar.slots;
       alloc->token = ar.token;
-      alloc->agent_id = ar.agent_id;
+      for (const auto& r : ar.resources) {
+        AllocationRuntime::Resource res;
+        res.agent_id = r.value("agentId", std::string());
+        for (const auto& sid : r.value("slotIds", json::array())) res.slot_ids.push_back(sid.get<int>());
+        alloc->resources.push_back(std::move(res));
+      }
+      if (alloc->resources.empty() && !ar.agent_id.empty()) {
+        alloc->resources.push_back({ar.agent_id, {}});  // stored before resources were recorded
+      }
       alloc->queued_at = ar.start_time;
-      alloc->state = ar.agent_id.empty() ? AllocationRuntime::State::kPending
-                                         : AllocationRuntime::State::kAssigned;
+      alloc->state = alloc->resources.empty() ? AllocationRuntime::State::kPending
+                                              : AllocationRuntime::State::kAssigned;
       alloc->adopt_deadline = Now() + config_.agent_timeout_seconds * 1000000;
       if (alloc->state == AllocationRuntime::State::kPending) pending_.push_back(alloc->id);
       t->allocation_id = alloc->id;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "master/scheduler/queue_position.h"
 #include "master/server/master.h"
 
 namespace det::master::server {
@@ -25,6 +26,10 @@ struct Master::ExperimentRuntime {
   std::string job_id;
   std::optional<searcher::ShutdownAction> shutdown;
   bool continued = false;  // `det e continue`: ends when the continued trials end
+  int64_t submission_time = 0;
+  // Set by `det job update --ahead-of/--behind-of` (and reset by a priority change); unset
+  // means the submission time. Persisted in the snapshot.
+  std::optional<scheduler::QueuePosition> queue_position;
 };
 
 struct Master::TrialRuntime {
@@ -45,14 +50,24 @@ struct Master::TrialRuntime {
 
 struct Master::AllocationRuntime {
   enum class State { kPending, kAssigned, kRunning, kTerminated };
+  // One process group on one agent; rank = index in `resources`.
+  struct Resource {
+    std::string agent_id;
+    std::vector<int> slot_ids;
+    bool started = false;
+    bool exited = false;
+  };
   std::string id;
   std::string task_id;
   int64_t trial_id = 0;
   int64_t slots = 1;
   State state = State::kPending;
   std::string token;
-  std::string agent_id;
-  std::vector<int> slot_ids;
+  std::vector<Resource> resources;     // empty while pending
+  std::optional<int> exit_code;        // the first non-zero exit of a resource, else 0
+  std::string exit_error;
+  bool backfilled = false;
+  bool released = false;               // preempted by the scheduler for other work
   int64_t queued_at = 0;
   bool preempt = false;                // graceful stop requested
   bool preempt_acked = false;
@@ -66,6 +81,7 @@ struct Master::AgentRuntime {
   std::string id;
   std::string resource_pool = "default";
   std::string hostname;
+  std::string address = "127.0.0.1";  // where its processes are reached (rendezvous)
   nlohmann::json slots = nlohmann::json::array();
   std::map<int, std::string> used;     // slot id -> allocation id (zero-slot tasks absent)
   std::set<std::string> allocations;   // every allocation placed here

@@ -70,6 +70,8 @@ struct AllocationRow {
   std::optional<int64_t> end_time;
   std::optional<int64_t> exit_code;
   std::string exit_reason;
+  // One entry per agent the allocation runs on: [{"agentId": "a", "slotIds": [0, 1]}].
+  nlohmann::json resources = nlohmann::json::array();
 };
 
 struct MetricRow {

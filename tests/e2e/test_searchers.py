@@ -4,7 +4,6 @@ import os
 import pathlib
 import signal
 
-import pytest
 
 from cluster import REPO, wait_for
 

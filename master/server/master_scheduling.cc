@@ -1,0 +1,431 @@
+// Master: the scheduling tick (snapshot -> the pure pool schedulers -> starts and releases),
+// starting allocations on one or several agents, rendezvous, and the job queue.
+#include <spdlog/spdlog.h>
+
+#include <functional>
+
+#include "master/scheduler/job_queue.h"
+#include "master/scheduler/schedule.h"
+#include "master/server/master.h"
+#include "master/server/master_runtime.h"
+#include "master/server/passwords.h"
+
+namespace det::master::server {
+
+using core::RunState;
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kSessionLifetimeMicros = 7ll * 24 * 3600 * 1000000;
+
+// environment.environment_variables is a list of "K=V" or a per-device map of such lists.
+void AddConfigEnv(const json& config, const std::string& device, json* env) {
+  if (!config.contains("environment") || !config["environment"].is_object()) return;
+  const json& ev = config["environment"].value("environment_variables", json());
+  const json* list = &ev;
+  if (ev.is_object()) {
+    if (!ev.contains(device)) return;
+    list = &ev[device];
+  }
+  if (!list->is_array()) return;
+  for (const auto& item : *list) {
+    if (!item.is_string()) continue;
+    std::string kv = item.get<std::string>();
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    (*env)[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+}
+
+std::string PoolNames(const scheduler::ResourcePoolsConfig& pools) {
+  std::string names;
+  for (const auto& p : pools.pools) names += (names.empty() ? "" : ", ") + p.pool_name;
+  return names;
+}
+
+}  // namespace
+
+std::string Master::ResourcesId(const AllocationRuntime& alloc, size_t rank) {
+  return rank == 0 ? alloc.id : alloc.id + "-" + std::to_string(rank);
+}
+
+std::string Master::PoolOfLocked(const ExperimentRuntime& exp) const {
+  scheduler::AllocationRequest probe;
+  probe.pool = exp.config.resources.resource_pool;
+  probe.slots = static_cast<int>(exp.config.resources.slots_per_trial);
+  return scheduler::ResolvePool(config_.pools, probe);
+}
+
+Status Master::CheckPoolExists(const std::string& pool) const {
+  if (pool.empty() || config_.pools.Find(pool) != nullptr) return Status::Ok();
+  return InvalidArgument("resources.resource_pool: no resource pool named '" + pool +
+                         "' (pools: " + PoolNames(config_.pools) + ")");
+}
+
+scheduler::ClusterSnapshot Master::SnapshotLocked() const {
+  scheduler::ClusterSnapshot snap;
+  for (const auto& [id, a] : agents_) {
+    if (!a->connected) continue;
+    scheduler::Agent agent;
+    agent.id = id;
+    agent.pool = a->resource_pool;
+    for (const auto& s : a->slots) agent.slot_ids.push_back(s.value("id", 0));
+    if (const auto* pool = config_.pools.Find(a->resource_pool)) {
+      agent.max_zero_slot_containers = pool->max_aux_containers_per_agent;
+    }
+    snap.agents.push_back(std::move(agent));
+  }
+  for (const auto& [id, exp] : experiments_) {
+    if (core::IsTerminal(exp->state)) continue;
+    scheduler::Job job;
+    job.id = exp->job_id;
+    if (exp->config.resources.max_slots) job.max_slots = static_cast<int>(*exp->config.resources.max_slots);
+    job.weight = exp->config.resources.weight;
+    if (exp->config.resources.priority) job.priority = static_cast<int>(*exp->config.resources.priority);
+    job.submission_time_us = exp->submission_time;
+    job.position = exp->queue_position;
+    snap.jobs.push_back(std::move(job));
+  }
+  for (const auto& [id, a] : allocations_) {
+    if (a->state == AllocationRuntime::State::kTerminated) continue;
+    const TrialRuntime& t = *trials_.at(a->trial_id);
+    const ExperimentRuntime& exp = *experiments_.at(t.experiment_id);
+    scheduler::AllocationRequest r;
+    r.id = id;
+    r.job_id = exp.job_id;
+    r.pool = PoolOfLocked(exp);
+    r.slots = static_cast<int>(a->slots);
+    r.single_node = exp.config.resources.is_single_node.value_or(false);
+    r.request_time_us = a->queued_at;
+    r.backfilled = a->backfilled;
+    if (a->state != AllocationRuntime::State::kPending) {
+      std::vector<scheduler::AgentSlots> held;
+      for (const auto& res : a->resources) {
+        if (!res.exited) held.push_back({res.agent_id, res.slot_ids});
+      }
+      r.allocated = std::move(held);
+    }
+    snap.requests.push_back(std::move(r));
+  }
+  return snap;
+}
+
+void Master::ScheduleLocked() {
+  if (pending_.empty()) return;  // nothing waits: no start, and no reason to preempt
+  scheduler::ClusterSnapshot snap = SnapshotLocked();
+  std::map<std::string, scheduler::ScheduleDecision> decisions =
+      scheduler::ScheduleAll(config_.pools, snap);
+  for (auto& [pool, decision] : decisions) {
+    for (const std::string& id : decision.to_release) {
+      auto it = allocations_.find(id);
+      if (it == allocations_.end() || it->second->preempt) continue;
+      AllocationRuntime& alloc = *it->second;
+      alloc.released = true;
+      const TrialRuntime& t = *trials_.at(alloc.trial_id);
+      AppendMasterLogLocked(t.id, t.task_id,
+                            "Trial " + std::to_string(t.id) + " was preempted by the scheduler " +
+                                "of resource pool " + pool + " for higher-priority work");
+      TerminateAllocationLocked(alloc, true);
+    }
+    for (const scheduler::Allocation& a : decision.to_allocate) {
+      auto it = allocations_.find(a.request_id);
+      if (it == allocations_.end() || it->second->state != AllocationRuntime::State::kPending) {
+        continue;
+      }
+      AllocationRuntime& alloc = *it->second;
+      pending_.erase(std::remove(pending_.begin(), pending_.end(), alloc.id), pending_.end());
+      alloc.backfilled = a.backfilled;
+      Status st = StartAllocationLocked(alloc, a.agents);
+      if (!st.ok()) spdlog::error("cannot start allocation {}: {}", alloc.id, st.ToString());
+    }
+  }
+}
+
+Status Master::StartAllocationLocked(AllocationRuntime& alloc,
+                                     const std::vector<scheduler::AgentSlots>& parts) {
+  if (parts.empty()) return Internal("allocation " + alloc.id + ": placed on no agent");
+  TrialRuntime& trial = *trials_[alloc.trial_id];
+  ExperimentRuntime& exp = *experiments_[trial.experiment_id];
+  DET_ASSIGN_OR_RETURN(store::TrialRow trow, store_->GetTrial(trial.id));
+  DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest, LatestCheckpointLocked(trial));
+  std::string user_token = NewToken();
+  DET_RETURN_IF_ERROR(store_->CreateSession(user_token, exp.owner_id, Now() + kSessionLifetimeMicros));
+
+  json addrs = json::array();
+  json slot_counts = json::array();
+  for (const auto& p : parts) {
+    addrs.push_back(agents_.at(p.agent_id)->address);
+    slot_counts.push_back(p.slot_ids.size());
+  }
+  json env = json::object();
+  std::string device = "cpu";
+  for (const auto& s : agents_.at(parts[0].agent_id)->slots) {
+    if (s.value("type", "cpu") == "cuda") device = "cuda";
+  }
+  AddConfigEnv(exp.config.defaulted, device, &env);
+  env["DET_TASK_ID"] = alloc.task_id;
+  env["DET_ALLOCATION_ID"] = alloc.id;
+  env["DET_SESSION_TOKEN"] = alloc.token;
+  env["DET_USER"] = exp.username;
+  env["DET_USER_TOKEN"] = user_token;
+  env["DET_TASK_TYPE"] = "TRIAL";
+  env["DET_EXPERIMENT_ID"] = std::to_string(exp.id);
+  env["DET_TRIAL_ID"] = std::to_string(trial.id);
+  env["DET_TRIAL_RUN_ID"] = std::to_string(trial.run_id);
+  env["DET_TRIAL_SEED"] = std::to_string(trow.seed);
+  env["DET_HPARAMS"] = trow.hparams.dump();
+  env["DET_EXPERIMENT_CONFIG"] = exp.config.defaulted.dump();
+  env["DET_STEPS_COMPLETED"] = std::to_string(latest ? latest->steps_completed : 0);
+  env["DET_CLUSTER_ID"] = cluster_id_;
+  env["DET_MASTER_ID"] = master_id_;
+  env["DET_CONTAINER_ADDRS"] = addrs.dump();
+  env["DET_CONTAINER_SLOT_COUNTS"] = slot_counts.dump();
+  if (parts.size() > 1) {
+    // Every node of this allocation must agree on the ports; they differ between allocations
+    // because agents on one host share its network.
+    int base = 30000 + static_cast<int>(std::hash<std::string>{}(alloc.id) % 10000) * 2;
+    env["C10D_PORT"] = std::to_string(base);
+    env["INTER_TRAIN_PROCESS_COMM_PORT_1"] = std::to_string(base + 1);
+  }
+  if (latest) {
+    env["DET_LATEST_CHECKPOINT"] = latest->uuid;
+  } else if (!trow.warm_start_checkpoint_uuid.empty()) {
+    // Warm start: the weights of another trial, while this trial's own count starts at zero.
+    env["DET_LATEST_CHECKPOINT"] = trow.warm_start_checkpoint_uuid;
+  }
+
+  alloc.state = AllocationRuntime::State::kAssigned;
+  alloc.resources.clear();
+  json stored = json::array();
+  for (const auto& p : parts) {
+    alloc.resources.push_back({p.agent_id, p.slot_ids});
+    stored.push_back({{"agentId", p.agent_id}, {"slotIds", p.slot_ids}});
+  }
+  DET_ASSIGN_OR_RETURN(store::AllocationRow row, store_->GetAllocation(alloc.id));
+  row.state = "ASSIGNED";
+  row.agent_id = parts[0].agent_id;
+  row.resources = stored;
+  DET_RETURN_IF_ERROR(store_->UpsertAllocation(row));
+  std::string where;
+  for (size_t rank = 0; rank < parts.size(); ++rank) {
+    AgentRuntime& agent = *agents_.at(parts[rank].agent_id);
+    for (int s : parts[rank].slot_ids) agent.used[s] = alloc.id;
+    agent.allocations.insert(alloc.id);
+    json renv = env;
+    renv["DET_RESOURCES_ID"] = ResourcesId(alloc, rank);
+    renv["DET_CONTAINER_RANK"] = std::to_string(rank);
+    PushCommandLocked(agent, {{"type", "start"},
+                              {"allocationId", alloc.id},
+                              {"taskId", alloc.task_id},
+                              {"slotIds", parts[rank].slot_ids},
+                              {"entrypoint", exp.config.entrypoint},
+                              {"env", renv}});
+    where += (where.empty() ? "" : ", ") + agent.id;
+  }
+  AppendMasterLogLocked(trial.id, trial.task_id,
+                        "Trial " + std::to_string(trial.id) + " (Experiment " +
+                            std::to_string(exp.id) + ") was assigned to agent" +
+                            (parts.size() > 1 ? "s " : " ") + where);
+  return Status::Ok();
+}
+
+void Master::KillResourcesLocked(AllocationRuntime& alloc) {
+  for (const auto& res : alloc.resources) {
+    if (res.exited) continue;
+    auto it = agents_.find(res.agent_id);
+    if (it != agents_.end()) {
+      PushCommandLocked(*it->second, {{"type", "kill"}, {"allocationId", alloc.id}});
+    }
+  }
+}
+
+Status Master::HandleResourceExitLocked(AllocationRuntime& alloc, const std::string& agent_id,
+                                        int exit_code, const std::string& error) {
+  if (alloc.state == AllocationRuntime::State::kTerminated) return Status::Ok();
+  bool any_running = false;
+  for (auto& res : alloc.resources) {
+    if (res.agent_id == agent_id && !res.exited) {
+      res.exited = true;
+      auto it = agents_.find(agent_id);
+      if (it != agents_.end()) {
+        for (int s : res.slot_ids) it->second->used.erase(s);
+        it->second->allocations.erase(alloc.id);
+      }
+    }
+    any_running = any_running || !res.exited;
+  }
+  if (exit_code != 0 && !alloc.exit_code) {
+    alloc.exit_code = exit_code;
+    alloc.exit_error = error;
+    // One failed process fails the allocation: the others are torn down with it.
+    if (any_running) KillResourcesLocked(alloc);
+  }
+  if (any_running) return Status::Ok();
+  return HandleAllocationExitLocked(alloc, alloc.exit_code.value_or(0),
+                                    alloc.exit_code ? alloc.exit_error : error, false);
+}
+
+Result<json> Master::Rendezvous(const Principal& who, const std::string& allocation_id,
+                                const std::string& resources_id, int64_t timeout_ms) {
+  if (who.is_allocation && who.allocation_id != allocation_id) {
+    return PermissionDenied("allocation " + who.allocation_id + " may not rendezvous for " +
+                            allocation_id);
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    auto it = allocations_.find(allocation_id);
+    if (it == allocations_.end() || it->second->state == AllocationRuntime::State::kTerminated) {
+      return NotFound("allocation " + allocation_id + " is not running");
+    }
+    const AllocationRuntime& alloc = *it->second;
+    std::optional<size_t> rank;
+    bool all_started = !alloc.resources.empty();
+    for (size_t i = 0; i < alloc.resources.size(); ++i) {
+      if (ResourcesId(alloc, i) == resources_id) rank = i;
+      all_started = all_started && alloc.resources[i].started;
+    }
+    if (!alloc.resources.empty() && !rank) {
+      return NotFound("allocation " + allocation_id + " has no resources " + resources_id);
+    }
+    if (all_started) {
+      json addrs = json::array(), slots = json::array();
+      for (const auto& res : alloc.resources) {
+        auto agent = agents_.find(res.agent_id);
+        addrs.push_back(agent != agents_.end() ? agent->second->address : "127.0.0.1");
+        slots.push_back(res.slot_ids.size());
+      }
+      return json{{"rendezvousInfo", {{"addresses", addrs}, {"rank", *rank}, {"slots", slots}}}};
+    }
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      return Unavailable("rendezvous of allocation " + allocation_id +
+                         " timed out: not every process has started yet; retry");
+    }
+  }
+}
+
+std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  scheduler::ClusterSnapshot snap = SnapshotLocked();
+  std::map<std::string, const ExperimentRuntime*> by_job;
+  for (const auto& [id, exp] : experiments_) by_job[exp->job_id] = exp.get();
+  std::vector<JobView> jobs;
+  for (const auto& pool : config_.pools.pools) {
+    if (!pool_filter.empty() && pool.pool_name != pool_filter) continue;
+    scheduler::ClusterSnapshot in_pool = snap;
+    std::erase_if(in_pool.requests, [&](const scheduler::AllocationRequest& r) {
+      return r.pool != pool.pool_name;
+    });
+    std::vector<std::string> backfilled;
+    for (const auto& r : in_pool.requests) {
+      if (r.backfilled) backfilled.push_back(r.id);
+    }
+    for (const scheduler::JobQueueEntry& e : scheduler::JobQueueInfo(pool, in_pool, backfilled)) {
+      auto it = by_job.find(e.job_id);
+      if (it == by_job.end()) continue;
+      const ExperimentRuntime& exp = *it->second;
+      JobView j;
+      j.job_id = e.job_id;
+      j.experiment_id = exp.id;
+      j.name = exp.config.name;
+      j.username = exp.username;
+      j.submission_time = exp.submission_time;
+      j.priority = e.priority;
+      j.weight = e.weight;
+      j.resource_pool = pool.pool_name;
+      j.requested_slots = e.requested_slots;
+      j.allocated_slots = e.allocated_slots;
+      j.scheduled = e.state != scheduler::JobQueueState::kQueued;
+      j.state = scheduler::JobQueueStateName(e.state);
+      j.jobs_ahead = e.jobs_ahead;
+      j.position = e.position.ToString();
+      jobs.push_back(std::move(j));
+    }
+  }
+  return jobs;
+}
+
+Status Master::UpdateJob(const std::string& job_id, const json& update) {
+  std::unique_lock<std::mutex> lock(mu_);
+  ExperimentRuntime* exp = nullptr;
+  for (auto& [id, e] : experiments_) {
+    if (e->job_id == job_id && !core::IsTerminal(e->state)) exp = e.get();
+  }
+  if (exp == nullptr) return NotFound("job " + job_id + " not found among active jobs");
+  std::string pool_name = PoolOfLocked(*exp);
+  const scheduler::PoolConfig* pool = config_.pools.Find(pool_name);
+  if (pool == nullptr) return FailedPrecondition("job " + job_id + ": no resource pool " + pool_name);
+  scheduler::ClusterSnapshot snap = SnapshotLocked();
+  scheduler::Job job;
+  for (const auto& j : snap.jobs) {
+    if (j.id == job_id) job = j;
+  }
+  json resources = json::object();
+  bool position_set = false;
+  std::optional<scheduler::QueuePosition> new_position;
+  auto anchor = [&](const char* camel, const char* snake) -> const json* {
+    if (update.contains(camel)) return &update[camel];
+    if (update.contains(snake)) return &update[snake];
+    return nullptr;
+  };
+  if (const json* v = anchor("priority", "priority")) {
+    if (!v->is_number_integer()) return InvalidArgument("priority: must be an integer between 1 and 99 (got " + v->dump() + ")");
+    DET_ASSIGN_OR_RETURN(scheduler::Job updated, scheduler::SetPriority(*pool, job, v->get<int>()));
+    if (updated.position != job.position || updated.priority != job.priority) {
+      position_set = true;
+      new_position = updated.position;
+      resources["priority"] = *v;
+    }
+  } else if (const json* v = anchor("weight", "weight")) {
+    if (!v->is_number()) return InvalidArgument("weight: must be a number > 0 (got " + v->dump() + ")");
+    DET_ASSIGN_OR_RETURN(scheduler::Job updated, scheduler::SetWeight(*pool, job, v->get<double>()));
+    resources["weight"] = updated.weight;
+  } else if (const json* v = anchor("resourcePool", "resource_pool")) {
+    if (!v->is_string()) return InvalidArgument("resourcePool: must be a string (got " + v->dump() + ")");
+    std::string target = v->get<std::string>();
+    DET_RETURN_IF_ERROR(scheduler::CheckResourcePoolChange(config_.pools, true, target));
+    resources["resource_pool"] = target;
+  } else if (const json* a = anchor("aheadOf", "ahead_of"); a || anchor("behindOf", "behind_of")) {
+    bool ahead = a != nullptr;
+    const json* other = ahead ? a : anchor("behindOf", "behind_of");
+    if (!other->is_string()) return InvalidArgument(std::string(ahead ? "aheadOf" : "behindOf") + ": must be a job id");
+    std::erase_if(snap.requests, [&](const scheduler::AllocationRequest& r) { return r.pool != pool_name; });
+    DET_ASSIGN_OR_RETURN(scheduler::MoveResult moved,
+                         scheduler::MoveJob(*pool, snap, job_id, other->get<std::string>(), ahead, Now()));
+    if (!moved.changed) return Status::Ok();
+    if (moved.new_priority) resources["priority"] = *moved.new_priority;
+    position_set = true;
+    new_position = moved.new_position;
+  } else {
+    return InvalidArgument("updates: each needs one of priority, weight, resourcePool, aheadOf, behindOf");
+  }
+  int64_t exp_id = exp->id;
+  bool pool_change = resources.contains("resource_pool");
+  if (!resources.empty()) {
+    lock.unlock();
+    DET_RETURN_IF_ERROR(PatchExperiment(exp_id, {{"resources", resources}}));
+    lock.lock();
+  }
+  auto it = experiments_.find(exp_id);
+  if (it == experiments_.end()) return Status::Ok();
+  exp = it->second.get();
+  if (position_set) exp->queue_position = new_position;
+  DET_RETURN_IF_ERROR(PersistSnapshotLocked(*exp));
+  if (pool_change) {
+    // Running work moves by the usual graceful preemption; it is re-queued in the new pool.
+    for (auto& [rid, tid] : exp->trial_by_request) {
+      TrialRuntime& t = *trials_[tid];
+      if (t.allocation_id.empty()) continue;
+      AllocationRuntime& alloc = *allocations_[t.allocation_id];
+      if (alloc.state == AllocationRuntime::State::kPending) continue;
+      alloc.released = true;
+      TerminateAllocationLocked(alloc, true);
+    }
+  }
+  ScheduleLocked();
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+}  // namespace det::master::server
