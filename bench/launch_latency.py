@@ -1,14 +1,12 @@
 """Launch latency: from `det experiment create` starting to the trial's first training report,
 next to `/usr/bin/python3 -c "import determined"` measured in the same run; prints the ratio."""
 
-import datetime
 import pathlib
 import statistics
-import subprocess
 import tempfile
 import time
 
-from bench_cluster import REPO, Cluster, wait_for
+from bench_cluster import Cluster, import_seconds, parse_time, wait_for
 
 RUNS = 5
 TRIAL = '''import determined as det
@@ -21,18 +19,6 @@ entrypoint: python3 first_report.py
 searcher: {name: single, metric: loss, max_length: {batches: 1}}
 max_restarts: 0
 """
-
-
-def parse_time(text: str) -> float:
-    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-        tzinfo=datetime.timezone.utc).timestamp()
-
-
-def import_seconds() -> float:
-    t0 = time.time()
-    subprocess.run(["/usr/bin/python3", "-c", "import determined"], check=True,
-                   env={"PYTHONPATH": str(REPO / "harness")})
-    return time.time() - t0
 
 
 def main() -> None:

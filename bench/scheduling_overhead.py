@@ -10,17 +10,15 @@
 """
 
 import argparse
-import datetime
 import math
 import pathlib
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-from bench_cluster import REPO, Cluster, wait_for
+from bench_cluster import REPO, Cluster, import_seconds, parse_time, wait_for
 
 FIXTURE = REPO / "bench" / "fixtures" / "sleep_trial"
 SLEEP = 1.0  # seconds of "training" per trial in part 1
@@ -55,20 +53,6 @@ max_restarts: 0
 
 def log(msg: str) -> None:
     print(f"[scheduling_overhead] {msg}", file=sys.stderr, flush=True)
-
-
-def parse_time(text: str) -> float:
-    text = text.rstrip("Z")
-    fmt = "%Y-%m-%dT%H:%M:%S.%f" if "." in text else "%Y-%m-%dT%H:%M:%S"
-    return datetime.datetime.strptime(text, fmt).replace(
-        tzinfo=datetime.timezone.utc).timestamp()
-
-
-def import_seconds() -> float:
-    t0 = time.time()
-    subprocess.run(["/usr/bin/python3", "-c", "import determined"], check=True,
-                   env={"PYTHONPATH": str(REPO / "harness")})
-    return time.time() - t0
 
 
 def busy_slots(cluster: Cluster) -> int:
