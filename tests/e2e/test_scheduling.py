@@ -6,7 +6,6 @@ import pathlib
 import re
 from typing import Dict, List
 
-import pytest
 
 from cluster import Cluster, wait_for
 
