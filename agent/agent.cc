@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "agent/client/backoff.h"
+#include "agent/orphan_cleanup.h"
 
 namespace det::agent {
 
@@ -67,6 +68,8 @@ Status Agent::Run() {
   DET_RETURN_IF_ERROR(ParseMasterUrl(config_.master_url).status());
   spdlog::info("agent {}: {} slot(s), master {}, work root {}/work", config_.agent_id,
                slots_.size(), master_.url, config_.data_dir);
+  DET_ASSIGN_OR_RETURN(data_dir_lock_, DataDirLock::Acquire(config_.data_dir));
+  CleanUpOrphans();
   poll_thread_ = std::thread([this] { PollLoop(); });
 
   std::unique_lock<std::mutex> lock(mu_);
@@ -102,6 +105,31 @@ Status Agent::Run() {
   }
   spdlog::info("agent {}: stopped", config_.agent_id);
   return Status::Ok();
+}
+
+void Agent::CleanUpOrphans() {
+  auto cleaned = CleanUpStaleAllocations(config_.data_dir);
+  if (!cleaned.ok()) {
+    spdlog::warn("agent {}: cleaning up after a previous run: {}", config_.agent_id,
+                 cleaned.status().message());
+    return;
+  }
+  for (const CleanedAllocation& c : *cleaned) {
+    std::string pids;
+    for (int pid : c.killed_pids) pids += (pids.empty() ? "" : " ") + std::to_string(pid);
+    if (c.gone) {
+      spdlog::info(
+          "agent {}: cleaned up allocation {} left by a previous run (recorded pid {}); "
+          "killed {} process(es){}{}",
+          config_.agent_id, c.allocation_id, c.recorded_pid, c.killed_pids.size(),
+          pids.empty() ? "" : ": ", pids);
+    } else {
+      spdlog::warn(
+          "agent {}: allocation {} left by a previous run still has processes after "
+          "SIGKILL (killed: {}); will retry on the next start",
+          config_.agent_id, c.allocation_id, pids);
+    }
+  }
 }
 
 std::optional<int64_t> Agent::Register(MasterClient& client) {

@@ -18,6 +18,7 @@
 #include "agent/client/command.h"
 #include "agent/client/event_sender.h"
 #include "agent/client/master_client.h"
+#include "agent/data_dir_lock.h"
 #include "agent/detect/slots.h"
 #include "agent/entrypoint.h"
 #include "agent/launcher/launcher.h"
@@ -33,8 +34,9 @@ class Agent {
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
-  // Runs until Stop(); then kills running process groups, waits (up to shutdown_grace) for their
-  // logs and exit events to reach the master, and returns.
+  // Ends what a killed previous run left (see orphan_cleanup.h), then runs until Stop(); then
+  // kills running process groups, waits (up to shutdown_grace) for their logs and exit events
+  // to reach the master, and returns.
   Status Run();
   // Thread-safe; not async-signal-safe (call it from a signal-waiting thread).
   void Stop();
@@ -44,6 +46,8 @@ class Agent {
   bool registered();
 
  private:
+  // Ends the processes a previous run of this agent (same data dir) left when it was killed.
+  void CleanUpOrphans();
   void PollLoop();
   // Registers once; returns the master's commandSeq.
   std::optional<int64_t> Register(MasterClient& client);
@@ -54,6 +58,7 @@ class Agent {
   bool SleepUnlessStopped(std::chrono::milliseconds d);
 
   const AgentConfig config_;
+  std::unique_ptr<DataDirLock> data_dir_lock_;  // held from Run() on
   const std::vector<Slot> slots_;
   std::unique_ptr<Launcher> launcher_;
   const Clock* clock_;

@@ -9,9 +9,11 @@
 #include <fstream>
 #include <thread>
 
+#include "agent/allocation_records.h"
 #include "agent/launcher/process_launcher.h"
 #include "agent/launcher/testing/fake_launcher.h"
 #include "agent/testing/fake_master.h"
+#include "agent/testing/orphan_process.h"
 #include "common/archive.h"
 
 namespace det::agent {
@@ -295,6 +297,59 @@ TEST_F(AgentTest, StopKillsRunningProcessesAndReportsTheirExit) {
   auto exited = Event("exited", "x1");
   ASSERT_TRUE(exited.has_value());
   EXPECT_EQ((*exited)["exitCode"], 137);
+}
+
+TEST_F(AgentTest, RecordsEachLaunchedAllocationUntilItsProcessesAreGone) {
+  master_.SetContext("1.task", "", "tok-p1");
+  StartAgent(std::make_unique<ProcessLauncher>());
+  ASSERT_TRUE(FakeMaster::WaitFor([&] { return agent_->registered(); }));
+  master_.QueueCommand(StartCommand("p1", "sleep 30"));
+  ASSERT_TRUE(WaitEvent("started", "p1"));
+  AllocationRecords records(data_dir_);
+  auto listed = records.List();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].allocation_id, "p1");
+  EXPECT_EQ((*listed)[0].workdir, data_dir_ + "/work/p1");
+  EXPECT_EQ((*listed)[0].pid, (*Event("started", "p1"))["pid"].get<int>());
+
+  master_.QueueCommand({{"type", "kill"}, {"allocationId", "p1"}});
+  ASSERT_TRUE(WaitEvent("exited", "p1"));
+  EXPECT_TRUE(records.List()->empty());
+}
+
+TEST_F(AgentTest, EndsProcessesLeftByAKilledPreviousRunBeforeRegistering) {
+  // What a previous run of this agent left after a kill -9: a record and a live process group
+  // that carries the allocation's environment.
+  std::string workdir = data_dir_ + "/work/old.1";
+  std::filesystem::create_directories(workdir);
+  pid_t orphan =
+      testing::SpawnSession("exec sleep 300", {"DET_CONTAINER_ID=old.1", "DET_WORKDIR=" + workdir});
+  ASSERT_TRUE(testing::IsLive(orphan));
+  AllocationRecords records(data_dir_);
+  ASSERT_TRUE(records.Write({"old.1", workdir, orphan}).ok());
+
+  StartAgent(std::make_unique<ProcessLauncher>());
+  ASSERT_TRUE(FakeMaster::WaitFor([&] { return agent_->registered(); }));
+  bool gone = !testing::IsLive(orphan);
+  if (!gone) kill(orphan, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(orphan, &status, 0), orphan);
+  EXPECT_TRUE(gone) << "the orphan still ran when the agent registered";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_TRUE(master_.registrations().at(0)["running"].empty());
+  EXPECT_TRUE(records.List()->empty());
+  EXPECT_FALSE(std::filesystem::exists(workdir));
+}
+
+TEST_F(AgentTest, ASecondAgentOnTheSameDataDirRefusesToRun) {
+  StartAgent(std::make_unique<ProcessLauncher>());
+  ASSERT_TRUE(FakeMaster::WaitFor([&] { return agent_->registered(); }));
+  Agent second(Config(), CpuSlots("agent-1", 1, "cpu"), std::make_unique<ProcessLauncher>(),
+               &clock_);
+  Status s = second.Run();
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.message();
+  EXPECT_EQ(master_.registrations().size(), 1u);
 }
 
 }  // namespace

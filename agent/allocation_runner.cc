@@ -5,6 +5,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "agent/allocation_records.h"
 #include "agent/client/backoff.h"
 #include "agent/client/master_client.h"
 #include "common/archive.h"
@@ -84,6 +85,10 @@ void AllocationRunner::FlushLogs() {
   }
 }
 
+void AllocationRunner::WarnIfFailed(const Status& status) const {
+  if (!status.ok()) spdlog::warn("allocation {}: {}", start_.allocation_id, status.message());
+}
+
 void AllocationRunner::Fail(int exit_code, const std::string& error) {
   spdlog::warn("allocation {}: {}", start_.allocation_id, error);
   shipper_->AddRaw("stderr", "LOG_LEVEL_ERROR", error + "\n");
@@ -127,7 +132,7 @@ void AllocationRunner::Run() {
   if (!IsSafeRelativePath(id) || id.find('/') != std::string::npos) {
     Fail(kStartFailedExitCode, "bad allocation id \"" + id + "\"");
   } else {
-    workdir = (std::filesystem::path(env_.config->data_dir) / "work" / id).string();
+    workdir = AllocationWorkDir(env_.config->data_dir, id);
     Status prepared = Prepare(workdir);
     auto argv = BuildEntrypointArgv(start_.entrypoint, PythonFor(start_.env, env_.config->python));
     bool killed;
@@ -162,17 +167,26 @@ void AllocationRunner::Run() {
       spec.env = BuildProcessEnv(env_.base_env, start_.env, agent_env);
       spec.cwd = workdir;
 
+      // Recorded before the launch, so that an agent killed at any point from here on leaves
+      // a trace its next start uses to end these processes (orphan_cleanup.h).
+      AllocationRecords records(env_.config->data_dir);
+      AllocationRecord record{id, workdir, 0};
       Result<std::unique_ptr<Process>> launched = Internal("not launched");
       Process* process = nullptr;
       {
         std::lock_guard<std::mutex> lock(mu_);
         killed = kill_requested_;
         if (!killed) {
+          WarnIfFailed(records.Write(record));
           launched = env_.launcher->Launch(
               spec, [this](StdType t, std::string_view d) { OnOutput(t, d); });
           if (launched.ok()) {
             process_ = std::move(launched).value();
             process = process_.get();
+            record.pid = process->pid();
+            WarnIfFailed(records.Write(record));
+          } else {
+            WarnIfFailed(records.Remove(id));
           }
         }
       }
@@ -184,6 +198,7 @@ void AllocationRunner::Run() {
         spdlog::info("allocation {}: started pid {}", id, process->pid());
         env_.events->Enqueue(AgentEvent::Started(id, process->pid()));
         int exit_code = process->Wait();
+        WarnIfFailed(records.Remove(id));  // the group is gone: nothing left to clean up
         for (int i = 0; i < 2; ++i) {
           if (auto rest = splitters_[i].Finish())
             shipper_->AddLine(i == 0 ? "stdout" : "stderr", *rest);

@@ -63,6 +63,7 @@ class AllocationRunner {
   void Run();
   Status Prepare(const std::string& workdir);
   void Fail(int exit_code, const std::string& error);
+  void WarnIfFailed(const Status& status) const;
   void FlushLogs();
   void OnOutput(StdType type, std::string_view data);
 

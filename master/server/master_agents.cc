@@ -95,15 +95,27 @@ Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body
 }
 
 Result<json> Master::PollCommands(const std::string& agent_id, int64_t after, int64_t timeout_ms) {
+  // Polls end within half the agent timeout, so an abandoned poll of a dead agent cannot keep
+  // it "in contact" for long: it is found lost within 1.5 x agent_timeout.
+  timeout_ms = std::min(timeout_ms, config_.agent_timeout_seconds * 500);
   std::unique_lock<std::mutex> lock(mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (true) {
-    auto it = agents_.find(agent_id);
-    if (it == agents_.end()) {
-      return FailedPrecondition("agent " + agent_id + " is not registered");
+  auto found = agents_.find(agent_id);
+  if (found == agents_.end()) return FailedPrecondition("agent " + agent_id + " is not registered");
+  // An open poll is contact: an idle agent waiting in its long poll is alive however short
+  // agent_timeout is. A dead agent's abandoned poll ends at its deadline.
+  AgentRuntime& agent = *found->second;
+  agent.last_seen = Now();
+  ++agent.open_polls;
+  struct PollDone {
+    AgentRuntime& agent;
+    const Clock* clock;
+    ~PollDone() {
+      --agent.open_polls;
+      agent.last_seen = clock->NowMicros();
     }
-    AgentRuntime& agent = *it->second;
-    agent.last_seen = Now();
+  } done{agent, clock_};
+  while (true) {
     if (!agent.connected) {
       return FailedPrecondition("agent " + agent_id + " must register again");
     }
@@ -116,8 +128,6 @@ Result<json> Master::PollCommands(const std::string& agent_id, int64_t after, in
       return json{{"commands", out}};
     }
     if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
-      auto again = agents_.find(agent_id);
-      if (again != agents_.end()) again->second->last_seen = Now();
       return json{{"commands", json::array()}};
     }
   }
@@ -186,7 +196,7 @@ void Master::TickLocked() {
   int64_t now = Now();
   int64_t timeout = config_.agent_timeout_seconds * 1000000;
   for (auto& [id, agent] : agents_) {
-    if (!agent->connected || now - agent->last_seen <= timeout) continue;
+    if (!agent->connected || agent->open_polls > 0 || now - agent->last_seen <= timeout) continue;
     agent->connected = false;
     spdlog::warn("agent {} lost (no contact for {} s)", id, config_.agent_timeout_seconds);
     std::vector<std::string> ids(agent->allocations.begin(), agent->allocations.end());

@@ -89,6 +89,7 @@ struct Master::AgentRuntime {
   int64_t next_seq = 1;
   int64_t registered_time = 0;
   int64_t last_seen = 0;
+  int open_polls = 0;                  // command long polls in progress (contact while > 0)
   bool connected = false;
 };
 
