@@ -14,25 +14,23 @@
 #include "agent/launcher/testing/fake_launcher.h"
 #include "agent/testing/fake_master.h"
 #include "agent/testing/orphan_process.h"
+#include "agent/testing/temp_dir.h"
 #include "common/archive.h"
 
 namespace det::agent {
 namespace {
+
+using testing::TempDir;
 
 using std::chrono::milliseconds;
 using testing::FakeMaster;
 
 class AgentTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "agent-run-XXXXXX").string();
-    data_dir_ = mkdtemp(tmpl.data());
-  }
-  void TearDown() override {
-    StopAgent();
-    std::error_code ec;
-    std::filesystem::remove_all(data_dir_, ec);
-  }
+  TempDir tmp_{"agent-run"};  // first: removed after everything that ran in it
+  const std::string data_dir_ = tmp_.path();
+
+  void TearDown() override { StopAgent(); }
 
   AgentConfig Config() {
     AgentConfig c;
@@ -102,7 +100,6 @@ class AgentTest : public ::testing::Test {
 
   FakeMaster master_;
   FakeClock clock_;
-  std::string data_dir_;
   std::unique_ptr<Agent> agent_;
   std::thread run_thread_;
   Status run_status_;

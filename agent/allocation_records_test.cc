@@ -1,25 +1,21 @@
 #include "agent/allocation_records.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "agent/testing/temp_dir.h"
+
 namespace det::agent {
 namespace {
 
+using testing::TempDir;
+
 class AllocationRecordsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "records-XXXXXX").string();
-    data_dir_ = mkdtemp(tmpl.data());
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(data_dir_, ec);
-  }
-  std::string data_dir_;
+  TempDir tmp_{"records"};
+  const std::string data_dir_ = tmp_.path();
 };
 
 TEST_F(AllocationRecordsTest, WriteListRemove) {

@@ -9,9 +9,12 @@
 
 #include "agent/allocation_records.h"
 #include "agent/testing/orphan_process.h"
+#include "agent/testing/temp_dir.h"
 
 namespace det::agent {
 namespace {
+
+using testing::TempDir;
 
 using testing::IsLive;
 using testing::ReadPidWhenWritten;
@@ -24,10 +27,9 @@ bool Contains(const std::vector<int>& v, int x) {
 
 class OrphanCleanupTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "orphans-XXXXXX").string();
-    data_dir_ = mkdtemp(tmpl.data());
-  }
+  TempDir tmp_{"orphans"};  // first: removed after TearDown killed what ran in it
+  const std::string data_dir_ = tmp_.path();
+
   void TearDown() override {
     // Only unreaped children: a reaped pid may already name someone else's process.
     for (pid_t pid : spawned_) {
@@ -38,8 +40,6 @@ class OrphanCleanupTest : public ::testing::Test {
     for (pid_t pid : children_) {
       if (IsLive(pid)) kill(pid, SIGKILL);
     }
-    std::error_code ec;
-    std::filesystem::remove_all(data_dir_, ec);
   }
 
   // The environment the agent gives an allocation's processes (the parts cleanup checks).
@@ -56,7 +56,6 @@ class OrphanCleanupTest : public ::testing::Test {
 
   std::string Path(const std::string& name) { return data_dir_ + "/" + name; }
 
-  std::string data_dir_;
   std::vector<pid_t> spawned_;
   std::vector<pid_t> children_;  // their background children
 };
