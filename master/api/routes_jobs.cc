@@ -2,10 +2,10 @@
 #include <set>
 
 #include "common/clock.h"
-#include "master/scheduler/pool_config.h"
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/scheduler/pool_config.h"
 
 namespace det::master::api {
 
@@ -34,8 +34,8 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
                                {"numAgents", count},
                                {"slotsAvailable", slots},
                                {"slotsUsed", used},
-                               {"schedulerType", fair ? "SCHEDULER_TYPE_FAIR_SHARE"
-                                                      : "SCHEDULER_TYPE_PRIORITY"},
+                               {"schedulerType",
+                                fair ? "SCHEDULER_TYPE_FAIR_SHARE" : "SCHEDULER_TYPE_PRIORITY"},
                                {"schedulerFittingPolicy",
                                 p.scheduler.fitting_policy == scheduler::FittingPolicy::kBest
                                     ? "FITTING_POLICY_BEST"
@@ -94,26 +94,29 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
                 if (updates == nullptr || !updates->is_array()) {
                   return ErrorResponse(InvalidArgument("updates: required list"));
                 }
-                // A malformed batch (unknown job, not one change per update) is refused before any applies.
+                // A malformed batch (unknown job, not one change each) changes nothing.
                 std::vector<std::pair<std::string, json>> todo;
                 std::set<std::string> known;
                 for (const auto& j : master->ListJobs()) known.insert(j.job_id);
                 for (size_t i = 0; i < updates->size(); ++i) {
                   const json& u = (*updates)[i];
                   std::string where = "updates[" + std::to_string(i) + "]";
-                  if (!u.is_object()) return ErrorResponse(InvalidArgument(where + ": must be an object"));
+                  if (!u.is_object()) {
+                    return ErrorResponse(InvalidArgument(where + ": must be an object"));
+                  }
                   std::string job_id = u.value("jobId", u.value("job_id", std::string()));
                   if (!known.count(job_id)) {
-                    return ErrorResponse(NotFound(where + ".jobId: job '" + job_id +
-                                                  "' is not in any queue"));
+                    return ErrorResponse(
+                        NotFound(where + ".jobId: job '" + job_id + "' is not in any queue"));
                   }
                   json change = u;
                   change.erase("jobId");
                   change.erase("job_id");
                   if (change.size() != 1) {
                     return ErrorResponse(InvalidArgument(
-                        where + ": needs exactly one of priority, weight, resourcePool, aheadOf, "
-                                "behindOf"));
+                        where +
+                        ": needs exactly one of priority, weight, resourcePool, aheadOf, "
+                        "behindOf"));
                   }
                   todo.emplace_back(job_id, change);
                 }

@@ -362,15 +362,15 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 return JsonResponse({{"preempt", *r}});
               }));
 
-  router->Add("GET", "/api/v1/allocations/{id}/resources/{rid}/rendezvous",
-              WithAuth(master, Auth::kUserOrAllocation,
-                       [master](HttpRequest& req, const Principal& who) {
-                         Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 60);
-                         if (!timeout.ok()) return ErrorResponse(timeout.status());
-                         auto r = master->Rendezvous(who, req.params["id"], req.params["rid"],
-                                                     std::min(*timeout * 1000, kMaxLongPollMs));
-                         return r.ok() ? JsonResponse(*r) : ErrorResponse(r.status());
-                       }));
+  router->Add(
+      "GET", "/api/v1/allocations/{id}/resources/{rid}/rendezvous",
+      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+        Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 60);
+        if (!timeout.ok()) return ErrorResponse(timeout.status());
+        auto r = master->Rendezvous(who, req.params["id"], req.params["rid"],
+                                    std::min(*timeout * 1000, kMaxLongPollMs));
+        return r.ok() ? JsonResponse(*r) : ErrorResponse(r.status());
+      }));
 
   router->Add("POST", "/api/v1/allocations/{id}/signals/ack_preemption",
               WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {

@@ -9,7 +9,6 @@ namespace det::master::server {
 using core::RunState;
 using nlohmann::json;
 
-
 Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body) {
   if (agent_id.empty()) return InvalidArgument("agent id: required");
   std::lock_guard<std::mutex> lock(mu_);
@@ -53,7 +52,9 @@ Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body
       continue;
     }
     res->started = true;
-    if (a->state == AllocationRuntime::State::kAssigned) a->state = AllocationRuntime::State::kRunning;
+    if (a->state == AllocationRuntime::State::kAssigned) {
+      a->state = AllocationRuntime::State::kRunning;
+    }
     a->adopt_deadline = 0;
     agent.allocations.insert(id);
     spdlog::info("agent {} re-adopted allocation {}", agent_id, id);

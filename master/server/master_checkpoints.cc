@@ -84,7 +84,8 @@ Status Master::PatchExperiment(int64_t id, const json& patch) {
                                                      : nullptr;
     if (pool != nullptr && !pool->is_null()) {
       if (!pool->is_string()) {
-        return InvalidArgument("resources.resource_pool: must be a string (got " + pool->dump() + ")");
+        return InvalidArgument("resources.resource_pool: must be a string (got " + pool->dump() +
+                               ")");
       }
       DET_RETURN_IF_ERROR(CheckPoolExists(pool->get<std::string>()));
       config["resources"]["resource_pool"] = *pool;

@@ -85,7 +85,8 @@ Status FinalizeMasterConfig(MasterConfig* config) {
     // Only the agent resource manager exists here; its `type` may be stated.
     std::string type = rm.value("type", std::string("agent"));
     if (type != "agent") {
-      return InvalidArgument("resource_manager.type: only 'agent' is supported (got '" + type + "')");
+      return InvalidArgument("resource_manager.type: only 'agent' is supported (got '" + type +
+                             "')");
     }
     rm.erase("type");
   }

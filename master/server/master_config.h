@@ -3,10 +3,9 @@
 // Validated once at startup and passed down; never looked up globally.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "master/scheduler/pool_config.h"

@@ -460,7 +460,8 @@ Status Master::RestoreExperimentLocked(const store::ExperimentRow& row,
       for (const auto& r : ar.resources) {
         AllocationRuntime::Resource res;
         res.agent_id = r.value("agentId", std::string());
-        for (const auto& sid : r.value("slotIds", json::array())) res.slot_ids.push_back(sid.get<int>());
+        for (const auto& sid : r.value("slotIds", json::array()))
+          res.slot_ids.push_back(sid.get<int>());
         alloc->resources.push_back(std::move(res));
       }
       if (alloc->resources.empty() && !ar.agent_id.empty()) {

@@ -74,7 +74,7 @@ class MasterRestoreTest : public ::testing::Test {
     auto fresh = searcher::Searcher::Create(*cfg);
     ASSERT_TRUE(fresh.ok());
     ASSERT_TRUE(st->UpdateExperimentSnapshot(
-                       exp_id, {{"initialized", false}, {"searcher", (*fresh)->Snapshot()}})
+                      exp_id, {{"initialized", false}, {"searcher", (*fresh)->Snapshot()}})
                     .ok());
   }
 
@@ -137,7 +137,8 @@ TEST_F(MasterRestoreTest, TrialThatEndedBeforeTheSnapshotIsToldToTheSearcher) {
   int64_t tid = trials->front().row.id;
   StopMaster();
   {
-    // The allocation's and the trial's end were stored; the master died before telling the searcher.
+    // The allocation's and the trial's end were stored; the master died before telling the
+    // searcher.
     auto st = OpenStore();
     auto row = st->GetTrial(tid);
     ASSERT_TRUE(row.ok());

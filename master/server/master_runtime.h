@@ -63,11 +63,11 @@ struct Master::AllocationRuntime {
   int64_t slots = 1;
   State state = State::kPending;
   std::string token;
-  std::vector<Resource> resources;     // empty while pending
-  std::optional<int> exit_code;        // the first non-zero exit of a resource, else 0
+  std::vector<Resource> resources;  // empty while pending
+  std::optional<int> exit_code;     // the first non-zero exit of a resource, else 0
   std::string exit_error;
   bool backfilled = false;
-  bool released = false;               // preempted by the scheduler for other work
+  bool released = false;  // preempted by the scheduler for other work
   int64_t queued_at = 0;
   bool preempt = false;                // graceful stop requested
   bool preempt_acked = false;
@@ -89,7 +89,7 @@ struct Master::AgentRuntime {
   int64_t next_seq = 1;
   int64_t registered_time = 0;
   int64_t last_seen = 0;
-  int open_polls = 0;                  // command long polls in progress (contact while > 0)
+  int open_polls = 0;  // command long polls in progress (contact while > 0)
   bool connected = false;
 };
 

@@ -80,9 +80,13 @@ scheduler::ClusterSnapshot Master::SnapshotLocked() const {
     if (core::IsTerminal(exp->state)) continue;
     scheduler::Job job;
     job.id = exp->job_id;
-    if (exp->config.resources.max_slots) job.max_slots = static_cast<int>(*exp->config.resources.max_slots);
+    if (exp->config.resources.max_slots) {
+      job.max_slots = static_cast<int>(*exp->config.resources.max_slots);
+    }
     job.weight = exp->config.resources.weight;
-    if (exp->config.resources.priority) job.priority = static_cast<int>(*exp->config.resources.priority);
+    if (exp->config.resources.priority) {
+      job.priority = static_cast<int>(*exp->config.resources.priority);
+    }
     job.submission_time_us = exp->submission_time;
     job.position = exp->queue_position;
     snap.jobs.push_back(std::move(job));
@@ -150,7 +154,8 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
   DET_ASSIGN_OR_RETURN(store::TrialRow trow, store_->GetTrial(trial.id));
   DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest, LatestCheckpointLocked(trial));
   std::string user_token = NewToken();
-  DET_RETURN_IF_ERROR(store_->CreateSession(user_token, exp.owner_id, Now() + kSessionLifetimeMicros));
+  DET_RETURN_IF_ERROR(
+      store_->CreateSession(user_token, exp.owner_id, Now() + kSessionLifetimeMicros));
 
   json addrs = json::array();
   json slot_counts = json::array();
@@ -314,9 +319,8 @@ std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
   for (const auto& pool : config_.pools.pools) {
     if (!pool_filter.empty() && pool.pool_name != pool_filter) continue;
     scheduler::ClusterSnapshot in_pool = snap;
-    std::erase_if(in_pool.requests, [&](const scheduler::AllocationRequest& r) {
-      return r.pool != pool.pool_name;
-    });
+    std::erase_if(in_pool.requests,
+                  [&](const scheduler::AllocationRequest& r) { return r.pool != pool.pool_name; });
     std::vector<std::string> backfilled;
     for (const auto& r : in_pool.requests) {
       if (r.backfilled) backfilled.push_back(r.id);
@@ -355,7 +359,9 @@ Status Master::UpdateJob(const std::string& job_id, const json& update) {
   if (exp == nullptr) return NotFound("job " + job_id + " not found among active jobs");
   std::string pool_name = PoolOfLocked(*exp);
   const scheduler::PoolConfig* pool = config_.pools.Find(pool_name);
-  if (pool == nullptr) return FailedPrecondition("job " + job_id + ": no resource pool " + pool_name);
+  if (pool == nullptr) {
+    return FailedPrecondition("job " + job_id + ": no resource pool " + pool_name);
+  }
   scheduler::ClusterSnapshot snap = SnapshotLocked();
   scheduler::Job job;
   for (const auto& j : snap.jobs) {
@@ -370,7 +376,10 @@ Status Master::UpdateJob(const std::string& job_id, const json& update) {
     return nullptr;
   };
   if (const json* v = anchor("priority", "priority")) {
-    if (!v->is_number_integer()) return InvalidArgument("priority: must be an integer between 1 and 99 (got " + v->dump() + ")");
+    if (!v->is_number_integer()) {
+      return InvalidArgument("priority: must be an integer between 1 and 99 (got " + v->dump() +
+                             ")");
+    }
     DET_ASSIGN_OR_RETURN(scheduler::Job updated, scheduler::SetPriority(*pool, job, v->get<int>()));
     if (updated.position != job.position || updated.priority != job.priority) {
       position_set = true;
@@ -378,27 +387,37 @@ Status Master::UpdateJob(const std::string& job_id, const json& update) {
       resources["priority"] = *v;
     }
   } else if (const json* v = anchor("weight", "weight")) {
-    if (!v->is_number()) return InvalidArgument("weight: must be a number > 0 (got " + v->dump() + ")");
-    DET_ASSIGN_OR_RETURN(scheduler::Job updated, scheduler::SetWeight(*pool, job, v->get<double>()));
+    if (!v->is_number()) {
+      return InvalidArgument("weight: must be a number > 0 (got " + v->dump() + ")");
+    }
+    DET_ASSIGN_OR_RETURN(scheduler::Job updated,
+                         scheduler::SetWeight(*pool, job, v->get<double>()));
     resources["weight"] = updated.weight;
   } else if (const json* v = anchor("resourcePool", "resource_pool")) {
-    if (!v->is_string()) return InvalidArgument("resourcePool: must be a string (got " + v->dump() + ")");
+    if (!v->is_string()) {
+      return InvalidArgument("resourcePool: must be a string (got " + v->dump() + ")");
+    }
     std::string target = v->get<std::string>();
     DET_RETURN_IF_ERROR(scheduler::CheckResourcePoolChange(config_.pools, true, target));
     resources["resource_pool"] = target;
   } else if (const json* a = anchor("aheadOf", "ahead_of"); a || anchor("behindOf", "behind_of")) {
     bool ahead = a != nullptr;
     const json* other = ahead ? a : anchor("behindOf", "behind_of");
-    if (!other->is_string()) return InvalidArgument(std::string(ahead ? "aheadOf" : "behindOf") + ": must be a job id");
-    std::erase_if(snap.requests, [&](const scheduler::AllocationRequest& r) { return r.pool != pool_name; });
-    DET_ASSIGN_OR_RETURN(scheduler::MoveResult moved,
-                         scheduler::MoveJob(*pool, snap, job_id, other->get<std::string>(), ahead, Now()));
+    if (!other->is_string()) {
+      return InvalidArgument(std::string(ahead ? "aheadOf" : "behindOf") + ": must be a job id");
+    }
+    std::erase_if(snap.requests,
+                  [&](const scheduler::AllocationRequest& r) { return r.pool != pool_name; });
+    DET_ASSIGN_OR_RETURN(
+        scheduler::MoveResult moved,
+        scheduler::MoveJob(*pool, snap, job_id, other->get<std::string>(), ahead, Now()));
     if (!moved.changed) return Status::Ok();
     if (moved.new_priority) resources["priority"] = *moved.new_priority;
     position_set = true;
     new_position = moved.new_position;
   } else {
-    return InvalidArgument("updates: each needs one of priority, weight, resourcePool, aheadOf, behindOf");
+    return InvalidArgument(
+        "updates: each needs one of priority, weight, resourcePool, aheadOf, behindOf");
   }
   int64_t exp_id = exp->id;
   bool pool_change = resources.contains("resource_pool");

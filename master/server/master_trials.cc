@@ -258,7 +258,8 @@ Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) 
     std::lock_guard<std::mutex> lock(mu_);
     auto it = trials_.find(row.trial_id);
     if (it != trials_.end() && row.task_id.empty()) row.task_id = it->second->task_id;
-    if (who.is_allocation && it != trials_.end() && it->second->allocation_id != who.allocation_id) {
+    if (who.is_allocation && it != trials_.end() &&
+        it->second->allocation_id != who.allocation_id) {
       // A process the master gave up on (e.g. an orphan of a lost agent) must not add a
       // checkpoint the trial's current run would then resume from.
       return FailedPrecondition("allocation " + who.allocation_id + " no longer runs trial " +

@@ -416,12 +416,13 @@ Status SqliteStore::UpdateTrial(const TrialRow& row) {
 
 Status SqliteStore::UpsertAllocation(const AllocationRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "INSERT INTO allocations (allocation_id, task_id, trial_id, agent_id, state, "
-                 "token, slots, start_time, end_time, exit_code, exit_reason, resources) VALUES "
-                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(allocation_id) DO UPDATE SET "
-                 "agent_id = excluded.agent_id, state = excluded.state, end_time = "
-                 "excluded.end_time, exit_code = excluded.exit_code, exit_reason = "
-                 "excluded.exit_reason, resources = excluded.resources");
+  DET_PREPARE(s,
+              "INSERT INTO allocations (allocation_id, task_id, trial_id, agent_id, state, "
+              "token, slots, start_time, end_time, exit_code, exit_reason, resources) VALUES "
+              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(allocation_id) DO UPDATE SET "
+              "agent_id = excluded.agent_id, state = excluded.state, end_time = "
+              "excluded.end_time, exit_code = excluded.exit_code, exit_reason = "
+              "excluded.exit_reason, resources = excluded.resources");
   s.Bind(1, row.allocation_id).Bind(2, row.task_id).Bind(3, row.trial_id).Bind(4, row.agent_id);
   s.Bind(5, row.state).Bind(6, row.token).Bind(7, row.slots).Bind(8, row.start_time);
   s.Bind(9, row.end_time).Bind(10, row.exit_code).Bind(11, row.exit_reason);
