@@ -243,6 +243,8 @@ class Master {
   Status StartAllocationLocked(AllocationRuntime& alloc,
                                const std::vector<scheduler::AgentSlots>& parts);
   void KillResourcesLocked(AllocationRuntime& alloc);
+  // Live allocations with a process group on the agent that has not exited.
+  std::vector<AllocationRuntime*> AllocationsOnAgentLocked(const std::string& agent_id) const;
   // One process group of the allocation ended; the allocation ends with the last of them.
   Status HandleResourceExitLocked(AllocationRuntime& alloc, const std::string& agent_id,
                                   int exit_code, const std::string& error);

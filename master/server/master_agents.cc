@@ -56,7 +56,6 @@ Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body
       a->state = AllocationRuntime::State::kRunning;
     }
     a->adopt_deadline = 0;
-    agent.allocations.insert(id);
     spdlog::info("agent {} re-adopted allocation {}", agent_id, id);
   }
   // Allocations placed here whose start was delivered but that no longer run were lost.
@@ -76,15 +75,6 @@ Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body
     KillResourcesLocked(a);
     DET_RETURN_IF_ERROR(
         HandleAllocationExitLocked(a, -1, "agent " + agent_id + " lost the process", true));
-  }
-  // Rebuild slot usage from live allocations.
-  agent.used.clear();
-  for (const auto& id : agent.allocations) {
-    auto it = allocations_.find(id);
-    if (it == allocations_.end()) continue;
-    if (AllocationRuntime::Resource* res = resource_here(*it->second)) {
-      for (int s : res->slot_ids) agent.used[s] = id;
-    }
   }
   int64_t acked = agent.commands.empty() ? agent.next_seq - 1
                                          : agent.commands.front()["seq"].get<int64_t>() - 1;
@@ -178,11 +168,31 @@ std::vector<AgentView> Master::ListAgents() {
     v.resource_pool = a->resource_pool;
     v.hostname = a->hostname;
     v.slots = a->slots;
-    v.slot_allocations = a->used;
+    for (const AllocationRuntime* alloc : AllocationsOnAgentLocked(id)) {
+      for (const auto& res : alloc->resources) {
+        if (res.agent_id != id || res.exited) continue;
+        for (int s : res.slot_ids) v.slot_allocations[s] = alloc->id;
+      }
+    }
     v.registered_time = a->registered_time;
     v.last_seen = a->last_seen;
     v.connected = a->connected;
     out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::vector<Master::AllocationRuntime*> Master::AllocationsOnAgentLocked(
+    const std::string& agent_id) const {
+  std::vector<AllocationRuntime*> out;
+  for (const auto& [id, a] : allocations_) {
+    if (a->state == AllocationRuntime::State::kTerminated) continue;
+    for (const auto& res : a->resources) {
+      if (res.agent_id == agent_id && !res.exited) {
+        out.push_back(a.get());
+        break;
+      }
+    }
   }
   return out;
 }
@@ -200,16 +210,11 @@ void Master::TickLocked() {
     if (!agent->connected || agent->open_polls > 0 || now - agent->last_seen <= timeout) continue;
     agent->connected = false;
     spdlog::warn("agent {} lost (no contact for {} s)", id, config_.agent_timeout_seconds);
-    std::vector<std::string> ids(agent->allocations.begin(), agent->allocations.end());
-    for (const auto& aid : ids) {
-      auto it = allocations_.find(aid);
-      if (it == allocations_.end()) continue;
-      KillResourcesLocked(*it->second);  // its other nodes, if any
-      Status st = HandleAllocationExitLocked(*it->second, -1, "agent " + id + " was lost", true);
+    for (AllocationRuntime* alloc : AllocationsOnAgentLocked(id)) {
+      KillResourcesLocked(*alloc);  // its other nodes, if any
+      Status st = HandleAllocationExitLocked(*alloc, -1, "agent " + id + " was lost", true);
       if (!st.ok()) spdlog::error("{}", st.ToString());
     }
-    agent->allocations.clear();
-    agent->used.clear();
     agent->commands.clear();
   }
   std::vector<AllocationRuntime*> to_kill, to_fail;

@@ -83,8 +83,6 @@ struct Master::AgentRuntime {
   std::string hostname;
   std::string address = "127.0.0.1";  // where its processes are reached (rendezvous)
   nlohmann::json slots = nlohmann::json::array();
-  std::map<int, std::string> used;     // slot id -> allocation id (zero-slot tasks absent)
-  std::set<std::string> allocations;   // every allocation placed here
   std::deque<nlohmann::json> commands; // unacknowledged, each with "seq"
   int64_t next_seq = 1;
   int64_t registered_time = 0;

@@ -215,8 +215,6 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
   std::string where;
   for (size_t rank = 0; rank < parts.size(); ++rank) {
     AgentRuntime& agent = *agents_.at(parts[rank].agent_id);
-    for (int s : parts[rank].slot_ids) agent.used[s] = alloc.id;
-    agent.allocations.insert(alloc.id);
     json renv = env;
     renv["DET_RESOURCES_ID"] = ResourcesId(alloc, rank);
     renv["DET_CONTAINER_RANK"] = std::to_string(rank);
@@ -250,14 +248,7 @@ Status Master::HandleResourceExitLocked(AllocationRuntime& alloc, const std::str
   if (alloc.state == AllocationRuntime::State::kTerminated) return Status::Ok();
   bool any_running = false;
   for (auto& res : alloc.resources) {
-    if (res.agent_id == agent_id && !res.exited) {
-      res.exited = true;
-      auto it = agents_.find(agent_id);
-      if (it != agents_.end()) {
-        for (int s : res.slot_ids) it->second->used.erase(s);
-        it->second->allocations.erase(alloc.id);
-      }
-    }
+    if (res.agent_id == agent_id) res.exited = true;
     any_running = any_running || !res.exited;
   }
   if (exit_code != 0 && !alloc.exit_code) {

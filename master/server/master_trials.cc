@@ -97,17 +97,6 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   bool never_started = alloc.state == AllocationRuntime::State::kPending;
   alloc.state = AllocationRuntime::State::kTerminated;
   pending_.erase(std::remove(pending_.begin(), pending_.end(), alloc.id), pending_.end());
-  for (const auto& res : alloc.resources) {
-    auto agent_it = agents_.find(res.agent_id);
-    if (agent_it == agents_.end()) continue;
-    for (int s : res.slot_ids) {
-      auto used = agent_it->second->used.find(s);
-      if (used != agent_it->second->used.end() && used->second == alloc.id) {
-        agent_it->second->used.erase(used);
-      }
-    }
-    agent_it->second->allocations.erase(alloc.id);
-  }
   // Work the scheduler took back and had to kill is rescheduled like an infrastructure loss.
   if (alloc.released && alloc.kill_requested) infrastructure = true;
   DET_ASSIGN_OR_RETURN(store::AllocationRow ar, store_->GetAllocation(alloc.id));
