@@ -169,12 +169,23 @@ def test_resource_pools_keep_work_on_their_agents(tmp_path):
         logs = c.det("trial", "logs", str(t["id"])).stdout
         assert "assigned to agent agent-2" in logs
         # A zero-slot trial holds no device slot: it runs beside the 1-slot trial on agent-1.
-        busy = c.create(flaky_config(tmp_path, "busy", steps=40, sleep=0.2), FIXTURES)
+        busy = c.create(flaky_config(tmp_path, "busy", steps=300, sleep=0.2), FIXTURES)
         wait_for(lambda: allocated(c, busy) == 1, 60, "the 1-slot trial to run")
         zero = c.create(flaky_config(tmp_path, "zero", "resources: {slots_per_trial: 0}\n",
                                      steps=3, sleep=0.0), FIXTURES)
         c.wait_state(zero, "STATE_COMPLETED", timeout=120)
         assert c.experiment(busy)["state"] == "STATE_RUNNING", "the zero-slot trial did not wait"
+        # A job queued behind `busy` moves to the other pool and runs there at once.
+        mover = c.create(flaky_config(tmp_path, "mover", steps=3, sleep=0.0), FIXTURES)
+        job = wait_for(lambda: [j["jobId"] for j in jobs(c) if j["entityId"] == str(mover)], 30,
+                       "the queued job")[0]
+        out = c.det("job", "update", job, "--resource-pool", "nowhere", check=False)
+        assert out.returncode != 0 and "nowhere" in out.stderr
+        c.det("job", "update", job, "--resource-pool", "big")
+        c.wait_state(mover, "STATE_COMPLETED", timeout=120)
+        (mt,) = c.trials(mover)
+        assert "assigned to agent agent-2" in c.det("trial", "logs", str(mt["id"])).stdout
+        assert c.experiment(busy)["state"] == "STATE_RUNNING"
         c.det("experiment", "kill", str(busy))
         bad = c.det("experiment", "create", str(flaky_config(tmp_path, "nowhere",
                     "resources: {resource_pool: nowhere}\n")), str(FIXTURES), check=False)
