@@ -15,6 +15,7 @@
 #include "cli/config_override.h"
 #include "cli/context_packer.h"
 #include "cli/format.h"
+#include "cli/paginate.h"
 #include "cli/table.h"
 #include "cli/trial_logs.h"
 #include "common/http_client.h"
@@ -28,28 +29,6 @@ using json = nlohmann::json;
 bool IsTerminalState(const std::string& state) {
   return state == "STATE_COMPLETED" || state == "STATE_CANCELED" || state == "STATE_ERROR" ||
          state == "STATE_DELETED" || state == "STATE_DELETING" || state == "STATE_DELETE_FAILED";
-}
-
-// Fetches every page of a paginated list endpoint; `path` may already hold a query.
-Result<json> FetchAll(Session& session, const std::string& path, const std::string& key) {
-  json all = json::array();
-  const int64_t kPage = 1000;
-  int64_t offset = 0;
-  char sep = path.find('?') == std::string::npos ? '?' : '&';
-  for (int guard = 0; guard < 100000; ++guard) {
-    DET_ASSIGN_OR_RETURN(json resp, session.Get(path + sep + "offset=" + std::to_string(offset) +
-                                                 "&limit=" + std::to_string(kPage)));
-    json items = resp.value(key, json::array());
-    if (!items.is_array()) break;
-    for (json& item : items) all.push_back(std::move(item));
-    json pagination = resp.value("pagination", json());
-    if (!pagination.is_object() || items.empty()) break;
-    std::optional<int64_t> end = JsonInt(pagination.value("endIndex", json()));
-    std::optional<int64_t> total = JsonInt(pagination.value("total", json()));
-    if (!end || !total || *end >= *total) break;
-    offset = *end;
-  }
-  return all;
 }
 
 Result<std::string> ReadFile(const std::string& path) {
@@ -350,7 +329,7 @@ Status DescribeExperiments(CliContext& ctx, const DescribeArgs& args) {
   for (int64_t id : ids) {
     std::string base = "/api/v1/experiments/" + std::to_string(id);
     DET_ASSIGN_OR_RETURN(json resp, session.Get(base));
-    DET_ASSIGN_OR_RETURN(json trials, FetchAll(session, base + "/trials", "trials"));
+    DET_ASSIGN_OR_RETURN(json trials, FetchPages(session, base + "/trials", "trials"));
     trials_per_exp.push_back(trials);
     resp["trials"] = trials;
     responses.push_back(std::move(resp));
@@ -412,7 +391,7 @@ Status DescribeExperiments(CliContext& ctx, const DescribeArgs& args) {
       std::optional<int64_t> tid = JsonInt(t.value("id", json()));
       if (!tid) continue;
       DET_ASSIGN_OR_RETURN(
-          json wls, FetchAll(session, "/api/v1/trials/" + std::to_string(*tid) + "/workloads",
+          json wls, FetchPages(session, "/api/v1/trials/" + std::to_string(*tid) + "/workloads",
                              "workloads"));
       for (const json& w : wls) all_workloads.push_back(w);
       workloads_per_trial.emplace_back(*tid, std::move(wls));
