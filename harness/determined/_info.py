@@ -157,6 +157,20 @@ def _rendezvous_from_env(env: Mapping[str, str]) -> Optional[RendezvousInfo]:
     )
 
 
+class ResourcesInfo:
+    """The resources assigned to this process: ``gpu_uuids`` (empty on CPU slots)."""
+
+    def __init__(self, gpu_uuids: List[str]) -> None:
+        self._gpu_uuids = list(gpu_uuids)
+
+    @property
+    def gpu_uuids(self) -> List[str]:
+        return list(self._gpu_uuids)
+
+    def __repr__(self) -> str:
+        return f"ResourcesInfo(gpu_uuids={self._gpu_uuids!r})"
+
+
 class ClusterInfo:
     """Information about the task and the cluster it runs on.
 
@@ -178,6 +192,8 @@ class ClusterInfo:
         latest_checkpoint: Optional[str] = None,
         trial_info: Optional[TrialInfo] = None,
         rendezvous_info: Optional[RendezvousInfo] = None,
+        resources_info: Optional[ResourcesInfo] = None,
+        *,
         gpu_uuids: Optional[List[str]] = None,
         user: Optional[str] = None,
         user_token: Optional[str] = None,
@@ -200,7 +216,9 @@ class ClusterInfo:
             container_rank=0,
             container_slot_counts=[len(slot_ids)],
         )
-        self.gpu_uuids = gpu_uuids or []
+        if resources_info is None:
+            resources_info = ResourcesInfo(gpu_uuids or [])
+        self._resources_info = resources_info
         self.user = user
         self.user_token = user_token
         self.resources_id = resources_id
@@ -225,6 +243,11 @@ class ClusterInfo:
         if self._trial_info is None:
             return {}
         return self._trial_info._config.get("data") or {}
+
+    @property
+    def gpu_uuids(self) -> List[str]:
+        """UUIDs of the GPUs assigned to this task (empty on CPU slots)."""
+        return self._resources_info.gpu_uuids
 
     @property
     def container_addrs(self) -> List[str]:

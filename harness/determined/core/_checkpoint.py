@@ -379,3 +379,11 @@ class CheckpointContext:
         self._flush()
         self._session.post("/api/v1/checkpoints", json_body=body)
         logger.info("reported checkpoint %s (steps_completed=%s)", storage_id, metadata.get("steps_completed"))
+
+
+class DummyCheckpointContext(CheckpointContext):
+    """Off-cluster CheckpointContext: checkpoints go to storage, and what would be reported
+    to a master is logged instead."""
+
+    def __init__(self, dist: DistributedContext, storage_manager: storage.StorageManager) -> None:
+        super().__init__(dist, storage_manager, None, None, None, TensorboardMode.MANUAL)

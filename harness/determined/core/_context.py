@@ -10,16 +10,31 @@ from typing import Any, Dict, Optional, Type, Union
 import determined as det
 from determined import _info
 from determined.common import api, storage
-from determined.core._checkpoint import CheckpointContext
+from determined.core._checkpoint import CheckpointContext, DummyCheckpointContext
 from determined.core._distributed import DistributedContext, DummyDistributedContext
 from determined.core._metrics import _DummyMetricsContext, _MetricsContext
 from determined.core._preempt import DummyPreemptContext, PreemptContext, PreemptMode
 from determined.core._profiler import DummyProfilerContext, ProfilerContext
-from determined.core._searcher import DummySearcherContext, SearcherContext, _parse_units
+from determined.core._experimental import DummyExperimentalCoreContext, ExperimentalCoreContext
+from determined.core._searcher import (
+    DummySearcherContext,
+    SearcherContext,
+    SearcherContextMissing,
+    _parse_units,
+)
 from determined.core._tensorboard_mode import TensorboardMode
 from determined.core._train import DummyTrainContext, EarlyExitReason, TrainContext
 
 logger = logging.getLogger("determined.core")
+
+
+# alert() levels and the LogLevel names the master takes.
+_ALERT_LEVELS = {
+    "debug": "LOG_LEVEL_DEBUG",
+    "info": "LOG_LEVEL_INFO",
+    "warn": "LOG_LEVEL_WARNING",
+    "error": "LOG_LEVEL_ERROR",
+}
 
 
 class Context:
@@ -38,7 +53,7 @@ class Context:
         train: Optional[TrainContext] = None,
         searcher: Optional[SearcherContext] = None,
         info: Optional[_info.ClusterInfo] = None,
-        experimental: Any = None,
+        experimental: Optional[ExperimentalCoreContext] = None,
         profiler: Optional[ProfilerContext] = None,
         _metrics: Any = None,
         _tensorboard_manager: Any = None,
@@ -49,13 +64,42 @@ class Context:
         self.distributed = distributed or DummyDistributedContext()
         self.preempt = preempt or DummyPreemptContext(self.distributed)
         self.train = train or DummyTrainContext(self.distributed)
-        self.searcher = searcher or DummySearcherContext(self.distributed)
+        self.searcher = searcher or SearcherContextMissing()
         self.info = info
-        self.experimental = experimental
+        self.experimental = experimental or DummyExperimentalCoreContext()
         self.profiler = profiler or DummyProfilerContext()
         self._session = _session
         self._metrics = _metrics or _DummyMetricsContext()
         self._closed = False
+
+    def alert(
+        self,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        level: Optional[str] = "info",
+    ) -> None:
+        """Send an alert to the master, which passes it to the experiment's custom webhooks
+        (``POST /api/v1/webhooks/custom``). ``level`` is one of "debug", "info", "warn",
+        "error" (anything else counts as "info"). Trials on a cluster only."""
+        if self._session is None:
+            raise ValueError("alert() needs a Context made by core.init() on a cluster")
+        if self.info is None:
+            raise ValueError("alert() only works in tasks managed by the platform")
+        if self.info.trial is None:
+            raise ValueError("alert() only works in trial tasks")
+        self._metrics.flush()
+        self._session.post(
+            "/api/v1/webhooks/custom",
+            json_body={
+                "data": {
+                    "title": title or "",
+                    "description": description or "",
+                    "level": _ALERT_LEVELS.get(level or "", "LOG_LEVEL_INFO"),
+                },
+                "experimentId": self.info.trial.experiment_id,
+                "trialId": self.info.trial.trial_id,
+            },
+        )
 
     def start(self) -> None:
         self.preempt.start()
@@ -121,7 +165,7 @@ def _dummy_init(
 ) -> Context:
     distributed = distributed or DummyDistributedContext()
     storage_manager = _get_storage_manager(checkpoint_storage, None)
-    checkpoint = CheckpointContext(distributed, storage_manager, None, None, None, TensorboardMode.MANUAL)
+    checkpoint = DummyCheckpointContext(distributed, storage_manager)
     return Context(
         checkpoint=checkpoint,
         distributed=distributed,
@@ -182,9 +226,11 @@ def init(
             post_async=metrics.post_async,
             flush=metrics.flush,
         )
+        experimental: Optional[ExperimentalCoreContext] = ExperimentalCoreContext(session, trial.trial_id)
     else:
         train = None
         searcher = None
+        experimental = None
 
     checkpoint = CheckpointContext(
         distributed,
@@ -204,6 +250,7 @@ def init(
         train=train,
         searcher=searcher,
         info=info,
+        experimental=experimental,
         profiler=ProfilerContext(info.agent_id, metrics, distributed),
         _metrics=metrics,
     )

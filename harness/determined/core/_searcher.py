@@ -123,6 +123,21 @@ class SearcherOperation:
         return f"SearcherOperation(length={self._length}, completed={self._completed})"
 
 
+class DummySearcherOperation(SearcherOperation):
+    """An operation no master hears of: progress and completion are only logged."""
+
+    def __init__(self, length: int, is_chief: bool) -> None:
+        super().__init__(None, 0, length, is_chief, report_to_master=False)
+
+    def report_progress(self, length: float) -> None:
+        super().report_progress(length)
+        logger.info("progress report: %s/%s", length, self._length)
+
+    def report_completed(self, searcher_metric: Any) -> None:
+        super().report_completed(searcher_metric)
+        logger.info("SearcherOperation complete: searcher_metric=%r", searcher_metric)
+
+
 class SearcherContext:
     """Gives access to the operations the master's search algorithm emits for this trial."""
 
@@ -249,9 +264,34 @@ class DummySearcherContext(SearcherContext):
         auto_ack: bool = True,
     ) -> Iterator[SearcherOperation]:
         SearcherMode(searcher_mode)
-        op = self._make_op(self._length, report_to_master=False)
+        op = DummySearcherOperation(self._length, is_chief=self._dist.rank == 0)
         yield op
         if self._dist.rank == 0 and not op._completed:
             raise RuntimeError("you must call op.report_completed() on each operation")
         if auto_ack:
             self.acknowledge_out_of_ops()
+
+
+class SearcherContextMissing(SearcherContext):
+    """The ``searcher`` of a Context that has no searcher (tasks that are not trials):
+    asking it for operations fails with an explanation."""
+
+    def __init__(self) -> None:
+        self._units = None
+
+    def operations(
+        self,
+        searcher_mode: SearcherMode = SearcherMode.WorkersAskChief,
+        auto_ack: bool = True,
+    ) -> Iterator[SearcherOperation]:
+        raise ValueError(
+            "this task has no searcher: core_context.searcher is only available to trials "
+            "(in Determined 0.38 it also needs searcher.max_length in the experiment config; "
+            "training length can instead come from your own hyperparameters)"
+        )
+
+    def acknowledge_out_of_ops(self) -> None:
+        raise ValueError("this task has no searcher to acknowledge")
+
+    def get_configured_units(self) -> Optional[Unit]:
+        return None

@@ -38,6 +38,17 @@ def _check_metrics(steps_completed: int, metrics: Dict[str, Any]) -> None:
             raise TypeError(f"steps_completed must be an integer, not {steps_completed!r}") from None
 
 
+def _check_progress(progress: Any) -> float:
+    if isinstance(progress, bool) or not isinstance(progress, (int, float)):
+        try:
+            progress = float(progress)  # numpy/torch scalars
+        except (TypeError, ValueError):
+            raise TypeError(f"progress must be a number between 0 and 1, not {progress!r}") from None
+    if not 0 <= progress <= 1:  # also rejects NaN
+        raise ValueError(f"progress must be between 0 and 1, not {progress}")
+    return float(progress)
+
+
 class TrainContext:
     """Reports training and validation metrics to the master during trial tasks."""
 
@@ -119,6 +130,16 @@ class TrainContext:
                 raise
             logger.warning("early exit not recorded: %s", e)
 
+    def report_progress(self, progress: float) -> None:
+        """Report how far training is, as a fraction in [0, 1] (e.g. ``batch / max_batches``);
+        the master shows it as the trial's and experiment's progress."""
+        value = _check_progress(progress)
+        logger.debug("report_progress(%s)", value)
+        # Queued behind earlier reports so the order the master sees is the order of calls.
+        self._metrics.post_async(
+            f"/api/v1/trials/{self._trial_id}/progress", {"progress": value, "isRaw": True}
+        )
+
     def get_experiment_best_validation(self) -> Optional[float]:
         """The best searcher-metric validation of the whole experiment, or None if none yet."""
         self._metrics.flush()
@@ -172,6 +193,9 @@ class DummyTrainContext(TrainContext):
 
     def report_early_exit(self, reason: EarlyExitReason) -> None:
         logger.info("report_early_exit(%s)", EarlyExitReason(reason).value)
+
+    def report_progress(self, progress: float) -> None:
+        logger.info("report_progress with progress=%s", _check_progress(progress))
 
     def get_experiment_best_validation(self) -> Optional[float]:
         return None

@@ -20,14 +20,18 @@ from typing import Any, Callable, Dict, Optional
 
 from determined.common.api.errors import (
     APIException,
+    ForbiddenException,
     MasterUnavailableError,
-    NotFoundError,
-    UnauthenticatedError,
+    NotFoundException,
+    UnauthenticatedException,
 )
 
 logger = logging.getLogger("determined.common.api")
 
 RETRY_STATUSES = (502, 503, 504)
+
+# The APIException subclass raised for an HTTP status (others: APIException itself).
+_ERROR_CLASSES = {401: UnauthenticatedException, 403: ForbiddenException, 404: NotFoundException}
 DEFAULT_RETRY_SECONDS = 300.0
 ALLOCATION_TOKEN_HEADER = "Grpc-Metadata-x-allocation-token"
 
@@ -211,11 +215,7 @@ class Session:
             if e.code in RETRY_STATUSES:
                 raise _Transient(f"HTTP {e.code}") from None
             message, reason, code = _error_message(raw)
-            cls = APIException
-            if e.code == 404:
-                cls = NotFoundError
-            elif e.code == 401:
-                cls = UnauthenticatedError
+            cls = _ERROR_CLASSES.get(e.code, APIException)
             raise cls(method, path, e.code, message, reason, code) from None
         except urllib.error.URLError as e:
             raise _Transient(f"{type(e.reason).__name__}: {e.reason}") from None

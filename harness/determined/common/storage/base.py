@@ -12,7 +12,7 @@ import os
 import pathlib
 import shutil
 import tempfile
-from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence, Set, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Sequence, Set, Union
 
 from determined.common.storage import globs as _globs
 
@@ -112,6 +112,16 @@ class StorageManager(abc.ABC):
     """
 
     in_place = False
+
+    @classmethod
+    def from_config(cls, config: Dict[str, Any], container_path: Optional[str] = None) -> "StorageManager":
+        """Build this backend from its ``checkpoint_storage`` config (without ``type``)."""
+        raise NotImplementedError(f"{cls.__name__} cannot be built from a config; use storage.build()")
+
+    def store_path_is_direct_access(self) -> bool:
+        """True when ``store_path`` writes straight into storage (then sharded uploads cannot
+        detect conflicting files)."""
+        return self.in_place
 
     # -- the backend's primitives ---------------------------------------------------------
     @abc.abstractmethod
