@@ -108,8 +108,20 @@ class Context:
         self.start()
         return self
 
-    def close(self, raise_errors: bool = True) -> None:
-        """Flush every pending report and stop background threads."""
+    def close(
+        self,
+        exc_type: Optional[Type[BaseException]] = None,
+        exc_val: Optional[BaseException] = None,
+        exc_tb: Optional[types.TracebackType] = None,
+        *,
+        raise_errors: Optional[bool] = None,
+    ) -> None:
+        """Flush every pending report and stop background threads.
+
+        Takes the exception being handled, as Determined's does: with one, errors of the
+        flush are logged rather than raised over it (``raise_errors`` overrides that)."""
+        if raise_errors is None:
+            raise_errors = exc_val is None
         if self._closed:
             return
         self._closed = True
@@ -133,7 +145,7 @@ class Context:
                 self.train.report_early_exit(EarlyExitReason.INVALID_HP)
             except Exception as e:  # noqa: BLE001 - still close and exit
                 logger.error("could not report the InvalidHP early exit: %s", e)
-        self.close(raise_errors=value is None)
+        self.close(typ, value, tb)
         if invalid_hp:
             sys.exit(0)
 
