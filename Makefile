@@ -8,7 +8,8 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   libboost-dev libboost-system-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev libpq-dev \
   libarchive-dev libcurl4-openssl-dev libssl-dev libcrypt-dev libcli11-dev libspdlog-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
-  python3 python3-torch python3-numpy python3-yaml python3-pytest python3-sklearn python3-boto3 \
+  python3 python3-torch python3-numpy python3-yaml python3-pytest python3-pytest-xdist \
+  python3-sklearn python3-boto3 \
   nodejs
 
 FUZZ_BUILD_DIR ?= build-fuzz
@@ -38,11 +39,18 @@ build: configure
 unit-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# pytest-xdist workers. e2e: one per test file at a time (--dist loadfile), each worker with its
+# own session cluster (tests/e2e/conftest.py); the trials mostly wait, so more workers than
+# cores pays off (see tests/e2e/README.md for the measured wall times).
+HARNESS_WORKERS ?= $(JOBS)
+E2E_WORKERS ?= 4
+
 harness-test:
-	cd harness && PYTHONPATH=. $(PYTHON) -m pytest -q tests
+	cd harness && PYTHONPATH=. $(PYTHON) -m pytest -q -n $(HARNESS_WORKERS) tests
 
 e2e-test: build
-	PYTHONPATH=harness DET_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q tests/e2e
+	PYTHONPATH=harness DET_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q \
+	  -n $(E2E_WORKERS) --dist loadfile tests/e2e
 
 test: unit-test harness-test e2e-test fuzz-smoke
 

@@ -3,11 +3,19 @@
 // the number of trials is visible), the size and cost of one snapshot at the end (the master
 // persists one after every event), and the peak RSS (getrusage ru_maxrss).
 //
+// Baseline, measured in the same run: the random searcher (per trial one create, one
+// validation, one close; no rungs, brackets or population to keep) over the same hyperparameter
+// space, driven through the same Simulate loop with about as many events as the search it is
+// compared with. Its cost per event is what sampling and the simulator cost on their own; each
+// search prints its cost per event next to it and the ratio.
+//
 // Usage: searcher_bench [--quick]   (--quick: 1,000-trial ASHA and a 64 x 10 PBT only)
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -24,9 +32,9 @@ using det::master::config::ConfigDefaults;
 using det::master::config::ExperimentConfig;
 using det::master::config::ParseExperimentConfig;
 using det::master::searcher::Searcher;
+using det::master::searcher::Simulate;
 using det::master::searcher::SimulatedMetric;
 using det::master::searcher::SimulateOptions;
-using det::master::searcher::Simulate;
 
 long PeakRssKib() {
   struct rusage usage;
@@ -35,12 +43,14 @@ long PeakRssKib() {
 }
 
 ExperimentConfig Parse(const std::string& searcher) {
-  std::string yaml = "entrypoint: model_def:Trial\nhyperparameters:\n"
-                     "  lr: {type: log, minval: -5, maxval: -1, base: 10}\n"
-                     "  layers: {type: int, minval: 1, maxval: 8}\n"
-                     "  dropout: {type: double, minval: 0.0, maxval: 0.5}\n"
-                     "  opt: {type: categorical, vals: [sgd, adam, adamw]}\n"
-                     "searcher: " + searcher + "\n";
+  std::string yaml =
+      "entrypoint: model_def:Trial\nhyperparameters:\n"
+      "  lr: {type: log, minval: -5, maxval: -1, base: 10}\n"
+      "  layers: {type: int, minval: 1, maxval: 8}\n"
+      "  dropout: {type: double, minval: 0.0, maxval: 0.5}\n"
+      "  opt: {type: categorical, vals: [sgd, adam, adamw]}\n"
+      "searcher: " +
+      searcher + "\n";
   auto cfg = ParseExperimentConfig(yaml, ConfigDefaults{});
   if (!cfg.ok()) {
     std::fprintf(stderr, "bad config: %s\n", cfg.status().ToString().c_str());
@@ -57,8 +67,8 @@ struct Figures {
 Figures Measure(const ExperimentConfig& cfg, uint32_t order_seed) {
   SimulateOptions options;
   options.metric = SimulatedMetric::kSpread;
-  options.order_seed = order_seed;   // random completion order, as on a cluster
-  options.record_progress = true;    // the master asks for progress after every event
+  options.order_seed = order_seed;  // random completion order, as on a cluster
+  options.record_progress = true;   // the master asks for progress after every event
   auto start = std::chrono::steady_clock::now();
   auto result = Simulate(cfg, options);
   auto end = std::chrono::steady_clock::now();
@@ -76,12 +86,12 @@ Figures Measure(const ExperimentConfig& cfg, uint32_t order_seed) {
 }
 
 void Print(const char* name, const Figures& f) {
-  std::printf("%-34s trials=%-7lld events=%-8lld decisions=%-8lld %8.3f s  "
-              "%10.0f decisions/s  %7.2f us/event  peak_rss=%ld KiB\n",
-              name, static_cast<long long>(f.trials), static_cast<long long>(f.events),
-              static_cast<long long>(f.decisions), f.seconds,
-              static_cast<double>(f.decisions) / f.seconds, 1e6 * f.seconds /
-              static_cast<double>(f.events), PeakRssKib());
+  std::printf(
+      "%-34s trials=%-7lld events=%-8lld decisions=%-8lld %8.3f s  "
+      "%10.0f decisions/s  %7.2f us/event  peak_rss=%ld KiB\n",
+      name, static_cast<long long>(f.trials), static_cast<long long>(f.events),
+      static_cast<long long>(f.decisions), f.seconds, static_cast<double>(f.decisions) / f.seconds,
+      1e6 * f.seconds / static_cast<double>(f.events), PeakRssKib());
 }
 
 // Snapshot of a searcher after a whole search: what the master writes after each event late
@@ -118,6 +128,31 @@ void FinalSnapshot(const char* name, const ExperimentConfig& cfg) {
               restored.ok() ? "ok" : restored.status().ToString().c_str());
 }
 
+std::string Random(int64_t trials) {
+  return "{name: random, metric: loss, max_length: {batches: 100000}, max_trials: " +
+         std::to_string(trials) + ", max_concurrent_trials: 64}";
+}
+
+// The random searcher with about as many events as `target` had.
+Figures Baseline(const Figures& target) {
+  Figures probe = Measure(Parse(Random(1000)), 1);
+  double events_per_trial = static_cast<double>(probe.events) / static_cast<double>(probe.trials);
+  int64_t trials =
+      std::max<int64_t>(1, std::llround(static_cast<double>(target.events) / events_per_trial));
+  return Measure(Parse(Random(trials)), 1);
+}
+
+void PrintAgainstBaseline(const char* name, const Figures& f) {
+  Figures base = Baseline(f);
+  double us = 1e6 * f.seconds / static_cast<double>(f.events);
+  double base_us = 1e6 * base.seconds / static_cast<double>(base.events);
+  std::printf(
+      "%-34s %.2f us/event vs baseline %.2f us/event (random searcher, %lld trials, "
+      "%lld events, same run): ratio %.2fx\n",
+      name, us, base_us, static_cast<long long>(base.trials), static_cast<long long>(base.events),
+      us / base_us);
+}
+
 std::string Asha(int trials) {
   return "{name: adaptive_asha, metric: loss, max_length: {batches: 100000}, max_trials: " +
          std::to_string(trials) + ", max_concurrent_trials: 64}";
@@ -137,9 +172,11 @@ int main(int argc, char** argv) {
   std::printf("searcher_bench: in-process searches, metric = spread, random completion order\n");
   Figures a1k = Measure(Parse(Asha(1000)), 1);
   Print("adaptive_asha 1,000 trials", a1k);
+  PrintAgainstBaseline("adaptive_asha 1,000 trials", a1k);
   if (!quick) {
     Figures a10k = Measure(Parse(Asha(10000)), 1);
     Print("adaptive_asha 10,000 trials", a10k);
+    PrintAgainstBaseline("adaptive_asha 10,000 trials", a10k);
     double per1k = a1k.seconds / static_cast<double>(a1k.events);
     double per10k = a10k.seconds / static_cast<double>(a10k.events);
     std::printf("cost per event growth 1,000 -> 10,000 trials: %.2fx (%.2f -> %.2f us)\n",
@@ -148,6 +185,7 @@ int main(int argc, char** argv) {
   }
   Figures p = quick ? Measure(Parse(Pbt(64, 10)), 1) : Measure(Parse(Pbt(256, 50)), 1);
   Print(quick ? "pbt 64 x 10 rounds" : "pbt 256 x 50 rounds", p);
+  PrintAgainstBaseline(quick ? "pbt 64 x 10 rounds" : "pbt 256 x 50 rounds", p);
   if (!quick) FinalSnapshot("pbt 256 x 50 rounds", Parse(Pbt(256, 50)));
   std::printf("peak_rss=%ld KiB\n", PeakRssKib());
   return 0;

@@ -17,6 +17,7 @@
 
 #include "cli/cli_context.h"
 #include "cli/password.h"
+#include "cli/proc_state.h"
 #include "cli/session.h"
 #include "common/http_client.h"
 
@@ -28,13 +29,16 @@ using Clock = std::chrono::steady_clock;
 
 bool Alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
 
-// Alive and not a zombie (a zombie's /proc/<pid>/cmdline is empty).
+// Alive and not exited (a zombie still answers kill(pid, 0)). The state comes from
+// /proc/<pid>/stat, not from an empty /proc/<pid>/cmdline: that is also empty while a live
+// process is inside execve, and a master checked in that window was reported dead.
 bool Running(pid_t pid) {
   if (!Alive(pid)) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  if (!in) return true;
-  char c;
-  return static_cast<bool>(in.get(c));
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!in || !std::getline(in, line)) return Alive(pid);  // no /proc: trust kill(pid, 0)
+  std::optional<char> state = StateFromProcStat(line);
+  return !state || !IsExitedState(*state);
 }
 
 std::string TailOfFile(const std::string& path, size_t max_bytes = 2000) {
@@ -115,13 +119,15 @@ std::optional<pid_t> ReadPidFile(const std::string& path) {
 }
 
 bool ProcessMatches(pid_t pid, const std::string& needle) {
-  if (!Alive(pid)) return false;
+  if (!Running(pid)) return false;
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
   if (!in) return true;  // no /proc: trust the pid file
   std::stringstream ss;
   ss << in.rdbuf();
   std::string cmdline = ss.str();
-  if (cmdline.empty()) return false;  // a zombie
+  // Empty while the process is inside execve (it is not a zombie: Running checked that); the
+  // pid file was written for this process, so trust it rather than call it gone.
+  if (cmdline.empty()) return true;
   for (char& c : cmdline) {
     if (c == '\0') c = ' ';
   }
@@ -209,9 +215,8 @@ namespace {
 
 std::string NormalizedDir(const std::string& data_dir) {
   std::error_code ec;
-  std::string dir = fs::absolute(data_dir.empty() ? DefaultDataDir() : data_dir, ec)
-                        .lexically_normal()
-                        .string();
+  std::string dir =
+      fs::absolute(data_dir.empty() ? DefaultDataDir() : data_dir, ec).lexically_normal().string();
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   return dir;
 }
@@ -281,8 +286,8 @@ Status MasterDown(const std::string& data_dir) {
 
 Status AgentDown(const std::string& data_dir, const std::string& agent_id) {
   std::string dir = NormalizedDir(data_dir);
-  std::vector<std::string> names = agent_id.empty() ? AgentNames(dir)
-                                                    : std::vector<std::string>{agent_id};
+  std::vector<std::string> names =
+      agent_id.empty() ? AgentNames(dir) : std::vector<std::string>{agent_id};
   return StopProcesses(dir, names, agent_id.empty() ? "agent" : agent_id);
 }
 
@@ -297,8 +302,8 @@ Status MasterUp(const ClusterUpOptions& options) {
                               std::to_string(*running) + "); run master-down first");
   }
   DET_ASSIGN_OR_RETURN(std::string master_bin, FindSiblingBinary("determined-master"));
-  std::vector<std::string> master_argv = {master_bin, "--port",
-                                          std::to_string(options.master_port), "--data-dir", dir};
+  std::vector<std::string> master_argv = {master_bin, "--port", std::to_string(options.master_port),
+                                          "--data-dir", dir};
   if (!options.master_config_path.empty()) {
     std::string cfg = fs::absolute(options.master_config_path, ec).string();
     if (!fs::is_regular_file(cfg, ec)) {
@@ -312,13 +317,13 @@ Status MasterUp(const ClusterUpOptions& options) {
   DET_ASSIGN_OR_RETURN(pid_t master_pid, SpawnDetached(master_argv, master_log));
   DET_RETURN_IF_ERROR(WritePidFile(dir + "/master.pid", master_pid));
   std::string url = "http://127.0.0.1:" + std::to_string(options.master_port);
-  Print("Starting master (pid " + std::to_string(master_pid) + ", data dir " + dir +
-        ", log " + master_log + ")\n");
+  Print("Starting master (pid " + std::to_string(master_pid) + ", data dir " + dir + ", log " +
+        master_log + ")\n");
   Print("Waiting for master at " + url + " to answer...\n");
 
   HttpClient http(url);
-  auto deadline =
-      Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options.master_timeout_s * 1000));
+  auto deadline = Clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(options.master_timeout_s * 1000));
   while (true) {
     Result<HttpResponse> resp = http.Request("GET", "/info", "", 2);
     if (resp.ok() && resp->status == 200) break;
@@ -328,8 +333,8 @@ Status MasterUp(const ClusterUpOptions& options) {
     }
     if (Clock::now() > deadline) {
       return Unavailable("the master did not answer GET " + url + "/info within " +
-                         std::to_string(static_cast<int>(options.master_timeout_s)) +
-                         " s; see " + master_log);
+                         std::to_string(static_cast<int>(options.master_timeout_s)) + " s; see " +
+                         master_log);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -355,9 +360,14 @@ Status AgentsUp(const ClusterUpOptions& options) {
     }
     std::string agent_dir = dir + "/" + id;
     fs::create_directories(agent_dir, ec);
-    std::vector<std::string> argv = {agent_bin,     "--master-url", url,
-                                     "--agent-id",  id,             "--slots",
-                                     std::to_string(options.slots_per_agent), "--data-dir",
+    std::vector<std::string> argv = {agent_bin,
+                                     "--master-url",
+                                     url,
+                                     "--agent-id",
+                                     id,
+                                     "--slots",
+                                     std::to_string(options.slots_per_agent),
+                                     "--data-dir",
                                      agent_dir};
     if (!options.resource_pool.empty()) {
       argv.insert(argv.end(), {"--resource-pool", options.resource_pool});
@@ -379,8 +389,8 @@ Status AgentsUp(const ClusterUpOptions& options) {
                           {"password", HashPasswordForLogin(env.password.value_or(""))},
                           {"isHashed", true}};
   std::optional<std::string> token = env.token;
-  auto deadline =
-      Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options.agents_timeout_s * 1000));
+  auto deadline = Clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(options.agents_timeout_s * 1000));
   int connected = 0;
   while (true) {
     if (!token) {
@@ -417,8 +427,7 @@ Status AgentsUp(const ClusterUpOptions& options) {
     for (const auto& [id, pid] : started) {
       if (!Running(pid)) {
         std::string log = dir + "/" + id + ".log";
-        return Internal(id + " exited during startup; the end of " + log + ":\n" +
-                        TailOfFile(log));
+        return Internal(id + " exited during startup; the end of " + log + ":\n" + TailOfFile(log));
       }
     }
     if (Clock::now() > deadline) {
@@ -464,9 +473,8 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
   up_cmd->add_option("--master-config-path", up->master_config_path, "master config file");
   up_cmd->add_option("--resource-pool", up->resource_pool,
                      "resource pool the agents join (default: the master's default pool)");
-  up_cmd->callback([&ctx, up] {
-    ctx.SetAction("start the local cluster", [up] { return ClusterUp(*up); });
-  });
+  up_cmd->callback(
+      [&ctx, up] { ctx.SetAction("start the local cluster", [up] { return ClusterUp(*up); }); });
 
   auto master_up = std::make_shared<ClusterUpOptions>();
   CLI::App* mu = local->add_subcommand("master-up", "start the master only");

@@ -73,12 +73,53 @@ class Cluster:
             )
         return proc
 
-    def up(self) -> None:
-        self.det(
-            "deploy", "local", "cluster-up", "--master-port", str(self.port), "--agents",
-            str(self.agents), "--slots-per-agent", str(self.slots), "--data-dir",
-            str(self.data_dir), timeout=120,
-        )
+    def _set_port(self, port: int) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.env["DET_MASTER"] = self.url
+
+    def master_pid(self) -> Optional[int]:
+        try:
+            return int((self.data_dir / "master.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def master_running(self) -> bool:
+        """Whether the master recorded in master.pid is alive (not a zombie)."""
+        pid = self.master_pid()
+        if pid is None:
+            return False
+        try:
+            stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+    def up(self, attempts: int = 3) -> None:
+        """cluster-up on a free port. Tests run in parallel (pytest-xdist), so another worker
+        may take the port between free_port() and the master's bind: then the master exits
+        with "Address already in use" (or another worker's master answers on it and ours is
+        gone), and this retries on a new port."""
+        for attempt in range(attempts):
+            proc = self.det(
+                "deploy", "local", "cluster-up", "--master-port", str(self.port), "--agents",
+                str(self.agents), "--slots-per-agent", str(self.slots), "--data-dir",
+                str(self.data_dir), timeout=120, check=False,
+            )
+            if proc.returncode == 0 and self.master_running():
+                return
+            log = self.data_dir / "master.log"
+            text = proc.stdout + proc.stderr + (log.read_text(errors="replace") if log.exists()
+                                                else "")
+            port_taken = "already in use" in text or proc.returncode == 0
+            if not port_taken or attempt == attempts - 1:
+                raise AssertionError(
+                    f"cluster-up on port {self.port} exited {proc.returncode}\n"
+                    f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+            self.down()
+            if log.exists():
+                log.unlink()
+            self._set_port(free_port())
 
     def down(self) -> None:
         self.det("deploy", "local", "cluster-down", "--data-dir", str(self.data_dir), check=False,

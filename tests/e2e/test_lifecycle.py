@@ -14,6 +14,7 @@ from typing import Optional, Tuple
 import yaml
 
 from cluster import Cluster, wait_for
+from readoption import assert_readopted, metrics_by_step, read_starts
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 TERMINAL = {"STATE_COMPLETED", "STATE_CANCELED", "STATE_ERROR"}
@@ -175,9 +176,16 @@ def test_kill_overrides_a_cancel_waiting_for_preemption_timeout(cluster, tmp_pat
 def test_master_down_20s_loses_and_duplicates_no_report(own_cluster, tmp_path):
     c = own_cluster
     total = 40
-    cfg = flaky_config(tmp_path, "downtime.yaml", batches=total, sleep_per_step=0.2)
+    starts = tmp_path / "starts.jsonl"
+    # No checkpoint before the end (checkpoint_every 0): a rerun could only start from scratch,
+    # and assert_readopted tells that apart from the re-adopted process.
+    cfg = flaky_config(tmp_path, "downtime.yaml", batches=total, sleep_per_step=0.2,
+                       checkpoint_every=0, start_log=str(starts))
     exp_id, trial = start_trial(c, cfg, min_steps=3)
     tid = trial["id"]
+    before = metrics_by_step(c, tid)
+    (start,) = read_starts(starts)
+    assert c.request("GET", f"/api/v1/experiments/{exp_id}/checkpoints")["checkpoints"] == []
 
     def up():
         try:
@@ -204,8 +212,8 @@ def test_master_down_20s_loses_and_duplicates_no_report(own_cluster, tmp_path):
     assert t["restarts"] == 0, "the trial rode out the downtime: no restart"
     assert training_steps(c, tid) == list(range(1, total + 1))
     assert [m["stepsCompleted"] for m in c.metrics(tid, "validation")] == [total]
+    assert_readopted(c, tid, starts, start, before, total=total)
     out = logs(c, tid)
-    assert "flaky: resumed from" not in out, "the trial should have been re-adopted, not rerun"
     # The agent ships the output written while the master was down (a batch in flight at the
     # kill may legitimately arrive twice, so only presence is checked).
     step_lines = {int(s) for s in re.findall(r"flaky: step (\d+)\b", out)}

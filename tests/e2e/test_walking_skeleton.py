@@ -190,8 +190,13 @@ def test_detignore_excludes_files(cluster):
 
 
 def test_cli_lists_and_describes(cluster):
+    # Its own completed experiment: the test must not depend on which tests ran before it.
+    exp_id = cluster.create(FIXTURES / "flaky.yaml", FIXTURES)
+    cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=120)
     out = cluster.det("experiment", "list").stdout
-    assert "ID" in out and "State" in out and "COMPLETED" in out
+    assert "ID" in out and "State" in out
+    row = [line for line in out.splitlines() if line.split("|")[0].strip() == str(exp_id)]
+    assert len(row) == 1 and "COMPLETED" in row[0], out
     out = cluster.det("agent", "list").stdout
     assert "agent-1" in out
     out = cluster.det("master", "info").stdout
@@ -200,18 +205,24 @@ def test_cli_lists_and_describes(cluster):
     assert "determined" in out
 
 
-def test_user_login_whoami_logout(cluster):
+def test_user_login_whoami_logout(cluster, tmp_path):
     import subprocess
 
     from cluster import BIN
 
-    proc = subprocess.run([str(BIN / "det"), "user", "login", "admin"], input="\n", text=True,
-                          capture_output=True, env=cluster.env, timeout=60)
+    # A token cache of its own, so a failure half-way leaves no admin login behind for the
+    # tests that share this session cluster.
+    env = dict(cluster.env, XDG_CONFIG_HOME=str(tmp_path / "config"))
+
+    def det(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+        return subprocess.run([str(BIN / "det"), *args], input=stdin, text=True,
+                              capture_output=True, env=env, timeout=60)
+
+    proc = det("user", "login", "admin", stdin="\n")
     assert proc.returncode == 0, proc.stderr
-    assert "admin" in cluster.det("user", "whoami").stdout
-    cluster.det("user", "logout")
+    assert "admin" in det("user", "whoami").stdout
+    assert det("user", "logout").returncode == 0
     # Without a cached token det falls back to the blank-password `determined` user.
-    assert "determined" in cluster.det("user", "whoami").stdout
-    proc = subprocess.run([str(BIN / "det"), "user", "login", "nobody"], input="\n", text=True,
-                          capture_output=True, env=cluster.env, timeout=60)
+    assert "determined" in det("user", "whoami").stdout
+    proc = det("user", "login", "nobody", stdin="\n")
     assert proc.returncode != 0 and "invalid credentials" in proc.stderr, proc.stderr
