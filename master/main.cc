@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
 
   det::SystemClock clock;
   det::master::server::Master master(config, std::move(opened).value(), &clock);
+  // Before any thread starts: spdlog's sink list is not synchronised.
+  spdlog::default_logger()->sinks().push_back(
+      std::make_shared<det::master::server::LogBufferSink>(master.log_buffer()));
   if (det::Status st = master.Start(); !st.ok()) return Fail(st.message());
   det::master::server::Router router;
   det::master::api::RegisterRoutes(&router, &master);

@@ -1,6 +1,7 @@
 #include "master/api/json_views.h"
 
 #include "common/clock.h"
+#include "common/version.h"
 
 namespace det::master::api {
 
@@ -173,31 +174,69 @@ json UserJson(const store::UserRow& u) {
               {"remote", false}};
 }
 
+json SlotJson(const server::AgentView& a, const json& slot) {
+  int id = slot.value("id", 0);
+  std::string type = slot.value("type", "cpu");
+  std::string enum_type = type == "cuda" ? "TYPE_CUDA" : type == "rocm" ? "TYPE_ROCM" : "TYPE_CPU";
+  json device = {{"id", id},
+                 {"brand", slot.value("brand", "")},
+                 {"uuid", slot.value("uuid", "")},
+                 {"type", enum_type}};
+  json container = nullptr;
+  auto it = a.slot_resources.find(id);
+  if (it != a.slot_resources.end()) {
+    container = {{"id", it->second},
+                 {"parent", a.slot_allocations.at(id)},
+                 {"state", "STATE_RUNNING"},
+                 {"devices", json::array({device})}};
+  }
+  return json{{"id", std::to_string(id)},
+              {"device", device},
+              {"enabled", true},
+              {"draining", false},
+              {"container", container}};
+}
+
 json AgentJson(const server::AgentView& a) {
   json slots = json::object();
-  for (const auto& s : a.slots) {
-    int id = s.value("id", 0);
-    std::string type = s.value("type", "cpu");
-    std::string enum_type = type == "cuda" ? "TYPE_CUDA" : type == "rocm" ? "TYPE_ROCM" : "TYPE_CPU";
-    json container = nullptr;
-    auto it = a.slot_allocations.find(id);
-    if (it != a.slot_allocations.end()) {
-      container = {{"id", it->second}, {"state", "STATE_RUNNING"}};
+  json containers = json::object();
+  // Determined's v1SlotStats: per device type and per brand, the slot count and the states of
+  // the containers on them.
+  json type_stats = json::object();
+  json brand_stats = json::object();
+  auto count = [](json& stats, const std::string& key, const json& container) {
+    json& s = stats[key];
+    if (s.is_null()) {
+      s = {{"total", 0}, {"disabled", 0}, {"draining", 0}, {"states", json::object()}};
     }
-    slots[std::to_string(id)] = {{"id", std::to_string(id)},
-                                 {"device",
-                                  {{"id", id},
-                                   {"brand", s.value("brand", "")},
-                                   {"uuid", s.value("uuid", "")},
-                                   {"type", enum_type}}},
-                                 {"enabled", true},
-                                 {"draining", false},
-                                 {"container", container}};
+    s["total"] = s["total"].get<int64_t>() + 1;
+    if (!container.is_null()) {
+      std::string state = container["state"].get<std::string>();
+      s["states"][state] = s["states"].value(state, 0) + 1;
+    }
+  };
+  for (const auto& s : a.slots) {
+    json slot = SlotJson(a, s);
+    const json& container = slot["container"];
+    count(type_stats, slot["device"]["type"].get<std::string>(), container);
+    count(brand_stats, slot["device"]["brand"].get<std::string>(), container);
+    if (!container.is_null()) {
+      std::string cid = container["id"].get<std::string>();
+      if (containers.contains(cid)) {
+        containers[cid]["devices"].push_back(slot["device"]);
+      } else {
+        containers[cid] = container;
+      }
+    }
+    slots[slot["id"].get<std::string>()] = std::move(slot);
   }
   return json{{"id", a.id},
+              {"version", kVersion},
               {"resourcePools", json::array({a.resource_pool})},
               {"resourcePool", a.resource_pool},
               {"slots", slots},
+              {"containers", containers},
+              {"slotStats", {{"typeStats", type_stats}, {"brandStats", brand_stats}}},
               {"registeredTime", FormatRfc3339(a.registered_time)},
               {"lastHeartbeat", FormatRfc3339(a.last_seen)},
               {"enabled", true},
@@ -205,7 +244,7 @@ json AgentJson(const server::AgentView& a) {
               {"connected", a.connected},
               {"addresses", json::array({a.hostname})},
               {"hostname", a.hostname},
-              {"numContainers", static_cast<int64_t>(a.slot_allocations.size())}};
+              {"numContainers", static_cast<int64_t>(containers.size())}};
 }
 
 json PaginationJson(int64_t offset, int64_t limit, int64_t count, int64_t total) {

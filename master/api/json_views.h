@@ -16,6 +16,8 @@ nlohmann::json MetricsJson(const store::MetricRow& m);
 nlohmann::json TrialLogJson(const store::TaskLogRow& r);
 nlohmann::json UserJson(const store::UserRow& u);
 nlohmann::json AgentJson(const server::AgentView& a);
+// One slot of an agent (`a.slots` element) as Determined's v1Slot.
+nlohmann::json SlotJson(const server::AgentView& a, const nlohmann::json& slot);
 nlohmann::json PaginationJson(int64_t offset, int64_t limit, int64_t count, int64_t total);
 std::string TimeOrNull(std::optional<int64_t> micros);
 

@@ -23,6 +23,11 @@ std::string CookieToken(const std::string& cookies) {
   return cookies.substr(pos + 5, end == std::string::npos ? std::string::npos : end - pos - 5);
 }
 
+// Free-form objects whose nulls are values (a user's metadata, reported metrics), not unset fields.
+bool IsFreeFormKey(const std::string& key) {
+  return key == "metadata" || key == "metrics" || key == "hparams" || key == "settings";
+}
+
 server::HttpResponse Guarded(const std::function<server::HttpResponse()>& fn) {
   try {
     return fn();
@@ -72,10 +77,26 @@ server::HttpResponse JsonResponse(const json& body, int status) {
   return resp;
 }
 
+void DropNullFields(json& j) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end();) {
+      if (it->is_null()) {
+        it = j.erase(it);
+        continue;
+      }
+      if (!IsFreeFormKey(it.key())) DropNullFields(*it);
+      ++it;
+    }
+  } else if (j.is_array()) {
+    for (auto& e : j) DropNullFields(e);
+  }
+}
+
 Result<json> ParseBody(const server::HttpRequest& req) {
   if (req.body.empty()) return json::object();
   json j = json::parse(req.body, nullptr, false);
   if (j.is_discarded()) return InvalidArgument("request body is not valid JSON");
+  DropNullFields(j);
   return j;
 }
 

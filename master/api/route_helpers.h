@@ -28,8 +28,12 @@ server::Handler IdAction(server::Master* master, std::function<Status(int64_t)> 
 server::Handler NoAuth(std::function<server::HttpResponse(server::HttpRequest&)> handler);
 
 server::HttpResponse JsonResponse(const nlohmann::json& body, int status = 200);
-// Parses the request body; an empty body is {}.
+// Parses the request body; an empty body is {}. A null field means the field is absent
+// (Determined's clients send every unset field as null), so null fields are dropped at every level
+// except inside free-form objects (metadata, metrics, hparams, settings), where null is a value.
 Result<nlohmann::json> ParseBody(const server::HttpRequest& req);
+// The null-dropping of ParseBody, for bodies parsed elsewhere.
+void DropNullFields(nlohmann::json& j);
 // Reads a field by its camelCase or snake_case name.
 const nlohmann::json* Field(const nlohmann::json& obj, const char* camel, const char* snake);
 // Path parameter as a positive integer id.

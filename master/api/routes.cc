@@ -9,6 +9,10 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterAgentRoutes(router, master);
   RegisterCheckpointRoutes(router, master);
   RegisterJobRoutes(router, master);
+  RegisterMasterRoutes(router, master);
+  RegisterUserRoutes(router, master);
+  RegisterWorkspaceRoutes(router, master);
+  RegisterTaskRoutes(router, master);
 }
 
 }  // namespace det::master::api

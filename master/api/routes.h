@@ -16,5 +16,9 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master);
 void RegisterAgentRoutes(server::Router* router, server::Master* master);
 void RegisterCheckpointRoutes(server::Router* router, server::Master* master);
 void RegisterJobRoutes(server::Router* router, server::Master* master);
+void RegisterMasterRoutes(server::Router* router, server::Master* master);
+void RegisterUserRoutes(server::Router* router, server::Master* master);
+void RegisterWorkspaceRoutes(server::Router* router, server::Master* master);
+void RegisterTaskRoutes(server::Router* router, server::Master* master);
 
 }  // namespace det::master::api

@@ -1,4 +1,5 @@
-// Agents: the unauthenticated agent protocol (api/agent-protocol.md) and GET /api/v1/agents.
+// Agents: the unauthenticated agent protocol (api/agent-protocol.md) and GET /api/v1/agents,
+// /agents/{id}, /agents/{id}/slots, /agents/{id}/slots/{slotId}.
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -11,6 +12,13 @@ using server::Principal;
 
 namespace {
 constexpr int64_t kMaxPollMs = 60 * 1000;
+
+Result<server::AgentView> FindAgent(server::Master* master, const std::string& id) {
+  for (auto& a : master->ListAgents()) {
+    if (a.id == id) return a;
+  }
+  return NotFound("agent '" + id + "' not found");
+}
 }  // namespace
 
 void RegisterAgentRoutes(server::Router* router, server::Master* master) {
@@ -43,6 +51,35 @@ void RegisterAgentRoutes(server::Router* router, server::Master* master) {
                 for (const auto& a : master->ListAgents()) out.push_back(AgentJson(a));
                 return JsonResponse({{"agents", out}});
               }));
+
+  router->Add("GET", "/api/v1/agents/{id}",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                auto a = FindAgent(master, req.params["id"]);
+                if (!a.ok()) return ErrorResponse(a.status());
+                return JsonResponse({{"agent", AgentJson(*a)}});
+              }));
+
+  router->Add("GET", "/api/v1/agents/{id}/slots",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                auto a = FindAgent(master, req.params["id"]);
+                if (!a.ok()) return ErrorResponse(a.status());
+                json slots = json::array();
+                for (const auto& s : a->slots) slots.push_back(SlotJson(*a, s));
+                return JsonResponse({{"slots", slots}});
+              }));
+
+  router->Add(
+      "GET", "/api/v1/agents/{id}/slots/{slotId}",
+      WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+        auto a = FindAgent(master, req.params["id"]);
+        if (!a.ok()) return ErrorResponse(a.status());
+        const std::string& slot_id = req.params["slotId"];
+        for (const auto& s : a->slots) {
+          json slot = SlotJson(*a, s);
+          if (slot["id"] == slot_id) return JsonResponse({{"slot", slot}});
+        }
+        return ErrorResponse(NotFound("slot '" + slot_id + "' not found on agent '" + a->id + "'"));
+      }));
 }
 
 }  // namespace det::master::api

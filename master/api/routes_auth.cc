@@ -24,6 +24,11 @@ void RegisterAuthRoutes(server::Router* router, server::Master* master) {
                          {"cluster_name", name},
                          {"telemetryEnabled", false},
                          {"telemetry", {{"enabled", false}}},
+                         {"hasCustomLogo", false},
+                         {"strictJobQueueControl", false},
+                         {"rbacEnabled", false},
+                         {"userManagementEnabled", true},
+                         {"featureSwitches", json::array()},
                          {"ssoProviders", json::array()},
                          {"sso_providers", json::array()}});
   });

@@ -102,6 +102,13 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                 int64_t total = 0;
                 auto list = master->ListExperiments(archived, {*offset, *limit}, &total);
                 if (!list.ok()) return ErrorResponse(list.status());
+                // Every experiment belongs to project 1 (routes_workspaces.cc).
+                Result<int64_t> project = QueryInt(req, "projectId", 0);
+                if (!project.ok()) return ErrorResponse(project.status());
+                if (*project != 0 && *project != 1) {
+                  list->clear();
+                  total = 0;
+                }
                 json exps = json::array();
                 for (const auto& v : *list) exps.push_back(ExperimentJson(v));
                 return JsonResponse(
@@ -159,6 +166,16 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                                                 std::to_string(*id)));
                 }
                 return JsonResponse({{"metric", **best}});
+              }));
+
+  router->Add("GET", "/api/v1/experiments/{id}/model_def",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                if (auto e = master->GetExperiment(*id); !e.ok()) return ErrorResponse(e.status());
+                auto tgz = master->GetModelDefinition(*id);
+                if (!tgz.ok()) return ErrorResponse(tgz.status());
+                return JsonResponse({{"b64Tgz", Base64Encode(*tgz)}});
               }));
 
   router->Add("GET", "/api/v1/tasks/{taskId}/context_directory",

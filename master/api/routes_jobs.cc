@@ -18,31 +18,70 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 const scheduler::ResourcePoolsConfig& cfg = master->config().pools;
                 auto agents = master->ListAgents();
+                auto jobs = master->ListJobs();
+                std::string master_url = "http://" + master->config().bind_address + ":" +
+                                         std::to_string(master->config().port);
                 json pools = json::array();
                 for (const auto& p : cfg.pools) {
                   int64_t slots = 0, used = 0, count = 0;
+                  std::set<std::string> types;
                   for (const auto& a : agents) {
                     if (!a.connected || a.resource_pool != p.pool_name) continue;
                     ++count;
                     slots += static_cast<int64_t>(a.slots.size());
                     used += static_cast<int64_t>(a.slot_allocations.size());
+                    for (const auto& s : a.slots) types.insert(s.value("type", "cpu"));
+                  }
+                  // Determined reports one device type per pool; an empty pool counts as CPU.
+                  std::string slot_type = types.count("cuda")   ? "TYPE_CUDA"
+                                          : types.count("rocm") ? "TYPE_ROCM"
+                                                                : "TYPE_CPU";
+                  int64_t queued = 0, scheduled = 0;
+                  for (const auto& j : jobs) {
+                    if (j.resource_pool != p.pool_name) continue;
+                    ++(j.scheduled ? scheduled : queued);
                   }
                   bool fair = p.scheduler.type == scheduler::SchedulerType::kFairShare;
+                  // Static pools only: the cloud provisioning fields are empty, as Determined
+                  // shows them for a pool without a provider.
                   json pool = {{"name", p.pool_name},
                                {"description", p.description},
                                {"type", "RESOURCE_POOL_TYPE_STATIC"},
                                {"numAgents", count},
                                {"slotsAvailable", slots},
                                {"slotsUsed", used},
+                               {"slotType", slot_type},
+                               {"auxContainerCapacity", p.max_aux_containers_per_agent * count},
+                               {"auxContainersRunning", 0},
+                               {"defaultComputePool", p.pool_name == cfg.default_compute_pool},
+                               {"defaultAuxPool", p.pool_name == cfg.default_aux_pool},
+                               {"preemptible", fair || p.scheduler.preemption},
+                               {"minAgents", 0},
+                               {"maxAgents", 0},
+                               {"instanceType", ""},
+                               {"masterUrl", master_url},
+                               {"masterCertName", ""},
+                               {"startupScript", ""},
+                               {"containerStartupScript", ""},
+                               {"agentDockerNetwork", ""},
+                               {"agentDockerRuntime", ""},
+                               {"agentDockerImage", ""},
+                               {"agentFluentImage", ""},
+                               {"maxIdleAgentPeriod", 0},
+                               {"maxAgentStartingPeriod", 0},
+                               {"location", "on-prem"},
+                               {"imageId", ""},
+                               {"auxContainerCapacityPerAgent", p.max_aux_containers_per_agent},
                                {"schedulerType",
                                 fair ? "SCHEDULER_TYPE_FAIR_SHARE" : "SCHEDULER_TYPE_PRIORITY"},
                                {"schedulerFittingPolicy",
                                 p.scheduler.fitting_policy == scheduler::FittingPolicy::kBest
                                     ? "FITTING_POLICY_BEST"
                                     : "FITTING_POLICY_WORST"},
-                               {"defaultComputePool", p.pool_name == cfg.default_compute_pool},
-                               {"defaultAuxPool", p.pool_name == cfg.default_aux_pool},
-                               {"preemptible", fair || p.scheduler.preemption},
+                               {"clusterName", master->config().cluster_name},
+                               {"resourceManagerMetadata", json::object()},
+                               {"stats", {{"queuedCount", queued}, {"scheduledCount", scheduled}}},
+                               {"details", json::object()},
                                {"maxAuxContainersPerAgent", p.max_aux_containers_per_agent}};
                   if (!fair) {
                     pool["details"] = {{"priorityScheduler",

@@ -26,6 +26,7 @@
 #include "master/core/states.h"
 #include "master/scheduler/types.h"
 #include "master/searcher/searcher.h"
+#include "master/server/log_buffer.h"
 #include "master/server/master_config.h"
 #include "master/store/store.h"
 
@@ -70,9 +71,31 @@ struct AgentView {
   std::string hostname;
   nlohmann::json slots;  // [{id, type, brand, uuid}]
   std::map<int, std::string> slot_allocations;  // slot id -> allocation id
+  std::map<int, std::string> slot_resources;    // slot id -> resources (container) id
   int64_t registered_time = 0;
   int64_t last_seen = 0;
   bool connected = false;
+};
+
+// One live allocation (`det task list`): a trial's run, pending or holding slots.
+struct AllocationSummaryView {
+  struct Resources {
+    std::string resources_id;  // also the container id shown on the agent's slots
+    std::string agent_id;
+    std::vector<int> slot_ids;
+    bool started = false;
+  };
+  std::string allocation_id;
+  std::string task_id;
+  std::string name;  // "Trial 5 (Experiment 3)"
+  int64_t trial_id = 0;
+  int64_t experiment_id = 0;
+  std::string resource_pool;
+  int64_t slots_needed = 0;
+  int64_t registered_time = 0;  // micros, when it was queued
+  std::optional<int64_t> priority;
+  std::string state;  // STATE_PENDING | STATE_ASSIGNED | STATE_RUNNING
+  std::vector<Resources> resources;
 };
 
 // One job of the queue (`det job list`): an active experiment.
@@ -124,6 +147,8 @@ class Master {
   const MasterConfig& config() const { return config_; }
   const std::string& cluster_id() const { return cluster_id_; }
   const std::string& master_id() const { return master_id_; }
+  // The master's recent log lines; main() feeds it from spdlog.
+  const std::shared_ptr<LogBuffer>& log_buffer() const { return log_buffer_; }
 
   // Auth.
   Result<std::pair<std::string, store::UserRow>> Login(const std::string& username,
@@ -132,6 +157,7 @@ class Master {
   Result<Principal> AuthenticateUserToken(const std::string& token);
   Result<Principal> AuthenticateAllocationToken(const std::string& token);
   Result<store::UserRow> GetUser(int64_t id);
+  Result<std::vector<store::UserRow>> ListUsers();
   Status SetPassword(const Principal& who, int64_t user_id, const std::string& client_hash);
 
   // Experiments.
@@ -148,6 +174,8 @@ class Master {
   Result<std::vector<TrialView>> ListTrials(int64_t experiment_id);
   Result<TrialView> GetTrial(int64_t trial_id);
   Result<std::string> GetContextForTask(const std::string& task_id);
+  // The experiment's context directory as submitted, a tar.gz.
+  Result<std::string> GetModelDefinition(int64_t experiment_id);
   Result<std::optional<double>> BestValidationMetric(int64_t experiment_id);
   Result<std::vector<store::CheckpointRow>> ListExperimentCheckpoints(int64_t experiment_id);
   Result<store::CheckpointRow> GetCheckpoint(const std::string& uuid);
@@ -210,6 +238,8 @@ class Master {
                                       int64_t timeout_ms);
   Status HandleAgentEvents(const std::string& agent_id, const nlohmann::json& body);
   std::vector<AgentView> ListAgents();
+  // Every allocation that is not terminated, by allocation id.
+  std::vector<AllocationSummaryView> ListAllocations();
 
  private:
   struct TrialRuntime;
@@ -268,6 +298,7 @@ class Master {
   const Clock* clock_;
   std::string cluster_id_;
   std::string master_id_;
+  std::shared_ptr<LogBuffer> log_buffer_ = std::make_shared<LogBuffer>();
 
   // User sessions seen so far (token -> principal and expiry), so authenticating a request
   // needs no database read. Guarded by its own mutex: auth must not wait for the core lock.

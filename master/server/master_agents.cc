@@ -169,9 +169,13 @@ std::vector<AgentView> Master::ListAgents() {
     v.hostname = a->hostname;
     v.slots = a->slots;
     for (const AllocationRuntime* alloc : AllocationsOnAgentLocked(id)) {
-      for (const auto& res : alloc->resources) {
+      for (size_t rank = 0; rank < alloc->resources.size(); ++rank) {
+        const auto& res = alloc->resources[rank];
         if (res.agent_id != id || res.exited) continue;
-        for (int s : res.slot_ids) v.slot_allocations[s] = alloc->id;
+        for (int s : res.slot_ids) {
+          v.slot_allocations[s] = alloc->id;
+          v.slot_resources[s] = ResourcesId(*alloc, rank);
+        }
       }
     }
     v.registered_time = a->registered_time;

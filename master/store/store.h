@@ -141,6 +141,8 @@ class Store {
   // Users and sessions.
   virtual Result<UserRow> GetUserByName(const std::string& username) = 0;
   virtual Result<UserRow> GetUserById(int64_t id) = 0;
+  // Every user, by id.
+  virtual Result<std::vector<UserRow>> ListUsers() = 0;
   virtual Status SetUserPassword(int64_t user_id, const std::optional<std::string>& hash) = 0;
   // Returns true when the user table was created fresh by this call (first start).
   virtual Result<bool> EnsureBuiltinUsers(const std::optional<std::string>& initial_hash) = 0;

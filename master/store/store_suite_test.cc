@@ -77,6 +77,11 @@ TEST_F(StoreSuite, BuiltinUsersAndSessions) {
   ASSERT_TRUE(store_->RevokeSession("tok").ok());
   EXPECT_FALSE(store_->LookupSession("tok", 50).ok());
   EXPECT_EQ(store_->GetUserByName("nobody").status().code(), StatusCode::kNotFound);
+  auto users = store_->ListUsers();
+  ASSERT_TRUE(users.ok());
+  ASSERT_EQ(users->size(), 2u);
+  EXPECT_EQ((*users)[0].username, "admin");
+  EXPECT_EQ((*users)[1].username, "determined");
 }
 
 // Ensures experiments and trials survive reopening the database and list with pagination.

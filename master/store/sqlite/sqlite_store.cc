@@ -212,6 +212,14 @@ Result<UserRow> SqliteStore::GetUserById(int64_t id) {
   return ReadUser(s);
 }
 
+Result<std::vector<UserRow>> SqliteStore::ListUsers() {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s,
+              "SELECT id, username, password_hash, admin, active, display_name FROM users "
+              "ORDER BY id");
+  return s.Collect<UserRow>(ReadUser);
+}
+
 Status SqliteStore::SetUserPassword(int64_t user_id, const std::optional<std::string>& hash) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s, "UPDATE users SET password_hash = ? WHERE id = ?");

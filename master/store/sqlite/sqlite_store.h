@@ -24,6 +24,7 @@ class SqliteStore : public Store {
   Result<std::string> GetOrCreateClusterId(const std::string& fresh_id) override;
   Result<UserRow> GetUserByName(const std::string& username) override;
   Result<UserRow> GetUserById(int64_t id) override;
+  Result<std::vector<UserRow>> ListUsers() override;
   Status SetUserPassword(int64_t user_id, const std::optional<std::string>& hash) override;
   Result<bool> EnsureBuiltinUsers(const std::optional<std::string>& initial_hash) override;
   Status CreateSession(const std::string& token, int64_t user_id, int64_t expiry) override;
