@@ -228,7 +228,8 @@ json AgentJson(const server::AgentView& a) {
         containers[cid] = container;
       }
     }
-    slots[slot["id"].get<std::string>()] = std::move(slot);
+    std::string slot_id = slot["id"].get<std::string>();
+    slots[slot_id] = std::move(slot);
   }
   return json{{"id", a.id},
               {"version", kVersion},

@@ -151,7 +151,7 @@ def test_agents_slots_and_tasks(cluster, running):
     require(agent, "Agent")
     stats = require(agent["slotStats"], "SlotStats")
     cpu = require(stats["typeStats"]["TYPE_CPU"], "DeviceStats")
-    assert cpu["total"] == 2 and cpu["states"] == {"STATE_RUNNING": 1}, stats
+    assert cpu["total"] == 2 and cpu["states"].get("STATE_RUNNING", 0) >= 1, stats
     for s in stats["brandStats"].values():
         require(s, "DeviceStats")
     assert require(cluster.request("GET", f"/api/v1/agents/{agent['id']}")["agent"], "Agent")
@@ -159,17 +159,18 @@ def test_agents_slots_and_tasks(cluster, running):
     slots = cluster.request("GET", f"/api/v1/agents/{agent['id']}/slots")["slots"]
     assert sorted(s["id"] for s in slots) == ["0", "1"]
     assert all(s["device"]["type"] in DEVICE_TYPES for s in slots)
-    held = [s for s in slots if s["container"]]
+    tasks = cluster.request("GET", "/api/v1/tasks")["allocationIdToSummary"]
+    (trial,) = cluster.trials(running)
+    # The session's cluster may run other tests' trials too: look at this one's allocation.
+    ((alloc_id, task),) = [(a, t) for a, t in tasks.items() if t["taskId"] == trial["taskId"]]
+    held = [s for s in slots if s["container"] and s["container"]["parent"] == alloc_id]
     assert len(held) == 1, slots
     container = require(held[0]["container"], "Container")
     assert agent["containers"][container["id"]]["id"] == container["id"]
     one = cluster.request("GET", f"/api/v1/agents/{agent['id']}/slots/{held[0]['id']}")["slot"]
     assert one == held[0]
 
-    tasks = cluster.request("GET", "/api/v1/tasks")["allocationIdToSummary"]
-    (trial,) = cluster.trials(running)
-    (alloc_id, task), = tasks.items()
-    assert task["allocationId"] == alloc_id and task["taskId"] == trial["taskId"]
+    assert task["allocationId"] == alloc_id
     assert task["name"] == f"Trial {trial['id']} (Experiment {running})"
     assert task["slotsNeeded"] == 1 and task["resourcePool"] == "default"
     assert task["schedulerType"] == "priority" and task["priority"] == 42
@@ -245,10 +246,13 @@ def test_master_logs_follow_streams_new_lines(cluster, tmp_path):
     seen: List[str] = []
 
     def reader():
-        for raw in resp:
-            line = raw.decode().strip()
-            if line:
-                seen.append(json.loads(line)["result"]["logEntry"]["message"])
+        try:
+            for raw in resp:
+                line = raw.decode().strip()
+                if line:
+                    seen.append(json.loads(line)["result"]["logEntry"]["message"])
+        except (OSError, ValueError, AttributeError):
+            pass  # the test closed the stream under the reader
 
     t = threading.Thread(target=reader, daemon=True)
     t.start()
