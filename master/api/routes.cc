@@ -13,6 +13,7 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterUserRoutes(router, master);
   RegisterWorkspaceRoutes(router, master);
   RegisterTaskRoutes(router, master);
+  RegisterWebhookRoutes(router, master);
 }
 
 }  // namespace det::master::api

@@ -20,5 +20,6 @@ void RegisterMasterRoutes(server::Router* router, server::Master* master);
 void RegisterUserRoutes(server::Router* router, server::Master* master);
 void RegisterWorkspaceRoutes(server::Router* router, server::Master* master);
 void RegisterTaskRoutes(server::Router* router, server::Master* master);
+void RegisterWebhookRoutes(server::Router* router, server::Master* master);
 
 }  // namespace det::master::api
