@@ -2,13 +2,14 @@
 
 import logging
 import pathlib
-from typing import Any, Callable, Dict, Iterator, List, Optional, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Union
 
 import numpy as np
 import torch
 import torch.distributed
 
 from determined import core
+from determined.pytorch._data import to_device as _to_device
 from determined.pytorch._lr_scheduler import LRScheduler
 from determined.pytorch._reducer import MetricReducer, _SimpleReducer, _WrappedReducer
 
@@ -85,6 +86,7 @@ class PyTorchTrialContext:
         self._epoch_len: Optional[int] = None
         self._loss_ids: Dict[Any, int] = {}
         self._tb_writer: Any = None
+        self._to_device_warned_types: Set[type] = set()
 
     # -- hyperparameters and config ------------------------------------------------------
     def get_hparams(self) -> Dict[str, Any]:
@@ -230,17 +232,8 @@ class PyTorchTrialContext:
 
     # -- training steps ------------------------------------------------------------------
     def to_device(self, data: Any) -> Any:
-        if isinstance(data, torch.Tensor):
-            return data.to(self.device)
-        if isinstance(data, np.ndarray):
-            return torch.from_numpy(data).to(self.device)
-        if isinstance(data, dict):
-            return {k: self.to_device(v) for k, v in data.items()}
-        if isinstance(data, tuple) and hasattr(data, "_fields"):
-            return type(data)(*(self.to_device(v) for v in data))
-        if isinstance(data, (list, tuple)):
-            return type(data)(self.to_device(v) for v in data)
-        return data
+        """Move a batch to this context's device (see pytorch.to_device)."""
+        return _to_device(data, self.device, self._to_device_warned_types)
 
     def backward(self, loss: torch.Tensor, gradient: Optional[torch.Tensor] = None,
                  retain_graph: bool = False, create_graph: bool = False) -> None:
@@ -253,7 +246,10 @@ class PyTorchTrialContext:
 
     def step_optimizer(self, optimizer: torch.optim.Optimizer, clip_grads: Optional[Callable[[Iterator], None]] = None,
                        auto_zero_grads: bool = True, scaler: Optional[Any] = None) -> None:
-        if not any(optimizer is o for o in self.optimizers):
+        for o in self.optimizers:
+            if o is optimizer:
+                break
+        else:
             raise ValueError("step_optimizer() takes an optimizer returned by wrap_optimizer()")
         if self._aggregation_frequency > 1 and not auto_zero_grads:
             raise AssertionError("auto_zero_grads must be True when aggregation_frequency > 1")
@@ -261,8 +257,25 @@ class PyTorchTrialContext:
             return
         if scaler is None and self._use_amp and self._scalers:
             scaler = self._scalers[0]
+        distributed = self.distributed.size > 1 and torch.distributed.is_initialized()
+        # The gradient list is only built when something needs it (not in the common
+        # single-process case: that would be a per-batch cost).
+        if distributed or self._aggregation_frequency > 1 or clip_grads is not None:
+            self._prepare_gradients(optimizer, distributed, clip_grads, scaler)
+        if scaler is not None:
+            scaler.step(optimizer)
+        else:
+            optimizer.step()
+        if auto_zero_grads:
+            optimizer.zero_grad()
+        for s in self.lr_schedulers:
+            s._after_optimizer_step(optimizer)
+
+    def _prepare_gradients(self, optimizer: torch.optim.Optimizer, distributed: bool,
+                           clip_grads: Optional[Callable[[Iterator], None]], scaler: Optional[Any]) -> None:
+        """Average gradients across ranks and aggregated batches, then clip them."""
         params = [p for g in optimizer.param_groups for p in g["params"] if p.grad is not None]
-        if self.distributed.size > 1 and torch.distributed.is_initialized() and params:
+        if distributed and params:
             grads = [p.grad for p in params]
             flat = torch.cat([g.reshape(-1) for g in grads])
             torch.distributed.all_reduce(flat)
@@ -279,11 +292,3 @@ class PyTorchTrialContext:
             if scaler is not None and self._use_amp:
                 scaler.unscale_(optimizer)
             clip_grads(params)
-        if scaler is not None:
-            scaler.step(optimizer)
-        else:
-            optimizer.step()
-        if auto_zero_grads:
-            optimizer.zero_grad()
-        for s in self.lr_schedulers:
-            s._after_optimizer_step(optimizer)
