@@ -130,6 +130,7 @@ class Trainer:
         latest_checkpoint: Optional[str] = None,
         step_zero_validation: bool = False,
         test_mode: bool = False,
+        profiling_enabled: bool = False,
     ) -> None:
         if checkpoint_policy not in ("best", "all", "none"):
             raise ValueError(f"checkpoint_policy must be 'best', 'all' or 'none', not {checkpoint_policy!r}")
@@ -159,7 +160,18 @@ class Trainer:
             raise TypeError("max_length must be a Batch or Epoch of an int")
         loop = _TrainLoop(self, checkpoint_period, validation_period, max_length, reporting_period,
                           checkpoint_policy, latest_checkpoint, step_zero_validation, test_mode, managed)
-        loop.run()
+        # System metrics profiling: the core context's profiler is on for the duration of fit().
+        profiler = self._core.profiler
+        started_profiler = bool(profiling_enabled) and not getattr(profiler, "is_on", False)
+        if started_profiler:
+            if not managed:
+                logger.warning("profiling_enabled: system metrics are only collected on a cluster")
+            profiler.on()
+        try:
+            loop.run()
+        finally:
+            if started_profiler:
+                profiler.off()
 
 
 class _ShutdownRequested(Exception):
@@ -429,13 +441,7 @@ class _TrainLoop:
                 r.reducer.reset()
 
     def _finish_reducers(self, which: str) -> Dict[str, Any]:
-        out: Dict[str, Any] = {}
-        for r in self.ctx._reducers:
-            if not getattr(r, which):
-                continue
-            per_slot = self.dist.allgather(r.reducer.per_slot_reduce())
-            out.update(r.finish(per_slot))
-        return out
+        return self.ctx.reduce_metrics(for_training=which == "for_training")
 
     def _train_one(self, batches: Iterator[Any]) -> bool:
         """Train one batch; returns whether it ended an epoch. Runs once per batch: keep it lean."""
@@ -797,6 +803,7 @@ def init(
                 managed_training=managed,
                 debug_enabled=bool((exp_conf or {}).get("debug", False)),
                 average_aggregated_gradients=average,
+                enable_tensorboard_logging=enable_tensorboard_logging,
             )
             yield context
     finally:
