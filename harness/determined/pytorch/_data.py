@@ -43,7 +43,7 @@ class _EpochBatches(torch.utils.data.Sampler):
             return list(l.sampler)
         n = len(l.dataset)
         if rng is not None:
-            return [int(i) for i in rng.permutation(n)]
+            return rng.permutation(n).tolist()  # Python ints, without a per-item int() call
         return list(range(n))
 
     def _shard(self, items: List[Any]) -> List[Any]:

@@ -423,11 +423,15 @@ class _TrainLoop:
             return
         window = self.window
         self.window = []
-        per_rank = self.dist.allgather(window) if self.dist.size > 1 else [window]
-        batch_metrics: List[Dict[str, Any]] = []
-        for i in range(len(per_rank[0])):
-            rows = [r[i] for r in per_rank if i < len(r)]
-            batch_metrics.append(_reduce_metrics([rows], Reducer.AVG) if len(rows) > 1 else dict(rows[0]))
+        batch_metrics: List[Dict[str, Any]]
+        if self.dist.size == 1:
+            batch_metrics = window  # this loop built the dicts; nothing else holds them
+        else:
+            per_rank = self.dist.allgather(window)
+            batch_metrics = []
+            for i in range(len(per_rank[0])):
+                rows = [r[i] for r in per_rank if i < len(r)]
+                batch_metrics.append(_reduce_metrics([rows], Reducer.AVG) if len(rows) > 1 else dict(rows[0]))
         avg = _reduce_metrics([batch_metrics], Reducer.AVG)
         avg.update(self._finish_reducers("for_training"))
         if self.is_chief:
