@@ -358,3 +358,13 @@ def test_checkpoint_load_context_and_load_kwargs(tmp_path):
         pytorch.load_trial_from_checkpoint_path(str(ckpt), trial_class=SmallTrial,
                                                 torch_load_kwargs={"map_location": "cpu"}, map_location="cpu")
     assert os.path.isdir(str(ckpt))
+
+
+def test_context_to_device_on_cpu(tmp_path):
+    with pytorch.init(hparams={}, exp_conf={"checkpoint_storage": str(tmp_path)}) as ctx:
+        x, y = torch.ones(2), torch.zeros(2)
+        out = ctx.to_device((x, y))
+        assert out[0] is x and out[1] is y  # already on the device: nothing copied
+        mixed = ctx.to_device([x, np.arange(3)])
+        assert mixed[0] is x and torch.equal(mixed[1], torch.arange(3))  # arrays still converted
+        assert ctx.to_device({"x": np.ones(1)})["x"].dtype == torch.float64

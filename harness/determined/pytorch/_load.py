@@ -2,7 +2,6 @@
 
 import importlib
 import json
-import os
 import pathlib
 import sys
 import warnings

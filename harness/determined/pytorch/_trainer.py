@@ -5,7 +5,6 @@ import contextlib
 import inspect
 import json
 import logging
-import math
 import os
 import pickle
 import random

@@ -5,7 +5,6 @@ import pathlib
 import types
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Union
 
-import numpy as np
 import torch
 import torch.distributed
 
@@ -91,6 +90,7 @@ class PyTorchTrialContext:
             torch.cuda.set_device(self.device)
         else:
             self.device = torch.device("cpu")
+        self._device_is_cpu = self.device.type == "cpu"
         self.models: List[torch.nn.Module] = []
         self.optimizers: List[torch.optim.Optimizer] = []
         self.lr_schedulers: List[LRScheduler] = []
@@ -341,6 +341,14 @@ class PyTorchTrialContext:
     # -- training steps ------------------------------------------------------------------
     def to_device(self, data: Any) -> Any:
         """Move a batch to this context's device (see pytorch.to_device)."""
+        if self._device_is_cpu and type(data) in (tuple, list):
+            # The default collate's batch on CPU: tensors already there need no copy (to() would
+            # return them as they are), so skip the walk; it runs for every batch.
+            for v in data:
+                if type(v) is not torch.Tensor or not v.is_cpu:
+                    break
+            else:
+                return data
         return _to_device(data, self.device, self._to_device_warned_types)
 
     def backward(self, loss: torch.Tensor, gradient: Optional[torch.Tensor] = None,
