@@ -1,11 +1,19 @@
 """determined.pytorch.DataLoader: a torch DataLoader description that Determined instantiates
 with a reproducible, resumable and sharded sampler."""
 
-from typing import Any, Callable, Iterator, List, Optional
+import logging
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Type, Union
 
 import numpy as np
 import torch
 import torch.utils.data
+
+from determined.pytorch import samplers
+
+logger = logging.getLogger("determined.pytorch")
+
+# A batch as user code sees it: a tensor, or a dict / sequence of them.
+TorchData = Union[Dict[str, torch.Tensor], Sequence[torch.Tensor], torch.Tensor]
 
 
 class _EpochBatches(torch.utils.data.Sampler):
@@ -35,7 +43,7 @@ class _EpochBatches(torch.utils.data.Sampler):
             return list(l.sampler)
         n = len(l.dataset)
         if rng is not None:
-            return [int(i) for i in rng.permutation(n)]
+            return rng.permutation(n).tolist()  # Python ints, without a per-item int() call
         return list(range(n))
 
     def _shard(self, items: List[Any]) -> List[Any]:
@@ -132,6 +140,11 @@ class DataLoader:
         self.prefetch_factor = prefetch_factor
         self.persistent_workers = persistent_workers
 
+    def __iter__(self) -> Iterator[Any]:
+        """One pass over the data, as a torch DataLoader would (for using a trial's loaders
+        outside Determined)."""
+        return iter(self.get_data_loader())
+
     def __len__(self) -> int:
         """Batches per epoch for a single (unsharded) worker."""
         return _EpochBatches(self, 0, False, 0, 1, 0, False).batches_per_epoch()
@@ -165,3 +178,73 @@ class DataLoader:
             generator=gen,
             **kwargs,
         )
+
+
+def adapt_batch_sampler(
+    batch_sampler: torch.utils.data.BatchSampler,
+    repeat: bool = False,
+    skip: int = 0,
+    num_replicas: int = 1,
+    rank: int = 0,
+) -> torch.utils.data.BatchSampler:
+    """Wrap a batch sampler for training under Determined: ``repeat`` it forever, shard its
+    batches over ``num_replicas`` ranks (this one is ``rank``), then ``skip`` that many of the
+    rank's batches (resuming). Sharding comes before skipping, so ``skip`` counts this rank's
+    batches."""
+    if repeat:
+        batch_sampler = samplers.RepeatBatchSampler(batch_sampler)
+    if num_replicas > 1:
+        batch_sampler = samplers.DistributedBatchSampler(batch_sampler, num_replicas, rank)
+    if skip > 0:
+        batch_sampler = samplers.SkipBatchSampler(batch_sampler, skip)
+    return batch_sampler
+
+
+def data_length(data: Any) -> int:
+    """Records in a batch: the length of a tensor or array, or of the first value of a dict or
+    first element of a list/tuple (every leaf is assumed to have the same batch length)."""
+    if isinstance(data, (np.ndarray, torch.Tensor)):
+        return len(data)
+    for kind, container in (("dict", dict), ("list", list), ("tuple", tuple)):
+        if isinstance(data, container):
+            if len(data) == 0:
+                raise ValueError(f"data_length(): an empty {kind} has no np.ndarray or torch.Tensor to measure")
+            first = next(iter(data.values())) if isinstance(data, dict) else data[0]
+            return len(first)
+    raise TypeError(f"data_length(): cannot measure data of type {type(data).__name__} "
+                    "(expected np.ndarray, torch.Tensor, dict, list or tuple)")
+
+
+def to_device(data: Any, device: Union[str, torch.device], warned_types: Optional[Set[Type]] = None) -> Any:
+    """Move a batch to ``device``: tensors and anything with a callable ``to()`` are moved,
+    numeric numpy arrays become tensors, dicts, lists and tuples (namedtuples keep their type)
+    are converted element by element. Anything else is returned unchanged, with one warning per
+    type. Called for every batch: tensors, the common leaf, are tested first."""
+    if isinstance(data, torch.Tensor):
+        return data.to(device)
+    kind = type(data)
+    if kind is tuple:  # exact types first: the default collate's batches
+        return tuple([to_device(v, device, warned_types) for v in data])
+    if kind is list:
+        return [to_device(v, device, warned_types) for v in data]
+    if isinstance(data, (list, tuple)):
+        if isinstance(data, tuple) and hasattr(data, "_fields"):
+            return kind(*(to_device(v, device, warned_types) for v in data))
+        return kind(to_device(v, device, warned_types) for v in data)
+    if isinstance(data, dict):
+        return {k: to_device(v, device, warned_types) for k, v in data.items()}
+    if isinstance(data, np.ndarray):
+        # torch has tensors of floats, complex numbers, ints, uints and bools only.
+        if data.dtype.kind in "fciub":
+            return torch.from_numpy(data).to(device)
+    elif callable(getattr(data, "to", None)):
+        return data.to(device)
+    if data is None or isinstance(data, (str, bytes, int, float, bool)):
+        return data
+    if warned_types is None:
+        warned_types = set()
+    if type(data) not in warned_types:
+        warned_types.add(type(data))
+        logger.warning("to_device(): cannot move an item of type %s to %s; leaving it as it is",
+                       type(data).__name__, device)
+    return data

@@ -2,9 +2,9 @@
 
 import importlib
 import json
-import os
 import pathlib
 import sys
+import warnings
 from typing import Any, Dict, Optional, Type
 
 import torch
@@ -13,6 +13,31 @@ from determined import core
 from determined.pytorch._trainer import LOAD_DATA_FILE, STATE_FILE, _load_state
 from determined.pytorch._trial import PyTorchTrial
 from determined.pytorch._trial_context import PyTorchTrialContext
+
+
+class CheckpointLoadContext(PyTorchTrialContext):
+    """A PyTorchTrialContext for building a trial outside training (for instance to load a
+    checkpoint into it): nothing is reported to a master and no checkpoint is stored. Use it
+    when the trial's constructor takes arguments beyond the context::
+
+        context = pytorch.CheckpointLoadContext(hparams=...)
+        trial = MyTrial(context, extra_arg)
+    """
+
+    def __init__(self, hparams: Optional[Dict] = None, exp_conf: Optional[Dict[str, Any]] = None) -> None:
+        super().__init__(
+            core._context._dummy_init(distributed=None, checkpoint_storage=None,
+                                      preempt_mode=core.PreemptMode.WorkersAskChief),
+            trial_seed=0,
+            hparams=hparams,
+            slots_per_trial=1,
+            num_gpus=1 if torch.cuda.is_available() else 0,
+            exp_conf=exp_conf,
+            aggregation_frequency=1,
+            steps_completed=0,
+            managed_training=False,
+            debug_enabled=False,
+        )
 
 
 def _import_trial(spec: str, code_dir: pathlib.Path) -> Type[PyTorchTrial]:
@@ -35,6 +60,12 @@ def load_trial_from_checkpoint_path(
 ) -> PyTorchTrial:
     """Load a checkpoint written by a PyTorchTrial; returns the restored trial instance."""
     ckpt = pathlib.Path(path)
+    if kwargs:
+        if torch_load_kwargs:
+            raise ValueError("load_trial_from_checkpoint_path(): pass torch.load arguments either as "
+                             "torch_load_kwargs or as **kwargs (deprecated), not both")
+        warnings.warn("passing torch.load arguments as **kwargs to load_trial_from_checkpoint_path() is "
+                      "deprecated; pass torch_load_kwargs={...} instead", FutureWarning, stacklevel=2)
     load_kwargs = dict(kwargs)
     load_kwargs.update(torch_load_kwargs or {})
     load_kwargs.setdefault("map_location", "cpu")

@@ -5,7 +5,6 @@ import contextlib
 import inspect
 import json
 import logging
-import math
 import os
 import pickle
 import random
@@ -35,10 +34,9 @@ LOAD_DATA_FILE = "load_data.json"
 
 def _to_python(v: Any) -> Any:
     if isinstance(v, torch.Tensor):
-        v = v.detach()
         if v.numel() == 1:
-            return v.item()
-        return v.cpu().tolist()
+            return v.item()  # item() needs no detach(); this runs for every batch's metrics
+        return v.detach().cpu().tolist()
     if isinstance(v, np.generic):
         return v.item()
     if isinstance(v, np.ndarray):
@@ -47,6 +45,8 @@ def _to_python(v: Any) -> Any:
 
 
 def _metrics_dict(out: Any, what: str) -> Dict[str, Any]:
+    if type(out) is dict:  # the common case, without the checks below
+        return {k: _to_python(v) for k, v in out.items()}
     if isinstance(out, torch.Tensor):
         out = {"loss": out}
     if not isinstance(out, dict):
@@ -129,6 +129,7 @@ class Trainer:
         latest_checkpoint: Optional[str] = None,
         step_zero_validation: bool = False,
         test_mode: bool = False,
+        profiling_enabled: bool = False,
     ) -> None:
         if checkpoint_policy not in ("best", "all", "none"):
             raise ValueError(f"checkpoint_policy must be 'best', 'all' or 'none', not {checkpoint_policy!r}")
@@ -158,7 +159,18 @@ class Trainer:
             raise TypeError("max_length must be a Batch or Epoch of an int")
         loop = _TrainLoop(self, checkpoint_period, validation_period, max_length, reporting_period,
                           checkpoint_policy, latest_checkpoint, step_zero_validation, test_mode, managed)
-        loop.run()
+        # System metrics profiling: the core context's profiler is on for the duration of fit().
+        profiler = self._core.profiler
+        started_profiler = bool(profiling_enabled) and not getattr(profiler, "is_on", False)
+        if started_profiler:
+            if not managed:
+                logger.warning("profiling_enabled: system metrics are only collected on a cluster")
+            profiler.on()
+        try:
+            loop.run()
+        finally:
+            if started_profiler:
+                profiler.off()
 
 
 class _ShutdownRequested(Exception):
@@ -197,11 +209,19 @@ class _TrainLoop:
         self.smaller_is_better = bool(searcher.get("smaller_is_better", True))
         self.records_per_epoch = int(conf.get("records_per_epoch") or 0)
         self.callbacks: Dict[str, PyTorchCallback] = {}
+        # Models are put in train mode before the first batch and again after anything other
+        # than train_batch() ran (validation, callbacks), not before every batch: Module.train()
+        # walks every submodule, a real cost per batch on small models.
+        self.need_train_mode = True
 
     # -- helpers -------------------------------------------------------------------------
     def _cb(self, hook: str, *args: Any) -> None:
+        if not self.callbacks:
+            return
         for cb in self.callbacks.values():
             getattr(cb, hook)(*args)
+        # A callback may have switched a model to eval mode: set train mode before the next batch.
+        self.need_train_mode = True
 
     def _global_batch_size(self) -> Optional[int]:
         try:
@@ -402,11 +422,15 @@ class _TrainLoop:
             return
         window = self.window
         self.window = []
-        per_rank = self.dist.allgather(window) if self.dist.size > 1 else [window]
-        batch_metrics: List[Dict[str, Any]] = []
-        for i in range(len(per_rank[0])):
-            rows = [r[i] for r in per_rank if i < len(r)]
-            batch_metrics.append(_reduce_metrics([rows], Reducer.AVG) if len(rows) > 1 else dict(rows[0]))
+        batch_metrics: List[Dict[str, Any]]
+        if self.dist.size == 1:
+            batch_metrics = window  # this loop built the dicts; nothing else holds them
+        else:
+            per_rank = self.dist.allgather(window)
+            batch_metrics = []
+            for i in range(len(per_rank[0])):
+                rows = [r[i] for r in per_rank if i < len(r)]
+                batch_metrics.append(_reduce_metrics([rows], Reducer.AVG) if len(rows) > 1 else dict(rows[0]))
         avg = _reduce_metrics([batch_metrics], Reducer.AVG)
         avg.update(self._finish_reducers("for_training"))
         if self.is_chief:
@@ -420,34 +444,36 @@ class _TrainLoop:
                 r.reducer.reset()
 
     def _finish_reducers(self, which: str) -> Dict[str, Any]:
-        out: Dict[str, Any] = {}
-        for r in self.ctx._reducers:
-            if not getattr(r, which):
-                continue
-            per_slot = self.dist.allgather(r.reducer.per_slot_reduce())
-            out.update(r.finish(per_slot))
-        return out
+        return self.ctx.reduce_metrics(for_training=which == "for_training")
 
     def _train_one(self, batches: Iterator[Any]) -> bool:
-        """Train one batch; returns whether it ended an epoch."""
-        epoch_idx = self.steps // self.epoch_len
-        if self.steps % self.epoch_len == 0:
+        """Train one batch; returns whether it ended an epoch. Runs once per batch: keep it lean."""
+        ctx = self.ctx
+        steps = self.steps
+        epoch_idx, batch_in_epoch = divmod(steps, self.epoch_len)
+        if batch_in_epoch == 0:
             self._cb("on_training_epoch_start", epoch_idx)
-        batch = self._auto_to_device(next(batches))
-        self.ctx._current_batch_idx = self.steps
-        for m in self.ctx.models:
-            m.train()
-        out = self.trial.train_batch(batch, epoch_idx, self.steps)
-        if self.ctx._use_amp and self.ctx._scalers and self.ctx._should_communicate_and_update():
-            self.ctx._scalers[0].update()
+        batch = next(batches)
+        if ctx.experimental._auto_to_device:
+            batch = ctx.to_device(batch)
+        ctx._current_batch_idx = steps
+        if self.need_train_mode:
+            for m in ctx.models:
+                m.train()
+            self.need_train_mode = False
+        out = self.trial.train_batch(batch, epoch_idx, steps)
+        if ctx._use_amp and ctx._scalers and ctx._should_communicate_and_update():
+            ctx._scalers[0].update()
         self.window.append(_metrics_dict(out, "train_batch()"))
-        self.steps += 1
-        for s in self.ctx.lr_schedulers:
-            s._after_batch(self.steps)
-        epoch_end = self.steps % self.epoch_len == 0
+        steps += 1
+        self.steps = steps
+        schedulers = ctx.lr_schedulers
+        for s in schedulers:
+            s._after_batch(steps)
+        epoch_end = batch_in_epoch + 1 == self.epoch_len
         if epoch_end:
             self._cb("on_training_epoch_end", epoch_idx)
-            for s in self.ctx.lr_schedulers:
+            for s in schedulers:
                 s._after_epoch(epoch_idx + 1)
         return epoch_end
 
@@ -568,22 +594,28 @@ class _TrainLoop:
                 self._validate_and_maybe_checkpoint()
             batches = self._train_batches()
             self._reset_reducers("for_training")
+            # Decided once, not per batch: which periods exist at all.
+            report_period = self.reporting_period
+            has_val_period = self.validation_period is not None
+            has_ckpt_period = self.checkpoint_period is not None
             for op in self._ops():
                 target = self._op_batches(op.length) if self.managed else op.length
                 while self.steps < target:
                     epoch_end = self._train_one(batches)
-                    if self.reporting_period.should_stop(self.steps) if isinstance(self.reporting_period, Batch) \
-                            else self._period_hit(self.reporting_period, epoch_end):
+                    if report_period.should_stop(self.steps) if type(report_period) is Batch \
+                            else self._period_hit(report_period, epoch_end):
                         self._report_training()
                         if self.is_chief and self.managed:
                             op.report_progress(self._op_progress(self.steps))
+                    # Preemption and stop requests are honoured at every batch boundary.
                     stop, preempted = self._should_stop()
                     if stop or preempted:
                         break
-                    if self._period_hit(self.validation_period, epoch_end):
+                    if has_val_period and self._period_hit(self.validation_period, epoch_end):
                         self._report_training()
                         self._validate_and_maybe_checkpoint()
-                    if self._period_hit(self.checkpoint_period, epoch_end) and self.last_ckpt_step != self.steps:
+                    if has_ckpt_period and self._period_hit(self.checkpoint_period, epoch_end) \
+                            and self.last_ckpt_step != self.steps:
                         self._report_training()
                         self._checkpoint()
                 if preempted:
@@ -774,6 +806,7 @@ def init(
                 managed_training=managed,
                 debug_enabled=bool((exp_conf or {}).get("debug", False)),
                 average_aggregated_gradients=average,
+                enable_tensorboard_logging=enable_tensorboard_logging,
             )
             yield context
     finally:

@@ -2,17 +2,32 @@
 
 import logging
 import pathlib
-from typing import Any, Callable, Dict, Iterator, List, Optional, Union
+import types
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Union
 
-import numpy as np
 import torch
 import torch.distributed
 
 from determined import core
+from determined.pytorch._data import to_device as _to_device
 from determined.pytorch._lr_scheduler import LRScheduler
 from determined.pytorch._reducer import MetricReducer, _SimpleReducer, _WrappedReducer
 
 logger = logging.getLogger("determined.pytorch")
+
+
+def _fp16_to_float(out: Any, warned: Set[type]) -> Any:
+    if isinstance(out, torch.Tensor):
+        return out.float() if out.dtype == torch.float16 else out
+    if isinstance(out, dict):
+        return {k: _fp16_to_float(v, warned) for k, v in out.items()}
+    if isinstance(out, (list, tuple)) and not hasattr(out, "_fields"):
+        return type(out)(_fp16_to_float(v, warned) for v in out)
+    if out is not None and type(out) not in warned:
+        warned.add(type(out))
+        logger.warning("autocast_forward_pass(): left a model output of type %s as it is (float16 "
+                       "tensors inside it stay float16)", type(out).__name__)
+    return out
 
 
 class PyTorchExperimentalContext:
@@ -55,6 +70,7 @@ class PyTorchTrialContext:
         debug_enabled: bool,
         *,
         average_aggregated_gradients: bool = True,
+        enable_tensorboard_logging: bool = True,
     ) -> None:
         self._core = core_context
         self.distributed = core_context.distributed
@@ -74,6 +90,7 @@ class PyTorchTrialContext:
             torch.cuda.set_device(self.device)
         else:
             self.device = torch.device("cpu")
+        self._device_is_cpu = self.device.type == "cpu"
         self.models: List[torch.nn.Module] = []
         self.optimizers: List[torch.optim.Optimizer] = []
         self.lr_schedulers: List[LRScheduler] = []
@@ -85,6 +102,8 @@ class PyTorchTrialContext:
         self._epoch_len: Optional[int] = None
         self._loss_ids: Dict[Any, int] = {}
         self._tb_writer: Any = None
+        self._to_device_warned_types: Set[type] = set()
+        self._enable_tensorboard_logging = enable_tensorboard_logging
 
     # -- hyperparameters and config ------------------------------------------------------
     def get_hparams(self) -> Dict[str, Any]:
@@ -129,12 +148,32 @@ class PyTorchTrialContext:
             logger.warning("global_batch_size %d is not divisible by %d slots; rounding down", gbs, size)
         return max(1, gbs // size)
 
+    def set_enable_tensorboard_logging(self, enable_tensorboard_logging: bool) -> None:
+        """Whether the Trainer handles TensorBoard files automatically (init()'s
+        enable_tensorboard_logging sets it first)."""
+        if not isinstance(enable_tensorboard_logging, bool):
+            raise AssertionError(
+                f"enable_tensorboard_logging must be a bool, not {enable_tensorboard_logging!r}"
+            )
+        self._enable_tensorboard_logging = enable_tensorboard_logging
+
     def get_enable_tensorboard_logging(self) -> bool:
-        return True
+        return self._enable_tensorboard_logging
 
     # -- batch / epoch state -------------------------------------------------------------
     def current_train_batch(self) -> int:
+        """Index of the batch being trained (batches completed before it), across restarts."""
         return self._current_batch_idx
+
+    def current_train_epoch(self) -> int:
+        """Index of the epoch being trained (0-based)."""
+        if not self._epoch_len:
+            raise RuntimeError("current_train_epoch() is only available once training has started")
+        return self._current_batch_idx // self._epoch_len
+
+    def get_initial_batch(self) -> int:
+        """Batches completed before this run started (from the checkpoint it resumes)."""
+        return self._steps_completed
 
     def is_epoch_start(self) -> bool:
         if not self._epoch_len:
@@ -175,8 +214,32 @@ class PyTorchTrialContext:
         logger.info("set_profiler(): torch profiler integration is not available; ignoring")
 
     # -- wrapping ------------------------------------------------------------------------
+    def autocast_forward_pass(self, to_wrap: torch.nn.Module) -> torch.nn.Module:
+        """Run ``to_wrap``'s forward pass under torch's autocast and convert float16 outputs
+        back to float32, so the loss is computed in full precision. Autocast is enabled on CUDA
+        devices only (torch.cuda.amp's behaviour: on CPU the forward pass runs unchanged). The
+        module itself is returned (same parameters, state_dict and type), with its forward
+        replaced on the instance."""
+        if not isinstance(to_wrap, torch.nn.Module):
+            raise TypeError(f"autocast_forward_pass() takes a torch.nn.Module, not {type(to_wrap).__name__}")
+        device_type = self.device.type
+        enabled = device_type == "cuda" and torch.cuda.is_available()
+        class_forward = type(to_wrap).forward
+        warned: Set[type] = set()
+
+        def forward(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+            with torch.autocast(device_type="cuda" if enabled else "cpu", enabled=enabled):
+                out = class_forward(module, *args, **kwargs)
+            return _fp16_to_float(out, warned) if enabled else out
+
+        # A bound method (not a closure over to_wrap) so that copy.deepcopy rebinds it.
+        to_wrap.forward = types.MethodType(forward, to_wrap)  # type: ignore[assignment]
+        return to_wrap
+
     def wrap_model(self, model: torch.nn.Module) -> torch.nn.Module:
         model = model.to(self.device)
+        if self._use_amp and self.device.type == "cuda":
+            model = self.autocast_forward_pass(model)
         if self.distributed.size > 1 and torch.distributed.is_initialized():
             with torch.no_grad():
                 for t in list(model.parameters()) + list(model.buffers()):
@@ -214,10 +277,51 @@ class PyTorchTrialContext:
         self._reducers.append(_WrappedReducer(reducer, name, for_training, for_validation))
         return reducer
 
-    def configure_apex_amp(self, models: Any, optimizers: Any, enabled: Optional[bool] = True,
-                           opt_level: Optional[str] = "O1", **kwargs: Any) -> Any:
+    def reset_reducers(self) -> None:
+        """Reset every reducer registered with wrap_reducer()."""
+        for wrapped in self._reducers:
+            wrapped.reducer.reset()
+
+    def run_cross_slot_reduction(self, reducables: List[_WrappedReducer], gathered: List[Any]) -> Dict[str, Any]:
+        """Final metrics of ``reducables`` from ``gathered``: one list per slot, holding each
+        reducer's per_slot_reduce() value in the order of ``reducables``."""
+        metrics: Dict[str, Any] = {}
+        per_reducer = list(zip(*gathered)) if gathered else []
+        for wrapped, per_slot in zip(reducables, per_reducer):
+            metrics.update(wrapped.finish(list(per_slot)))
+        return metrics
+
+    def reduce_metrics(self, for_training: bool) -> Dict[str, Any]:
+        """Reduce the reducers registered for training (or validation) across all slots: one
+        allgather carries every reducer's per-slot value."""
+        reducables = [w for w in self._reducers if (w.for_training if for_training else w.for_validation)]
+        if not reducables:
+            return {}
+        mine = [w.reducer.per_slot_reduce() for w in reducables]
+        gathered = self.distributed.allgather(mine) if self.distributed.size > 1 else [mine]
+        return self.run_cross_slot_reduction(reducables, gathered)
+
+    def configure_apex_amp(
+        self,
+        models: Any,
+        optimizers: Any,
+        enabled: Optional[bool] = True,
+        opt_level: Optional[str] = "O1",
+        cast_model_type: Optional[torch.dtype] = None,
+        patch_torch_functions: Optional[bool] = None,
+        keep_batchnorm_fp32: Optional[Union[bool, str]] = None,
+        master_weights: Optional[bool] = None,
+        loss_scale: Optional[Union[float, str]] = None,
+        cast_model_outputs: Optional[torch.dtype] = None,
+        num_losses: Optional[int] = 1,
+        verbosity: Optional[int] = 1,
+        min_loss_scale: Optional[float] = None,
+        max_loss_scale: Optional[float] = 2.0**24,
+    ) -> Any:
+        """NVIDIA apex's amp.initialize() on the wrapped models and optimizers. Needs the apex
+        package and a CUDA GPU; torch's native AMP (experimental.use_amp(), wrap_scaler()) needs
+        neither."""
         try:
-            import apex  # noqa: F401
             from apex import amp
         except ImportError:
             raise RuntimeError(
@@ -226,21 +330,26 @@ class PyTorchTrialContext:
             ) from None
         if not torch.cuda.is_available():
             raise RuntimeError("configure_apex_amp() needs a CUDA GPU")
-        return amp.initialize(models, optimizers, enabled=enabled, opt_level=opt_level, **kwargs)
+        return amp.initialize(
+            models, optimizers, enabled=enabled, opt_level=opt_level, cast_model_type=cast_model_type,
+            patch_torch_functions=patch_torch_functions, keep_batchnorm_fp32=keep_batchnorm_fp32,
+            master_weights=master_weights, loss_scale=loss_scale, cast_model_outputs=cast_model_outputs,
+            num_losses=num_losses, verbosity=verbosity, min_loss_scale=min_loss_scale,
+            max_loss_scale=max_loss_scale,
+        )
 
     # -- training steps ------------------------------------------------------------------
     def to_device(self, data: Any) -> Any:
-        if isinstance(data, torch.Tensor):
-            return data.to(self.device)
-        if isinstance(data, np.ndarray):
-            return torch.from_numpy(data).to(self.device)
-        if isinstance(data, dict):
-            return {k: self.to_device(v) for k, v in data.items()}
-        if isinstance(data, tuple) and hasattr(data, "_fields"):
-            return type(data)(*(self.to_device(v) for v in data))
-        if isinstance(data, (list, tuple)):
-            return type(data)(self.to_device(v) for v in data)
-        return data
+        """Move a batch to this context's device (see pytorch.to_device)."""
+        if self._device_is_cpu and type(data) in (tuple, list):
+            # The default collate's batch on CPU: tensors already there need no copy (to() would
+            # return them as they are), so skip the walk; it runs for every batch.
+            for v in data:
+                if type(v) is not torch.Tensor or not v.is_cpu:
+                    break
+            else:
+                return data
+        return _to_device(data, self.device, self._to_device_warned_types)
 
     def backward(self, loss: torch.Tensor, gradient: Optional[torch.Tensor] = None,
                  retain_graph: bool = False, create_graph: bool = False) -> None:
@@ -253,7 +362,10 @@ class PyTorchTrialContext:
 
     def step_optimizer(self, optimizer: torch.optim.Optimizer, clip_grads: Optional[Callable[[Iterator], None]] = None,
                        auto_zero_grads: bool = True, scaler: Optional[Any] = None) -> None:
-        if not any(optimizer is o for o in self.optimizers):
+        for o in self.optimizers:
+            if o is optimizer:
+                break
+        else:
             raise ValueError("step_optimizer() takes an optimizer returned by wrap_optimizer()")
         if self._aggregation_frequency > 1 and not auto_zero_grads:
             raise AssertionError("auto_zero_grads must be True when aggregation_frequency > 1")
@@ -261,8 +373,25 @@ class PyTorchTrialContext:
             return
         if scaler is None and self._use_amp and self._scalers:
             scaler = self._scalers[0]
+        distributed = self.distributed.size > 1 and torch.distributed.is_initialized()
+        # The gradient list is only built when something needs it (not in the common
+        # single-process case: that would be a per-batch cost).
+        if distributed or self._aggregation_frequency > 1 or clip_grads is not None:
+            self._prepare_gradients(optimizer, distributed, clip_grads, scaler)
+        if scaler is not None:
+            scaler.step(optimizer)
+        else:
+            optimizer.step()
+        if auto_zero_grads:
+            optimizer.zero_grad()
+        for s in self.lr_schedulers:
+            s._after_optimizer_step(optimizer)
+
+    def _prepare_gradients(self, optimizer: torch.optim.Optimizer, distributed: bool,
+                           clip_grads: Optional[Callable[[Iterator], None]], scaler: Optional[Any]) -> None:
+        """Average gradients across ranks and aggregated batches, then clip them."""
         params = [p for g in optimizer.param_groups for p in g["params"] if p.grad is not None]
-        if self.distributed.size > 1 and torch.distributed.is_initialized() and params:
+        if distributed and params:
             grads = [p.grad for p in params]
             flat = torch.cat([g.reshape(-1) for g in grads])
             torch.distributed.all_reduce(flat)
@@ -279,11 +408,3 @@ class PyTorchTrialContext:
             if scaler is not None and self._use_amp:
                 scaler.unscale_(optimizer)
             clip_grads(params)
-        if scaler is not None:
-            scaler.step(optimizer)
-        else:
-            optimizer.step()
-        if auto_zero_grads:
-            optimizer.zero_grad()
-        for s in self.lr_schedulers:
-            s._after_optimizer_step(optimizer)
