@@ -91,7 +91,10 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&signals, &sig);
   spdlog::info("received signal {}, shutting down", sig);
-  master.Stop();
+  // Handlers use the Master: the server drains first (long polls are answered at once so it
+  // need not wait for them), and only then does the Master stop.
+  master.BeginShutdown();
   server.Stop();
+  master.Stop();
   return 0;
 }

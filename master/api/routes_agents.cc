@@ -34,8 +34,14 @@ void RegisterAgentRoutes(server::Router* router, server::Master* master) {
     if (!after.ok()) return ErrorResponse(after.status());
     Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 30);
     if (!timeout.ok()) return ErrorResponse(timeout.status());
-    auto r = master->PollCommands(req.params["id"], *after, std::min(*timeout * 1000, kMaxPollMs));
-    return r.ok() ? JsonResponse(*r) : ErrorResponse(r.status());
+    std::string id = req.params["id"];
+    int64_t timeout_ms = std::min(*timeout * 1000, kMaxPollMs);
+    return server::HttpResponse::Deferred(
+        [master, id, after = *after, timeout_ms](server::Responder respond) {
+          master->PollCommands(id, after, timeout_ms, [respond](Result<json> r) {
+            respond(r.ok() ? JsonResponse(*r) : ErrorResponse(r.status()));
+          });
+        });
   }));
 
   router->Add("POST", "/agents/{id}/events", NoAuth([master](HttpRequest& req) {

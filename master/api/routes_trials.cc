@@ -121,7 +121,7 @@ HttpResponse StreamLogs(server::Master* master, int64_t trial_id, HttpRequest& r
       }
       if (finished && more->empty()) return;
       if (more->empty()) {
-        master->WaitForChange(1000);
+        master->WaitForTrialLogs(trial_id, 1000);
         if (!out.Write("")) return;
       }
     }
@@ -196,15 +196,21 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<int64_t> wait = QueryInt(req, "timeoutSeconds", 10);
                 if (!wait.ok()) return ErrorResponse(wait.status());
-                auto op = master->GetSearcherOperation(*id, std::min(*wait * 1000, kMaxLongPollMs));
-                if (!op.ok()) return ErrorResponse(op.status());
-                json j_op = nullptr;
-                if (op->length) {
-                  j_op = {{"validateAfter",
-                           {{"requestId", op->request_id.value_or("")},
-                            {"length", std::to_string(*op->length)}}}};
-                }
-                return JsonResponse({{"op", j_op}, {"completed", op->completed}});
+                int64_t wait_ms = std::min(*wait * 1000, kMaxLongPollMs);
+                return server::HttpResponse::Deferred([master, id = *id,
+                                                       wait_ms](server::Responder respond) {
+                  master->GetSearcherOperation(
+                      id, wait_ms, [respond](Result<server::SearcherOpView> op) {
+                        if (!op.ok()) return respond(ErrorResponse(op.status()));
+                        json j_op = nullptr;
+                        if (op->length) {
+                          j_op = {{"validateAfter",
+                                   {{"requestId", op->request_id.value_or("")},
+                                    {"length", std::to_string(*op->length)}}}};
+                        }
+                        respond(JsonResponse({{"op", j_op}, {"completed", op->completed}}));
+                      });
+                });
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/searcher/completed_operation",
@@ -356,10 +362,14 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                   timeout = QueryInt(req, "timeout_seconds", 0);
                 }
                 if (!timeout.ok()) return ErrorResponse(timeout.status());
-                auto r = master->WaitPreemption(req.params["id"],
-                                                std::min(*timeout * 1000, kMaxLongPollMs));
-                if (!r.ok()) return ErrorResponse(r.status());
-                return JsonResponse({{"preempt", *r}});
+                std::string id = req.params["id"];
+                int64_t timeout_ms = std::min(*timeout * 1000, kMaxLongPollMs);
+                return server::HttpResponse::Deferred([master, id,
+                                                       timeout_ms](server::Responder respond) {
+                  master->WaitPreemption(id, timeout_ms, [respond](Result<bool> r) {
+                    respond(r.ok() ? JsonResponse({{"preempt", *r}}) : ErrorResponse(r.status()));
+                  });
+                });
               }));
 
   router->Add(
@@ -367,9 +377,14 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
       WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
         Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 60);
         if (!timeout.ok()) return ErrorResponse(timeout.status());
-        auto r = master->Rendezvous(who, req.params["id"], req.params["rid"],
-                                    std::min(*timeout * 1000, kMaxLongPollMs));
-        return r.ok() ? JsonResponse(*r) : ErrorResponse(r.status());
+        std::string id = req.params["id"], rid = req.params["rid"];
+        int64_t timeout_ms = std::min(*timeout * 1000, kMaxLongPollMs);
+        return server::HttpResponse::Deferred(
+            [master, who, id, rid, timeout_ms](server::Responder respond) {
+              master->Rendezvous(who, id, rid, timeout_ms, [respond](Result<json> r) {
+                respond(r.ok() ? JsonResponse(*r) : ErrorResponse(r.status()));
+              });
+            });
       }));
 
   router->Add("POST", "/api/v1/allocations/{id}/signals/ack_preemption",

@@ -1,11 +1,14 @@
 #include "master/server/http_server.h"
 
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <spdlog/spdlog.h>
-
-#include <sstream>
+#include <condition_variable>
+#include <optional>
 
 namespace det::master::server {
 
@@ -14,284 +17,439 @@ namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-namespace {
+class Session;
 
-// Context uploads are limited to 95 MiB of file content; base64 inflates that by 4/3.
-constexpr uint64_t kMaxBodyBytes = 160ull << 20;
+// Shared by the server and every connection; kept alive by late Responders, so a long poll
+// answered after Stop finds a valid (stopped) io_context rather than freed memory.
+struct HttpServerCore {
+  HttpServerOptions options;
+  const Router* router = nullptr;
+  net::io_context ioc;
+  // Keeps the io threads running while every connection is inside a handler (none has an
+  // operation pending), e.g. during the drain once the acceptor is closed.
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  std::unique_ptr<net::thread_pool> workers;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::vector<std::thread> io_threads;
+  std::atomic<bool> draining{false};
+  std::atomic<size_t> connections{0};
+  size_t open_sockets = 0;  // guarded by mu; Stop waits for it to reach 0
 
-std::vector<std::string> SplitPath(const std::string& path) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : path) {
-    if (c == '/') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur.push_back(c);
-    }
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t in_flight = 0;  // requests read and not yet answered
+  std::map<Session*, std::weak_ptr<Session>> sessions;
+  std::vector<std::thread> stream_threads;  // chunked responses (log follow)
+
+  void BeginRequest() {
+    std::lock_guard<std::mutex> lock(mu);
+    ++in_flight;
   }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
-std::string PercentDecode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && isxdigit(s[i + 1]) && isxdigit(s[i + 2])) {
-      out.push_back(static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16)));
-      i += 2;
-    } else if (s[i] == '+') {
-      out.push_back(' ');
-    } else {
-      out.push_back(s[i]);
-    }
+  void EndRequest() {
+    std::lock_guard<std::mutex> lock(mu);
+    --in_flight;
+    cv.notify_all();
   }
-  return out;
-}
-
-std::string ErrorJson(int grpc_code, const std::string& reason, const std::string& message) {
-  std::ostringstream os;
-  // Only router-level errors are built here; messages are fixed ASCII.
-  os << R"({"error":{"code":)" << grpc_code << R"(,"reason":")" << reason << R"(","error":")"
-     << message << R"("}})";
-  return os.str();
-}
-
-class ChunkWriter : public ResponseStream {
- public:
-  explicit ChunkWriter(tcp::socket& socket) : socket_(socket) {}
-  bool Write(const std::string& chunk) override {
-    if (chunk.empty()) return true;
-    beast::error_code ec;
-    net::write(socket_, http::make_chunk(net::buffer(chunk)), ec);
-    return !ec;
-  }
-
- private:
-  tcp::socket& socket_;
+  void DoAccept(std::shared_ptr<HttpServerCore> self);
 };
 
-}  // namespace
+namespace {
 
-std::string HttpRequest::Header(const std::string& lower_name) const {
-  auto it = headers.find(lower_name);
-  return it == headers.end() ? "" : it->second;
-}
-
-std::string HttpRequest::Query(const std::string& name, const std::string& fallback) const {
-  auto it = query.find(name);
-  return it == query.end() ? fallback : it->second;
-}
-
-std::map<std::string, std::string> ParseQuery(const std::string& query) {
-  std::map<std::string, std::string> out;
-  std::stringstream ss(query);
-  std::string kv;
-  while (std::getline(ss, kv, '&')) {
-    if (kv.empty()) continue;
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos) {
-      out[PercentDecode(kv)] = "";
-    } else {
-      out[PercentDecode(kv.substr(0, eq))] = PercentDecode(kv.substr(eq + 1));
-    }
-  }
-  return out;
-}
-
-void Router::Add(const std::string& method, const std::string& pattern, Handler handler) {
-  routes_.push_back(Route{method, SplitPath(pattern), std::move(handler)});
-}
-
-HttpResponse Router::Dispatch(HttpRequest& req) const {
-  std::vector<std::string> segs = SplitPath(req.path);
-  bool path_matched = false;
-  for (const Route& r : routes_) {
-    if (r.segments.size() != segs.size()) continue;
-    std::map<std::string, std::string> params;
-    bool ok = true;
-    for (size_t i = 0; i < segs.size() && ok; ++i) {
-      const std::string& p = r.segments[i];
-      if (p.size() > 2 && p.front() == '{' && p.back() == '}') {
-        params[p.substr(1, p.size() - 2)] = PercentDecode(segs[i]);
-      } else if (p != segs[i]) {
-        ok = false;
-      }
-    }
-    if (!ok) continue;
-    path_matched = true;
-    if (r.method != req.method) continue;
-    req.params = std::move(params);
-    return r.handler(req);
-  }
+HttpResponse InternalError() {
   HttpResponse resp;
-  if (path_matched) {
-    resp.status = 405;
-    resp.body = ErrorJson(12, "Unimplemented", "method not allowed");
-  } else {
-    resp.status = 404;
-    resp.body = ErrorJson(5, "NotFound", "not found");
-  }
+  resp.status = 500;
+  resp.body = ErrorJson(13, "Internal", "internal error");
   return resp;
 }
 
-struct HttpServer::Impl {
-  net::io_context ioc;
-  std::unique_ptr<tcp::acceptor> acceptor;
-  std::thread accept_thread;
-  std::atomic<bool> stopping{false};
-  std::mutex conns_mu;
-  std::vector<std::weak_ptr<tcp::socket>> conns;
-  std::atomic<int> active{0};
-};
+}  // namespace
 
-HttpServer::HttpServer(std::string bind_address, int port, const Router* router)
-    : impl_(std::make_unique<Impl>()),
-      bind_address_(std::move(bind_address)),
-      port_(port),
-      router_(router) {}
-
-HttpServer::~HttpServer() { Stop(); }
-
-namespace {
-
-void ServeConnection(std::shared_ptr<tcp::socket> socket, const Router* router,
-                     std::atomic<bool>* stopping) {
-  beast::flat_buffer buffer;
-  beast::error_code ec;
-  std::string remote;
-  {
-    auto ep = socket->remote_endpoint(ec);
-    if (!ec) remote = ep.address().to_string();
+// One connection. Its handlers run on its strand; at most one request is handled at a time.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, std::shared_ptr<HttpServerCore> core, bool reject)
+      : core_(std::move(core)), stream_(std::move(socket)), reject_(reject) {
+    beast::error_code ec;
+    auto ep = stream_.socket().remote_endpoint(ec);
+    if (!ec) remote_ = ep.address().to_string();
+    if (!reject_) core_->connections++;
+    std::lock_guard<std::mutex> lock(core_->mu);
+    ++core_->open_sockets;
   }
-  while (!stopping->load()) {
-    http::request_parser<http::string_body> parser;
-    parser.body_limit(kMaxBodyBytes);
-    http::read(*socket, buffer, parser, ec);
-    if (ec == http::error::end_of_stream || ec) {
-      if (ec == http::error::body_limit) {
-        http::response<http::string_body> res{http::status::payload_too_large, 11};
-        res.set(http::field::content_type, "application/json");
-        res.body() = ErrorJson(8, "ResourceExhausted",
-                               "request body exceeds the maximum allowed size");
-        res.prepare_payload();
-        http::write(*socket, res, ec);
-      }
-      break;
+
+  ~Session() {
+    if (!reject_) core_->connections--;
+    std::lock_guard<std::mutex> lock(core_->mu);
+    core_->sessions.erase(this);
+    if (!closed_) --core_->open_sockets;
+    core_->cv.notify_all();
+  }
+
+  void Start() {
+    if (!reject_) {
+      std::lock_guard<std::mutex> lock(core_->mu);
+      core_->sessions[this] = weak_from_this();
     }
-    auto& msg = parser.get();
-    HttpRequest req;
-    req.method = std::string(msg.method_string());
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->DoRead(); });
+  }
+
+  // Drain: a connection waiting for its next request closes; a busy one closes after answering;
+  // a chunked stream (log follow, which never "finishes") is cut now.
+  void Drain() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (!self->busy_) {
+        self->Close();
+      } else if (self->streaming_.load()) {
+        self->Shutdown();
+      }
+    });
+  }
+
+  // After the drain deadline. A late answer then fails to write and ends quietly.
+  void ForceClose() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->streaming_.load()) {
+        self->Shutdown();
+      } else {
+        self->Close();
+      }
+    });
+  }
+
+ private:
+  // The state behind one Responder: answers once; answers 500 if dropped unanswered.
+  struct Pending {
+    Pending(std::shared_ptr<Session> s, bool keep_alive, unsigned version)
+        : session(std::move(s)), keep_alive(keep_alive), version(version) {}
+    ~Pending() {
+      if (!answered.exchange(true)) {
+        spdlog::error("a deferred response was dropped without an answer");
+        session->PostWrite(InternalError(), keep_alive, version);
+      }
+    }
+    void Answer(HttpResponse r) {
+      if (answered.exchange(true)) return;
+      if (r.deferred || r.stream) r = InternalError();  // one level of deferral, no streams
+      session->PostWrite(std::move(r), keep_alive, version);
+    }
+    std::shared_ptr<Session> session;
+    bool keep_alive;
+    unsigned version;
+    std::atomic<bool> answered{false};
+  };
+
+  void DoRead() {
+    if (closed_) return;
+    if (core_->draining.load() && !reject_) return Close();
+    parser_.emplace();
+    parser_->header_limit(core_->options.max_header_bytes);
+    parser_->body_limit(reject_ ? 64 << 10 : core_->options.max_body_bytes);
+    if (reject_) {
+      stream_.expires_after(std::chrono::seconds(5));
+    } else if (core_->options.idle_timeout.count() > 0) {
+      stream_.expires_after(core_->options.idle_timeout);
+    }
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    stream_.expires_never();
+    if (ec == http::error::body_limit || ec == http::error::header_limit) {
+      bool body = ec == http::error::body_limit;
+      HttpResponse resp;
+      resp.status = body ? 413 : 431;
+      resp.body = ErrorJson(8, "ResourceExhausted",
+                            body ? "request body exceeds the maximum allowed size of " +
+                                       std::to_string(core_->options.max_body_bytes) + " bytes"
+                                 : "request headers exceed the maximum allowed size of " +
+                                       std::to_string(core_->options.max_header_bytes) + " bytes");
+      busy_ = true;
+      core_->BeginRequest();
+      return Write(std::move(resp), false, 11);
+    }
+    if (ec) return Close();
+    auto& msg = parser_->get();
+    bool keep_alive = msg.keep_alive();
+    unsigned version = msg.version();
+    busy_ = true;
+    core_->BeginRequest();
+    if (reject_) {
+      HttpResponse resp;
+      resp.status = 503;
+      resp.body = ErrorJson(14, "Unavailable",
+                            "the master has " + std::to_string(core_->options.max_connections) +
+                                " open connections, its maximum; retry later");
+      return Write(std::move(resp), false, version);
+    }
+    auto req = std::make_shared<HttpRequest>();
+    req->method = std::string(msg.method_string());
     std::string target(msg.target());
     size_t q = target.find('?');
-    req.path = target.substr(0, q);
-    if (q != std::string::npos) req.query = ParseQuery(target.substr(q + 1));
+    req->path = target.substr(0, q);
+    if (q != std::string::npos) req->query = ParseQuery(target.substr(q + 1));
     for (const auto& f : msg) {
       std::string name(f.name_string());
       for (auto& c : name) c = static_cast<char>(tolower(c));
-      req.headers[name] = std::string(f.value());
+      req->headers[name] = std::string(f.value());
     }
-    req.body = std::move(msg.body());
-    req.remote_address = remote;
-    bool keep_alive = msg.keep_alive();
+    req->body = std::move(msg.body());
+    req->remote_address = remote_;
+    net::post(*core_->workers, [self = shared_from_this(), req, keep_alive, version] {
+      self->Handle(*req, keep_alive, version);
+    });
+  }
 
+  // On a worker thread.
+  void Handle(HttpRequest& req, bool keep_alive, unsigned version) {
     HttpResponse resp;
     try {
-      resp = router->Dispatch(req);
+      resp = core_->router->Dispatch(req);
     } catch (const std::exception& e) {
       // A handler bug must not take the master down; answer 500 and keep serving.
       spdlog::error("handler {} {} threw: {}", req.method, req.path, e.what());
-      resp = HttpResponse{};
-      resp.status = 500;
-      resp.body = ErrorJson(13, "Internal", "internal error");
+      resp = InternalError();
+    }
+    if (resp.deferred) {
+      auto start = std::move(resp.deferred);
+      auto pending = std::make_shared<Pending>(shared_from_this(), keep_alive, version);
+      Responder respond = [pending](HttpResponse r) { pending->Answer(std::move(r)); };
+      try {
+        start(std::move(respond));
+      } catch (const std::exception& e) {
+        spdlog::error("deferred handler {} {} threw: {}", req.method, req.path, e.what());
+        pending->Answer(InternalError());
+      }
+      return;
+    }
+    if (resp.stream) return StartStream(std::move(resp), keep_alive, version);
+    PostWrite(std::move(resp), keep_alive, version);
+  }
+
+  void PostWrite(HttpResponse resp, bool keep_alive, unsigned version) {
+    net::post(stream_.get_executor(),
+              [self = shared_from_this(), resp = std::move(resp), keep_alive, version]() mutable {
+                self->Write(std::move(resp), keep_alive, version);
+              });
+  }
+
+  void Write(HttpResponse resp, bool keep_alive, unsigned version) {
+    auto res = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(resp.status), version);
+    res->set(http::field::content_type, resp.content_type);
+    for (const auto& [k, v] : resp.headers) res->set(k, v);
+    res->keep_alive(keep_alive && !core_->draining.load());
+    res->body() = std::move(resp.body);
+    res->prepare_payload();
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res](beast::error_code ec, size_t) {
+                        self->OnWritten(ec, res->keep_alive());
+                      });
+  }
+
+  void OnWritten(beast::error_code ec, bool keep_alive) {
+    busy_ = false;
+    core_->EndRequest();
+    if (ec || !keep_alive || reject_) return Close();
+    DoRead();
+  }
+
+  class ChunkWriter : public ResponseStream {
+   public:
+    explicit ChunkWriter(tcp::socket& socket) : socket_(socket) {}
+    bool Write(const std::string& chunk) override {
+      if (chunk.empty()) return true;  // an empty chunk would end the stream
+      beast::error_code ec;
+      net::write(socket_, http::make_chunk(net::buffer(chunk)), ec);
+      return !ec;
     }
 
-    if (resp.stream) {
-      http::response<http::empty_body> res{static_cast<http::status>(resp.status), 11};
-      res.set(http::field::content_type, resp.content_type);
-      for (const auto& [k, v] : resp.headers) res.set(k, v);
-      res.chunked(true);
-      http::response_serializer<http::empty_body> sr{res};
-      http::write_header(*socket, sr, ec);
-      if (ec) break;
-      ChunkWriter writer(*socket);
-      resp.stream(writer);
-      net::write(*socket, http::make_chunk_last(), ec);
-      if (ec) break;
-    } else {
-      http::response<http::string_body> res{static_cast<http::status>(resp.status), 11};
-      res.set(http::field::content_type, resp.content_type);
-      for (const auto& [k, v] : resp.headers) res.set(k, v);
-      res.keep_alive(keep_alive);
-      res.body() = std::move(resp.body);
-      res.prepare_payload();
-      http::write(*socket, res, ec);
-      if (ec) break;
-    }
-    if (!keep_alive) break;
+   private:
+    tcp::socket& socket_;
+  };
+
+  // A chunked stream writes synchronously from a thread of its own: no async operation is
+  // pending on the socket meanwhile (the connection reads its next request only afterwards).
+  void StartStream(HttpResponse resp, bool keep_alive, unsigned version) {
+    streaming_ = true;
+    std::lock_guard<std::mutex> lock(core_->mu);
+    core_->stream_threads.emplace_back(
+        [self = shared_from_this(), resp = std::move(resp), keep_alive, version]() mutable {
+          tcp::socket& socket = self->stream_.socket();
+          http::response<http::empty_body> res{static_cast<http::status>(resp.status), version};
+          res.set(http::field::content_type, resp.content_type);
+          for (const auto& [k, v] : resp.headers) res.set(k, v);
+          res.chunked(true);
+          http::response_serializer<http::empty_body> sr{res};
+          beast::error_code ec;
+          http::write_header(socket, sr, ec);
+          if (!ec) {
+            ChunkWriter writer(socket);
+            try {
+              resp.stream(writer);
+            } catch (const std::exception& e) {
+              spdlog::error("response stream threw: {}", e.what());
+              ec = net::error::broken_pipe;
+            }
+            if (!ec) net::write(socket, http::make_chunk_last(), ec);
+          }
+          net::post(self->stream_.get_executor(), [self, ec, keep_alive] {
+            self->streaming_ = false;
+            self->OnWritten(ec, keep_alive && !self->core_->draining.load());
+          });
+        });
   }
-  socket->shutdown(tcp::socket::shutdown_both, ec);
-  socket->close(ec);
+
+  // shutdown(2) without close: safe while a stream thread writes on the descriptor; every
+  // operation on it then fails and the connection ends through the usual paths.
+  void Shutdown() {
+    if (!closed_) ::shutdown(stream_.socket().native_handle(), SHUT_RDWR);
+  }
+
+  void Close() {
+    if (closed_) return;
+    closed_ = true;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+    std::lock_guard<std::mutex> lock(core_->mu);
+    --core_->open_sockets;
+    core_->cv.notify_all();
+  }
+
+  std::shared_ptr<HttpServerCore> core_;
+  beast::tcp_stream stream_;
+  bool reject_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::string remote_;
+  bool busy_ = false;    // a request is being handled (strand only)
+  bool closed_ = false;  // strand only
+  std::atomic<bool> streaming_{false};
+};
+
+void HttpServerCore::DoAccept(std::shared_ptr<HttpServerCore> self) {
+  acceptor->async_accept(net::make_strand(ioc), [self](beast::error_code ec, tcp::socket socket) {
+    if (ec) {
+      if (self->draining.load() || ec == net::error::operation_aborted) return;
+      spdlog::warn("accept failed: {}", ec.message());
+    } else {
+      socket.set_option(tcp::no_delay(true), ec);
+      bool reject = self->connections.load() >= self->options.max_connections;
+      std::make_shared<Session>(std::move(socket), self, reject)->Start();
+    }
+    if (!self->draining.load()) self->DoAccept(self);
+  });
 }
 
-}  // namespace
+HttpServer::HttpServer(std::string bind_address, int port, const Router* router,
+                       HttpServerOptions options)
+    : core_(std::make_shared<HttpServerCore>()),
+      bind_address_(std::move(bind_address)),
+      port_(port) {
+  if (options.io_threads <= 0) {
+    options.io_threads = std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  }
+  if (options.worker_threads <= 0) options.worker_threads = 16 * options.io_threads;
+  core_->options = options;
+  core_->router = router;
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+size_t HttpServer::connections() const { return core_->connections.load(); }
+
+size_t HttpServer::in_flight() const {
+  std::lock_guard<std::mutex> lock(core_->mu);
+  return core_->in_flight;
+}
+
+int HttpServer::io_threads() const { return core_->options.io_threads; }
+int HttpServer::worker_threads() const { return core_->options.worker_threads; }
 
 Status HttpServer::Start() {
   beast::error_code ec;
-  auto address = net::ip::make_address(bind_address_ == "localhost" ? "127.0.0.1" : bind_address_,
-                                       ec);
+  auto address =
+      net::ip::make_address(bind_address_ == "localhost" ? "127.0.0.1" : bind_address_, ec);
   if (ec) return InvalidArgument("invalid bind address '" + bind_address_ + "': " + ec.message());
   tcp::endpoint endpoint{address, static_cast<unsigned short>(port_)};
-  impl_->acceptor = std::make_unique<tcp::acceptor>(impl_->ioc);
-  impl_->acceptor->open(endpoint.protocol(), ec);
-  if (!ec) impl_->acceptor->set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) impl_->acceptor->bind(endpoint, ec);
-  if (!ec) impl_->acceptor->listen(net::socket_base::max_listen_connections, ec);
+  // The acceptor's own strand serialises its completions with Stop's close.
+  core_->acceptor = std::make_unique<tcp::acceptor>(net::make_strand(core_->ioc));
+  core_->acceptor->open(endpoint.protocol(), ec);
+  if (!ec) core_->acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) core_->acceptor->bind(endpoint, ec);
+  if (!ec) core_->acceptor->listen(net::socket_base::max_listen_connections, ec);
   if (ec) {
     return Unavailable("cannot listen on " + bind_address_ + ":" + std::to_string(port_) + ": " +
                        ec.message());
   }
-  port_ = impl_->acceptor->local_endpoint().port();
-  impl_->accept_thread = std::thread([this] {
-    while (!impl_->stopping.load()) {
-      auto socket = std::make_shared<tcp::socket>(impl_->ioc);
-      beast::error_code aec;
-      impl_->acceptor->accept(*socket, aec);
-      if (aec) {
-        if (impl_->stopping.load()) break;
-        continue;
-      }
-      socket->set_option(tcp::no_delay(true), aec);
-      {
-        std::lock_guard<std::mutex> lock(impl_->conns_mu);
-        impl_->conns.push_back(socket);
-      }
-      impl_->active++;
-      std::thread([this, socket] {
-        ServeConnection(socket, router_, &impl_->stopping);
-        impl_->active--;
-      }).detach();
-    }
-  });
+  port_ = core_->acceptor->local_endpoint().port();
+  core_->workers = std::make_unique<net::thread_pool>(core_->options.worker_threads);
+  core_->DoAccept(core_);
+  core_->work.emplace(core_->ioc.get_executor());
+  for (int i = 0; i < core_->options.io_threads; ++i) {
+    core_->io_threads.emplace_back([core = core_.get()] { core->ioc.run(); });
+  }
+  started_ = true;
   return Status::Ok();
 }
 
 void HttpServer::Stop() {
-  if (!impl_->acceptor || impl_->stopping.exchange(true)) return;
-  beast::error_code ec;
-  impl_->acceptor->close(ec);
-  // Unblock accept() by connecting to ourselves.
-  try {
-    tcp::socket s(impl_->ioc);
-    s.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"),
-                            static_cast<unsigned short>(port_)), ec);
-  } catch (...) {
+  if (!started_ || core_->draining.exchange(true)) return;
+  std::shared_ptr<HttpServerCore> core = core_;
+  net::post(core->acceptor->get_executor(), [core] {
+    beast::error_code ec;
+    core->acceptor->close(ec);
+  });
+  std::vector<std::shared_ptr<Session>> sessions;
+  {
+    std::lock_guard<std::mutex> lock(core->mu);
+    for (auto& [raw, weak] : core->sessions) {
+      if (auto s = weak.lock()) sessions.push_back(std::move(s));
+    }
   }
-  if (impl_->accept_thread.joinable()) impl_->accept_thread.join();
-  std::lock_guard<std::mutex> lock(impl_->conns_mu);
-  for (auto& w : impl_->conns) {
-    if (auto s = w.lock()) s->shutdown(tcp::socket::shutdown_both, ec);
+  for (auto& s : sessions) s->Drain();
+  {
+    std::unique_lock<std::mutex> lock(core->mu);
+    if (!core->cv.wait_for(lock, core->options.drain_timeout,
+                           [&] { return core->in_flight == 0; })) {
+      spdlog::warn("HTTP drain: {} request(s) still running after {} ms; closing", core->in_flight,
+                   core->options.drain_timeout.count());
+    }
   }
+  auto snapshot = [&] {
+    std::vector<std::shared_ptr<Session>> out;
+    std::lock_guard<std::mutex> lock(core->mu);
+    for (auto& [raw, weak] : core->sessions) {
+      if (auto s = weak.lock()) out.push_back(std::move(s));
+    }
+    return out;
+  };
+  for (auto& s : sessions) s->ForceClose();
+  sessions.clear();
+  // Handlers still running finish here; their answers go nowhere.
+  core->workers->join();
+  // No stream starts after the workers ended; one started meanwhile is cut as well.
+  for (auto& s : snapshot()) s->ForceClose();
+  std::vector<std::thread> streams;
+  {
+    std::lock_guard<std::mutex> lock(core->mu);
+    streams.swap(core->stream_threads);
+  }
+  for (auto& t : streams) t.join();
+  core->work.reset();
+  {
+    // Every connection closes on its strand once its last operation fails.
+    std::unique_lock<std::mutex> lock(core->mu);
+    core->cv.wait_for(lock, std::chrono::seconds(2), [&] { return core->open_sockets == 0; });
+  }
+  core->ioc.stop();
+  for (auto& t : core->io_threads) t.join();
+  core->io_threads.clear();
+  // Handlers queued at the stop would keep their sessions (and this Core) alive: run them.
+  core->ioc.restart();
+  core->ioc.poll();
 }
 
 }  // namespace det::master::server

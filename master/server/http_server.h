@@ -1,9 +1,13 @@
 #pragma once
-// HttpServer: a blocking HTTP/1.1 server on Boost.Beast, one thread per connection, so handlers
-// may block (long polls, streamed logs) without stalling others. Requests are dispatched through
-// a Router. Thread-safe to Start/Stop from the owning thread.
+// HttpServer: an asynchronous HTTP/1.1 server on Boost.Beast/Asio. A fixed set of io threads
+// reads and writes every connection (keep-alive, capped in number and request size); requests
+// are dispatched through a Router on a bounded worker pool, one request at a time per connection
+// so answers keep their order. A handler that has to wait (a long poll) returns a deferred
+// response and answers later through a Responder, holding no thread meanwhile. Stop drains:
+// no new connections, running requests finish up to a deadline, then everything closes.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,10 +23,10 @@ namespace det::master::server {
 
 struct HttpRequest {
   std::string method;
-  std::string path;                              // without the query string
-  std::map<std::string, std::string> query;      // decoded
-  std::map<std::string, std::string> headers;    // lower-case names
-  std::map<std::string, std::string> params;     // from the route pattern
+  std::string path;                            // without the query string
+  std::map<std::string, std::string> query;    // decoded
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::map<std::string, std::string> params;   // from the route pattern
   std::string body;
   std::string remote_address;
 
@@ -37,13 +41,28 @@ class ResponseStream {
   virtual bool Write(const std::string& chunk) = 0;
 };
 
+struct HttpResponse;
+// Delivers a deferred response; callable once, from any thread. A Responder dropped without
+// being called answers 500.
+using Responder = std::function<void(HttpResponse)>;
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
-  // When set, the body is produced by this function as a chunked stream.
+  // When set, the body is produced by this function as a chunked stream. It runs on a thread of
+  // its own (it may block between chunks).
   std::function<void(ResponseStream&)> stream;
+  // When set, the response is given later: the server calls this with a Responder right after
+  // the handler returns, and the connection waits (holding no thread) until it is called.
+  std::function<void(Responder)> deferred;
+
+  static HttpResponse Deferred(std::function<void(Responder)> start) {
+    HttpResponse r;
+    r.deferred = std::move(start);
+    return r;
+  }
 };
 
 using Handler = std::function<HttpResponse(HttpRequest&)>;
@@ -64,23 +83,47 @@ class Router {
   std::vector<Route> routes_;
 };
 
+struct HttpServerOptions {
+  int io_threads = 0;              // 0: hardware_concurrency, at least 2
+  int worker_threads = 0;          // handlers (they may block on the store); 0: 16 x io threads
+  size_t max_connections = 10000;  // open connections; one more is answered 503 and closed
+  // Context uploads are limited to 95 MiB of file content; base64 inflates that by 4/3.
+  uint64_t max_body_bytes = 160ull << 20;  // larger: 413
+  uint32_t max_header_bytes = 64u << 10;   // request line and headers; larger: 431
+  std::chrono::milliseconds idle_timeout{std::chrono::minutes(10)};   // keep-alive, no request
+  std::chrono::milliseconds drain_timeout{std::chrono::seconds(10)};  // Stop waits this long
+};
+
+struct HttpServerCore;  // the server's shared state (http_server.cc)
+
 class HttpServer {
  public:
-  HttpServer(std::string bind_address, int port, const Router* router);
+  HttpServer(std::string bind_address, int port, const Router* router,
+             HttpServerOptions options = {});
   ~HttpServer();
 
   // Binds and starts accepting. `port` 0 picks a free port (see port()).
   Status Start();
+  // Stops accepting, closes idle connections, waits up to drain_timeout for running requests
+  // (deferred ones included) to be answered, then closes every connection and joins all
+  // threads. Idempotent.
   void Stop();
   int port() const { return port_; }
+  // Open connections and requests read but not yet answered (tests, metrics).
+  size_t connections() const;
+  size_t in_flight() const;
+  int io_threads() const;
+  int worker_threads() const;
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<HttpServerCore> core_;
   std::string bind_address_;
   int port_;
-  const Router* router_;
+  bool started_ = false;
 };
+
+// The JSON error body of Determined's gRPC gateway: {"error":{"code","reason","error"}}.
+std::string ErrorJson(int grpc_code, const std::string& reason, const std::string& message);
 
 // Splits "a=1&b=x%20y" into a decoded map.
 std::map<std::string, std::string> ParseQuery(const std::string& query);

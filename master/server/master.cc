@@ -17,7 +17,10 @@ constexpr int64_t kSessionCacheMicros = 5ll * 60 * 1000000;
 }  // namespace
 
 Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const Clock* clock)
-    : config_(std::move(config)), store_(std::move(store)), clock_(clock) {}
+    : config_(std::move(config)),
+      store_(std::move(store)),
+      clock_(clock),
+      waiters_(std::make_unique<Waiters>()) {}
 
 Master::~Master() { Stop(); }
 
@@ -61,6 +64,14 @@ Status Master::Start() {
   return Status::Ok();
 }
 
+void Master::BeginShutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    draining_ = true;
+  }
+  waiters_->ExpireAll();
+}
+
 void Master::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -68,15 +79,41 @@ void Master::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  // Answers the long polls still open; their callbacks take mu_, so it must not be held here.
+  waiters_->Stop();
   if (ticker_.joinable()) ticker_.join();
   if (gc_) gc_->Stop();
+}
+
+void Master::LongPollLocked(const std::string& key, Waiters::TimePoint deadline, PollStep step,
+                            bool final) {
+  final = final || draining_ || stopping_ || std::chrono::steady_clock::now() >= deadline;
+  if ((*step)(final)) return;
+  waiters_->Add(key, deadline, [this, key, deadline, step](bool timed_out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    LongPollLocked(key, deadline, step, timed_out);
+  });
+}
+
+void Master::NotifyTrialLocked(int64_t trial_id) {
+  waiters_->Notify("trial:" + std::to_string(trial_id));
+  waiters_->Notify("logs:" + std::to_string(trial_id));
+}
+
+void Master::NotifyAllocationLocked(const std::string& allocation_id) {
+  waiters_->Notify("alloc:" + allocation_id);
+}
+
+void Master::NotifyAgentLocked(const std::string& agent_id) {
+  waiters_->Notify("agent:" + agent_id);
 }
 
 Result<std::pair<std::string, store::UserRow>> Master::Login(const std::string& username,
                                                              const std::string& client_hash) {
   Result<store::UserRow> user = store_->GetUserByName(username);
   if (!user.ok()) {
-    if (user.status().code() == StatusCode::kNotFound) return Unauthenticated("invalid credentials");
+    if (user.status().code() == StatusCode::kNotFound)
+      return Unauthenticated("invalid credentials");
     return user.status();
   }
   if (!VerifyPassword(client_hash, user->password_hash)) {
@@ -116,7 +153,8 @@ Result<Principal> Master::AuthenticateUserToken(const std::string& token) {
   p.token = token;
   std::lock_guard<std::mutex> lock(sessions_mu_);
   // Re-checked against the store at least every few minutes, so a revocation elsewhere lands.
-  sessions_[token] = CachedSession{p, std::min(now + kSessionCacheMicros, now + kSessionLifetimeMicros)};
+  sessions_[token] =
+      CachedSession{p, std::min(now + kSessionCacheMicros, now + kSessionLifetimeMicros)};
   return p;
 }
 
@@ -155,9 +193,27 @@ Status Master::SetPassword(const Principal& who, int64_t user_id, const std::str
   return store_->SetUserPassword(user_id, hash);
 }
 
-void Master::WaitForChange(int64_t timeout_ms) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms));
+void Master::WaitForTrialLogs(int64_t trial_id, int64_t timeout_ms) {
+  // A stream already holds its own thread, so it may block; it still wakes only for its trial.
+  struct Signal {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool fired = false;
+  };
+  auto signal = std::make_shared<Signal>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;  // the registry takes no more waiters
+    waiters_->Add("logs:" + std::to_string(trial_id),
+                  std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms),
+                  [signal](bool) {
+                    std::lock_guard<std::mutex> lock(signal->mu);
+                    signal->fired = true;
+                    signal->cv.notify_all();
+                  });
+  }
+  std::unique_lock<std::mutex> lock(signal->mu);
+  signal->cv.wait(lock, [&] { return signal->fired; });
 }
 
 }  // namespace det::master::server

@@ -2,21 +2,23 @@
 // Master: the composition root of the master's state. It owns the runtime view of experiments,
 // trials, allocations and agents, persists every decision through the Store before acting on it,
 // and drives the pure pieces (config parsing, searcher, exit policy, fitting). Thread-safe: one
-// mutex guards the runtime state; long polls wait on a condition variable without holding it.
+// mutex guards the runtime state. Long polls hold no thread: they register a callback in a
+// Waiters registry under the key of what they wait for (agent, trial, allocation) and answer
+// through it when that key is notified or their deadline passes.
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/archive.h"
 #include "common/clock.h"
@@ -28,6 +30,7 @@
 #include "master/searcher/searcher.h"
 #include "master/server/log_buffer.h"
 #include "master/server/master_config.h"
+#include "master/server/waiters.h"
 #include "master/store/store.h"
 
 namespace det::master::server {
@@ -69,7 +72,7 @@ struct AgentView {
   std::string id;
   std::string resource_pool;
   std::string hostname;
-  nlohmann::json slots;  // [{id, type, brand, uuid}]
+  nlohmann::json slots;                         // [{id, type, brand, uuid}]
   std::map<int, std::string> slot_allocations;  // slot id -> allocation id
   std::map<int, std::string> slot_resources;    // slot id -> resources (container) id
   int64_t registered_time = 0;
@@ -131,6 +134,11 @@ struct CreateExperimentResult {
   std::vector<std::string> warnings;
 };
 
+// Long-poll answers: called exactly once, possibly on another thread and with the Master's lock
+// held, so they must only hand the result on (e.g. post an HTTP response), never call back in.
+template <typename T>
+using Reply = std::function<void(Result<T>)>;
+
 // The largest context accepted: (128 MiB / 8 * 6) - 1 MiB, as Determined.
 constexpr int64_t kMaxContextBytes = 95ll * 1024 * 1024;
 
@@ -142,6 +150,9 @@ class Master {
   // Creates built-in users and the cluster id on a fresh store, refuses unsafe setups, restores
   // every non-terminal experiment, and starts the background ticker.
   Status Start();
+  // Answers every open long poll now (as at its deadline) and makes new ones answer at once, so
+  // an HTTP server can drain; the Master keeps working otherwise.
+  void BeginShutdown();
   void Stop();
 
   const MasterConfig& config() const { return config_; }
@@ -186,22 +197,26 @@ class Master {
   Status ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id, int64_t steps,
                        const std::string& group, const nlohmann::json& metrics);
   Status ReportCheckpoint(const Principal& who, store::CheckpointRow row);
-  Result<SearcherOpView> GetSearcherOperation(int64_t trial_id, int64_t wait_ms);
+  // Answers at once when the trial has an operation or is done, else when one arrives or after
+  // `wait_ms` (no operation, not completed).
+  void GetSearcherOperation(int64_t trial_id, int64_t wait_ms, Reply<SearcherOpView> reply);
   Status CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric);
   Status ReportProgress(int64_t trial_id, double fraction);
   Status ReportEarlyExit(int64_t trial_id, const std::string& reason);
   Status SetRunnerState(int64_t trial_id, const std::string& state);
   Result<nlohmann::json> SetTrialMetadata(int64_t trial_id, const nlohmann::json& metadata);
   Result<nlohmann::json> GetTrialMetadata(int64_t trial_id);
-  Result<bool> WaitPreemption(const std::string& allocation_id, int64_t timeout_ms);
+  // True once the allocation should stop; false when `timeout_ms` passes first.
+  void WaitPreemption(const std::string& allocation_id, int64_t timeout_ms, Reply<bool> reply);
   Status AckPreemption(const std::string& allocation_id);
   Status AddTaskLogs(const Principal& who, std::vector<store::TaskLogRow> rows);
   Result<std::vector<store::TaskLogRow>> TrialLogs(int64_t trial_id, int64_t after_id,
                                                    int64_t limit, bool descending);
   // True once the trial is terminal and has no live allocation.
   bool TrialFinished(int64_t trial_id);
-  // Blocks until any state change or `timeout_ms` passes.
-  void WaitForChange(int64_t timeout_ms);
+  // Blocks the calling thread (a log stream) until the trial logs something or changes state,
+  // or `timeout_ms` passes.
+  void WaitForTrialLogs(int64_t trial_id, int64_t timeout_ms);
 
   // Experiment edits and checkpoint management.
   // `patch` holds Determined's PatchExperiment fields: name, description, labels, notes,
@@ -225,17 +240,19 @@ class Master {
   std::vector<JobView> ListJobs(const std::string& pool = "");
   // One `det job update`: {priority} | {weight} | {resourcePool} | {aheadOf} | {behindOf}.
   Status UpdateJob(const std::string& job_id, const nlohmann::json& update);
-  // Blocks until every process of the allocation runs (or timeout), then tells this one its
-  // rank and every node's address and slot count.
-  Result<nlohmann::json> Rendezvous(const Principal& who, const std::string& allocation_id,
-                                    const std::string& resources_id, int64_t timeout_ms);
+  // Once every process of the allocation runs (or at the timeout: Unavailable), tells this one
+  // its rank and every node's address and slot count.
+  void Rendezvous(const Principal& who, const std::string& allocation_id,
+                  const std::string& resources_id, int64_t timeout_ms, Reply<nlohmann::json> reply);
   // Error naming the pools when `pool` is set and not configured.
   Status CheckPoolExists(const std::string& pool) const;
 
   // Agents.
   Result<nlohmann::json> RegisterAgent(const std::string& agent_id, const nlohmann::json& body);
-  Result<nlohmann::json> PollCommands(const std::string& agent_id, int64_t after,
-                                      int64_t timeout_ms);
+  // The agent's commands after `after`, at once when there are any, else when one is pushed,
+  // the agent must re-register, or `timeout_ms` passes (empty list).
+  void PollCommands(const std::string& agent_id, int64_t after, int64_t timeout_ms,
+                    Reply<nlohmann::json> reply);
   Status HandleAgentEvents(const std::string& agent_id, const nlohmann::json& body);
   std::vector<AgentView> ListAgents();
   // Every allocation that is not terminated, by allocation id.
@@ -256,6 +273,16 @@ class Master {
                          const std::vector<std::string>& globs);
 
   // Everything below REQUIRES mu_ held.
+  // Runs `step(final)` now and again each time `key` is notified, until it answers (returns
+  // true). With final = true (deadline passed, or shutting down) it must answer.
+  using PollStep = std::shared_ptr<std::function<bool(bool final)>>;
+  void LongPollLocked(const std::string& key, Waiters::TimePoint deadline, PollStep step,
+                      bool final = false);
+  // Wake the long polls on one trial (searcher operation, log follow), allocation (preemption,
+  // rendezvous) or agent (command poll).
+  void NotifyTrialLocked(int64_t trial_id);
+  void NotifyAllocationLocked(const std::string& allocation_id);
+  void NotifyAgentLocked(const std::string& agent_id);
   Status RestoreLocked();
   Status RestoreExperimentLocked(const store::ExperimentRow& row,
                                  const std::map<int64_t, store::AllocationRow>& open_by_trial);
@@ -310,7 +337,9 @@ class Master {
   std::map<std::string, CachedSession> sessions_;
 
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;  // wakes the ticker on Stop
+  std::unique_ptr<Waiters> waiters_;
+  bool draining_ = false;  // BeginShutdown: long polls answer at once
   std::map<int64_t, std::unique_ptr<ExperimentRuntime>> experiments_;
   std::map<int64_t, std::unique_ptr<TrialRuntime>> trials_;
   std::map<std::string, std::unique_ptr<AllocationRuntime>> allocations_;

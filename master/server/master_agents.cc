@@ -52,6 +52,7 @@ Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body
       continue;
     }
     res->started = true;
+    NotifyAllocationLocked(id);
     if (a->state == AllocationRuntime::State::kAssigned) {
       a->state = AllocationRuntime::State::kRunning;
     }
@@ -81,53 +82,57 @@ Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body
   spdlog::info("agent {} registered ({} slots, pool {})", agent_id, agent.slots.size(),
                agent.resource_pool);
   ScheduleLocked();
-  cv_.notify_all();
+  NotifyAgentLocked(agent_id);  // a poll from before the re-registration re-checks
   return json{{"masterId", master_id_}, {"clusterId", cluster_id_}, {"commandSeq", acked}};
 }
 
-Result<json> Master::PollCommands(const std::string& agent_id, int64_t after, int64_t timeout_ms) {
+void Master::PollCommands(const std::string& agent_id, int64_t after, int64_t timeout_ms,
+                          Reply<json> reply) {
   // Polls end within half the agent timeout, so an abandoned poll of a dead agent cannot keep
   // it "in contact" for long: it is found lost within 1.5 x agent_timeout.
   timeout_ms = std::min(timeout_ms, config_.agent_timeout_seconds * 500);
-  std::unique_lock<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   auto found = agents_.find(agent_id);
-  if (found == agents_.end()) return FailedPrecondition("agent " + agent_id + " is not registered");
+  if (found == agents_.end()) {
+    reply(FailedPrecondition("agent " + agent_id + " is not registered"));
+    return;
+  }
   // An open poll is contact: an idle agent waiting in its long poll is alive however short
   // agent_timeout is. A dead agent's abandoned poll ends at its deadline.
   AgentRuntime& agent = *found->second;
   agent.last_seen = Now();
   ++agent.open_polls;
-  struct PollDone {
-    AgentRuntime& agent;
-    const Clock* clock;
-    ~PollDone() {
-      --agent.open_polls;
-      agent.last_seen = clock->NowMicros();
-    }
-  } done{agent, clock_};
-  while (true) {
-    if (!agent.connected) {
-      return FailedPrecondition("agent " + agent_id + " must register again");
-    }
-    while (!agent.commands.empty() && agent.commands.front()["seq"].get<int64_t>() <= after) {
-      agent.commands.pop_front();
-    }
-    if (!agent.commands.empty() || stopping_) {
-      json out = json::array();
-      for (const auto& c : agent.commands) out.push_back(c);
-      return json{{"commands", out}};
-    }
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
-      return json{{"commands", json::array()}};
-    }
-  }
+  auto step = std::make_shared<std::function<bool(bool)>>(
+      [this, &agent, agent_id, after, reply = std::move(reply)](bool final) {
+        auto answer = [&](Result<json> r) {
+          --agent.open_polls;
+          agent.last_seen = Now();
+          reply(std::move(r));
+          return true;
+        };
+        if (!agent.connected) {
+          return answer(FailedPrecondition("agent " + agent_id + " must register again"));
+        }
+        while (!agent.commands.empty() && agent.commands.front()["seq"].get<int64_t>() <= after) {
+          agent.commands.pop_front();
+        }
+        if (!agent.commands.empty() || stopping_ || draining_) {
+          json out = json::array();
+          for (const auto& c : agent.commands) out.push_back(c);
+          return answer(json{{"commands", out}});
+        }
+        if (final) return answer(json{{"commands", json::array()}});
+        return false;
+      });
+  LongPollLocked("agent:" + agent_id, deadline, std::move(step));
 }
 
 Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) {
   std::lock_guard<std::mutex> lock(mu_);
   auto agent_it = agents_.find(agent_id);
-  if (agent_it == agents_.end()) return FailedPrecondition("agent " + agent_id + " is not registered");
+  if (agent_it == agents_.end())
+    return FailedPrecondition("agent " + agent_id + " is not registered");
   agent_it->second->last_seen = Now();
   for (const auto& ev : body.value("events", json::array())) {
     std::string type = ev.value("type", "");
@@ -139,6 +144,7 @@ Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) 
       for (auto& res : a.resources) {
         if (res.agent_id == agent_id) res.started = true;
       }
+      NotifyAllocationLocked(id);
       if (a.state == AllocationRuntime::State::kAssigned) {
         a.state = AllocationRuntime::State::kRunning;
         DET_ASSIGN_OR_RETURN(store::AllocationRow row, store_->GetAllocation(id));
@@ -155,7 +161,6 @@ Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) 
     }
   }
   ScheduleLocked();
-  cv_.notify_all();
   return Status::Ok();
 }
 
@@ -204,7 +209,7 @@ std::vector<Master::AllocationRuntime*> Master::AllocationsOnAgentLocked(
 void Master::PushCommandLocked(AgentRuntime& agent, json command) {
   command["seq"] = agent.next_seq++;
   agent.commands.push_back(std::move(command));
-  cv_.notify_all();
+  NotifyAgentLocked(agent.id);
 }
 
 void Master::TickLocked() {
@@ -220,6 +225,7 @@ void Master::TickLocked() {
       if (!st.ok()) spdlog::error("{}", st.ToString());
     }
     agent->commands.clear();
+    NotifyAgentLocked(id);
   }
   std::vector<AllocationRuntime*> to_kill, to_fail;
   for (auto& [id, a] : allocations_) {

@@ -44,7 +44,8 @@ Status Master::PatchExperiment(int64_t id, const json& patch) {
   std::string notes = row.notes;
   bool gc_changed = false;
   bool priority_changed = false;
-  if (patch.contains("name") && patch["name"].is_string() && !patch["name"].get<std::string>().empty()) {
+  if (patch.contains("name") && patch["name"].is_string() &&
+      !patch["name"].get<std::string>().empty()) {
     config["name"] = patch["name"];
   }
   if (patch.contains("description") && patch["description"].is_string()) {
@@ -165,9 +166,9 @@ Status Master::ContinueExperiment(int64_t id, const std::string& override_yaml) 
     t.state = RunState::kActive;
     t.restarts = 0;
     t.closed_by_searcher = false;
+    NotifyTrialLocked(t.id);
     DET_RETURN_IF_ERROR(RequestAllocationLocked(t));
   }
-  cv_.notify_all();
   return MaybeFinishExperimentLocked(exp);
 }
 
@@ -209,7 +210,8 @@ Status Master::CollectExperimentCheckpoints(int64_t experiment_id) {
   std::map<std::pair<int64_t, int64_t>, double> metric_at;  // (trial, steps) -> searcher metric
   for (const auto& t : trials) {
     if (!t.warm_start_checkpoint_uuid.empty()) warm_starts.insert(t.warm_start_checkpoint_uuid);
-    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals, store_->ListMetrics(t.id, "validation"));
+    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
+                         store_->ListMetrics(t.id, "validation"));
     for (const auto& v : vals) {
       const json& m = v.metrics.value("validation_metrics", json::object());
       if (m.contains(metric) && m[metric].is_number()) {
@@ -300,9 +302,7 @@ bool Master::WaitForCheckpointGc(int64_t timeout_ms) { return gc_->WaitIdle(time
 
 }  // namespace det::master::server
 
-namespace det::master::server {
-
-}  // namespace det::master::server
+namespace det::master::server {}  // namespace det::master::server
 
 namespace det::master::server {
 
@@ -326,7 +326,10 @@ Status Master::DeleteExperiment(int64_t id) {
   DET_RETURN_IF_ERROR(store_->UpdateExperimentState(id, "DELETING", row.end_time));
   auto it = experiments_.find(id);
   if (it != experiments_.end()) {
-    for (const auto& [rid, tid] : it->second->trial_by_request) trials_.erase(tid);
+    for (const auto& [rid, tid] : it->second->trial_by_request) {
+      trials_.erase(tid);
+      NotifyTrialLocked(tid);
+    }
     experiments_.erase(it);
   }
   return gc_->Submit(id, row.config.value("checkpoint_storage", json::object()), uuids, {},

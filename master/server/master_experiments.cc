@@ -50,8 +50,8 @@ Result<CreateExperimentResult> Master::CreateExperiment(const CreateExperimentRe
   exp->username = who.username;
   exp->job_id = row.job_id;
   exp->submission_time = row.start_time;
-  row.snapshot = {{"initialized", false}, {"searcher", exp->searcher->Snapshot()},
-                  {"trials", json::object()}};
+  row.snapshot = {
+      {"initialized", false}, {"searcher", exp->searcher->Snapshot()}, {"trials", json::object()}};
   DET_ASSIGN_OR_RETURN(int64_t id, store_->InsertExperiment(row, tgz));
   row.id = id;
   exp->id = id;
@@ -95,11 +95,11 @@ Status Master::SetExperimentStateLocked(ExperimentRuntime& exp, RunState state) 
     }
     for (auto& [rid, tid] : exp.trial_by_request) {
       TrialRuntime& t = *trials_[tid];
-      if (t.state == RunState::kPaused) DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kActive));
+      if (t.state == RunState::kPaused)
+        DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kActive));
       if (t.state == RunState::kActive) DET_RETURN_IF_ERROR(RequestAllocationLocked(t));
     }
   }
-  cv_.notify_all();
   return Status::Ok();
 }
 
@@ -113,7 +113,7 @@ Status Master::SetTrialStateLocked(TrialRuntime& trial, RunState state) {
   if (core::IsTerminal(state)) row.end_time = Now();
   DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
   trial.state = state;
-  cv_.notify_all();
+  NotifyTrialLocked(trial.id);
   return Status::Ok();
 }
 
@@ -127,9 +127,8 @@ Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
                    {"exited_early", t.exited_early},
                    {"searcher_exited", t.searcher_exited}};
   }
-  json snap = {{"initialized", exp.initialized},
-               {"searcher", exp.searcher->Snapshot()},
-               {"trials", trials}};
+  json snap = {
+      {"initialized", exp.initialized}, {"searcher", exp.searcher->Snapshot()}, {"trials", trials}};
   if (exp.queue_position) snap["queue_position"] = exp.queue_position->ToString();
   if (exp.shutdown) {
     snap["shutdown"] = {{"cancel", exp.shutdown->cancel}, {"failure", exp.shutdown->failure}};
@@ -173,13 +172,17 @@ Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher
       for (auto& a : exp.searcher->TrialCreated(c->request_id)) queue.push_back(std::move(a));
     } else if (auto* v = std::get_if<searcher::ValidateAfterAction>(&action)) {
       auto it = exp.trial_by_request.find(v->request_id);
-      if (it != exp.trial_by_request.end()) trials_[it->second]->ops.push_back(v->length);
+      if (it != exp.trial_by_request.end()) {
+        trials_[it->second]->ops.push_back(v->length);
+        NotifyTrialLocked(it->second);
+      }
     } else if (auto* cl = std::get_if<searcher::CloseAction>(&action)) {
       auto it = exp.trial_by_request.find(cl->request_id);
       if (it == exp.trial_by_request.end()) continue;
       TrialRuntime& t = *trials_[it->second];
       t.closed_by_searcher = true;
       t.ops.clear();
+      NotifyTrialLocked(t.id);
       if (!t.allocation_id.empty()) {
         // A running trial is asked to checkpoint and stop; its exit then completes it.
         TerminateAllocationLocked(*allocations_[t.allocation_id], true);
@@ -208,12 +211,11 @@ Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher
       }
     }
   }
-  cv_.notify_all();
   return MaybeFinishExperimentLocked(exp);
 }
 
 Result<std::string> Master::WarmStartCheckpointLocked(const ExperimentRuntime& exp,
-                                                     const searcher::CreateAction& create) {
+                                                      const searcher::CreateAction& create) {
   std::optional<int64_t> source_trial;
   if (create.parent_request_id) {
     auto it = exp.trial_by_request.find(*create.parent_request_id);
@@ -295,7 +297,9 @@ Status Master::PauseExperiment(int64_t id) {
   return Status::Ok();
 }
 
-Status Master::CancelExperiment(int64_t id) { return StopExperiment(id, RunState::kStoppingCanceled); }
+Status Master::CancelExperiment(int64_t id) {
+  return StopExperiment(id, RunState::kStoppingCanceled);
+}
 
 Status Master::KillExperiment(int64_t id) { return StopExperiment(id, RunState::kStoppingKilled); }
 
@@ -376,8 +380,8 @@ Result<ExperimentView> Master::GetExperiment(int64_t id) {
   v.username = owner.ok() ? owner->username : "";
   std::lock_guard<std::mutex> lock(mu_);
   auto it = experiments_.find(id);
-  v.presented_state = it != experiments_.end() ? PresentedExperimentStateLocked(*it->second)
-                                               : "STATE_" + row.state;
+  v.presented_state =
+      it != experiments_.end() ? PresentedExperimentStateLocked(*it->second) : "STATE_" + row.state;
   v.row = std::move(row);
   return v;
 }
@@ -396,8 +400,8 @@ Result<std::vector<ExperimentView>> Master::ListExperiments(std::optional<bool> 
 }
 
 // Rebuilds one experiment's runtime (searcher from its snapshot, trials, open allocations).
-Status Master::RestoreExperimentLocked(const store::ExperimentRow& row,
-                                       const std::map<int64_t, store::AllocationRow>& open_by_trial) {
+Status Master::RestoreExperimentLocked(
+    const store::ExperimentRow& row, const std::map<int64_t, store::AllocationRow>& open_by_trial) {
   auto exp = std::make_unique<ExperimentRuntime>();
   exp->id = row.id;
   exp->state = core::ParseRunState(row.state).value_or(RunState::kError);
@@ -480,8 +484,8 @@ Status Master::RestoreExperimentLocked(const store::ExperimentRow& row,
   }
   ExperimentRuntime& ref = *exp;
   experiments_[row.id] = std::move(exp);
-  spdlog::info("restored experiment {} ({}) with {} trials", row.id,
-               core::RunStateName(ref.state), ref.trial_by_request.size());
+  spdlog::info("restored experiment {} ({}) with {} trials", row.id, core::RunStateName(ref.state),
+               ref.trial_by_request.size());
   if (ref.state == RunState::kActive) {
     for (auto& [rid, tid] : ref.trial_by_request) {
       TrialRuntime& t = *trials_[tid];

@@ -103,7 +103,11 @@ TEST_F(MasterRestoreTest, TrialsStoredBeforeTheSnapshotGetTheirOperationsAfterRe
   ASSERT_TRUE(trials.ok());
   ASSERT_EQ(trials->size(), 2u) << "replayed creations must not add trials";
   for (const TrialView& t : *trials) {
-    auto op = master_->GetSearcherOperation(t.row.id, 0);
+    std::optional<Result<SearcherOpView>> answer;
+    master_->GetSearcherOperation(t.row.id, 0,
+                                  [&](Result<SearcherOpView> r) { answer.emplace(std::move(r)); });
+    ASSERT_TRUE(answer.has_value()) << "a poll without wait answers at once";
+    const Result<SearcherOpView>& op = *answer;
     ASSERT_TRUE(op.ok()) << op.status().ToString();
     ASSERT_TRUE(op->length.has_value()) << "trial " << t.row.id << " got no operation";
     EXPECT_EQ(*op->length, 10u);

@@ -212,6 +212,7 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
   row.agent_id = parts[0].agent_id;
   row.resources = stored;
   DET_RETURN_IF_ERROR(store_->UpsertAllocation(row));
+  NotifyAllocationLocked(alloc.id);
   std::string where;
   for (size_t rank = 0; rank < parts.size(); ++rank) {
     AgentRuntime& agent = *agents_.at(parts[rank].agent_id);
@@ -262,18 +263,21 @@ Status Master::HandleResourceExitLocked(AllocationRuntime& alloc, const std::str
                                     alloc.exit_code ? alloc.exit_error : error, false);
 }
 
-Result<json> Master::Rendezvous(const Principal& who, const std::string& allocation_id,
-                                const std::string& resources_id, int64_t timeout_ms) {
+void Master::Rendezvous(const Principal& who, const std::string& allocation_id,
+                        const std::string& resources_id, int64_t timeout_ms, Reply<json> reply) {
   if (who.is_allocation && who.allocation_id != allocation_id) {
-    return PermissionDenied("allocation " + who.allocation_id + " may not rendezvous for " +
-                            allocation_id);
+    reply(PermissionDenied("allocation " + who.allocation_id + " may not rendezvous for " +
+                           allocation_id));
+    return;
   }
-  std::unique_lock<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (true) {
+  auto step = std::make_shared<std::function<bool(bool)>>([this, allocation_id, resources_id,
+                                                           reply = std::move(reply)](bool final) {
     auto it = allocations_.find(allocation_id);
     if (it == allocations_.end() || it->second->state == AllocationRuntime::State::kTerminated) {
-      return NotFound("allocation " + allocation_id + " is not running");
+      reply(NotFound("allocation " + allocation_id + " is not running"));
+      return true;
     }
     const AllocationRuntime& alloc = *it->second;
     std::optional<size_t> rank;
@@ -283,7 +287,8 @@ Result<json> Master::Rendezvous(const Principal& who, const std::string& allocat
       all_started = all_started && alloc.resources[i].started;
     }
     if (!alloc.resources.empty() && !rank) {
-      return NotFound("allocation " + allocation_id + " has no resources " + resources_id);
+      reply(NotFound("allocation " + allocation_id + " has no resources " + resources_id));
+      return true;
     }
     if (all_started) {
       json addrs = json::array(), slots = json::array();
@@ -292,13 +297,15 @@ Result<json> Master::Rendezvous(const Principal& who, const std::string& allocat
         addrs.push_back(agent != agents_.end() ? agent->second->address : "127.0.0.1");
         slots.push_back(res.slot_ids.size());
       }
-      return json{{"rendezvousInfo", {{"addresses", addrs}, {"rank", *rank}, {"slots", slots}}}};
+      reply(json{{"rendezvousInfo", {{"addresses", addrs}, {"rank", *rank}, {"slots", slots}}}});
+      return true;
     }
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
-      return Unavailable("rendezvous of allocation " + allocation_id +
-                         " timed out: not every process has started yet; retry");
-    }
-  }
+    if (!final) return false;
+    reply(Unavailable("rendezvous of allocation " + allocation_id +
+                      " timed out: not every process has started yet; retry"));
+    return true;
+  });
+  LongPollLocked("alloc:" + allocation_id, deadline, std::move(step));
 }
 
 std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
@@ -434,7 +441,6 @@ Status Master::UpdateJob(const std::string& job_id, const json& update) {
     }
   }
   ScheduleLocked();
-  cv_.notify_all();
   return Status::Ok();
 }
 

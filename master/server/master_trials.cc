@@ -24,8 +24,9 @@ Status CheckTrialAccess(const Principal& who, int64_t trial_id) {
 }
 
 std::optional<double> SearcherMetricOf(const store::MetricRow& m, const std::string& metric) {
-  const json& vm = m.metrics.contains("validation_metrics") ? m.metrics["validation_metrics"]
-                                                            : m.metrics.value("avg_metrics", json());
+  const json& vm = m.metrics.contains("validation_metrics")
+                       ? m.metrics["validation_metrics"]
+                       : m.metrics.value("avg_metrics", json());
   if (!vm.is_object() || !vm.contains(metric) || !vm[metric].is_number()) return std::nullopt;
   return vm[metric].get<double>();
 }
@@ -63,7 +64,7 @@ Status Master::RequestAllocationLocked(TrialRuntime& trial) {
                             std::to_string(exp.id) + ") (id: " + alloc->id + ")");
   allocations_[alloc->id] = std::move(alloc);
   ScheduleLocked();
-  cv_.notify_all();
+  NotifyTrialLocked(trial.id);
   return Status::Ok();
 }
 
@@ -83,7 +84,7 @@ void Master::TerminateAllocationLocked(AllocationRuntime& alloc, bool graceful) 
       const TrialRuntime& trial = *trials_[alloc.trial_id];
       int64_t timeout = experiments_[trial.experiment_id]->config.preemption_timeout;
       alloc.kill_deadline = Now() + timeout * 1000000;
-      cv_.notify_all();
+      NotifyAllocationLocked(alloc.id);
     }
     return;
   }
@@ -96,6 +97,7 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   if (alloc.state == AllocationRuntime::State::kTerminated) return Status::Ok();
   bool never_started = alloc.state == AllocationRuntime::State::kPending;
   alloc.state = AllocationRuntime::State::kTerminated;
+  NotifyAllocationLocked(alloc.id);
   pending_.erase(std::remove(pending_.begin(), pending_.end(), alloc.id), pending_.end());
   // Work the scheduler took back and had to kill is rescheduled like an infrastructure loss.
   if (alloc.released && alloc.kill_requested) infrastructure = true;
@@ -109,6 +111,7 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   TrialRuntime& trial = *trials_[alloc.trial_id];
   ExperimentRuntime& exp = *experiments_[trial.experiment_id];
   if (trial.allocation_id == alloc.id) trial.allocation_id.clear();
+  NotifyTrialLocked(trial.id);
 
   core::AllocationExit e;
   e.exit_code = exit_code;
@@ -132,7 +135,8 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
     if (trial.searcher_exited) return;
     trial.searcher_exited = true;
     if (reason) {
-      for (auto& a : exp.searcher->TrialExitedEarly(trial.request_id, *reason)) actions.push_back(a);
+      for (auto& a : exp.searcher->TrialExitedEarly(trial.request_id, *reason))
+        actions.push_back(a);
     }
     for (auto& a : exp.searcher->TrialExited(trial.request_id)) actions.push_back(a);
   };
@@ -160,22 +164,21 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
     case core::ExitDecision::kTerminal: {
       RunState end = core::TerminalFor(trial.state);
       DET_RETURN_IF_ERROR(SetTrialStateLocked(trial, end));
-      searcher_exit(end == RunState::kCanceled
-                        ? std::optional<searcher::ExitedReason>(searcher::ExitedReason::kUserCanceled)
-                        : std::nullopt);
+      searcher_exit(end == RunState::kCanceled ? std::optional<searcher::ExitedReason>(
+                                                     searcher::ExitedReason::kUserCanceled)
+                                               : std::nullopt);
       break;
     }
     case core::ExitDecision::kIdle:
       break;
   }
-  cv_.notify_all();
   if (!actions.empty()) return ProcessActionsLocked(exp, std::move(actions));
   DET_RETURN_IF_ERROR(PersistSnapshotLocked(exp));
   return MaybeFinishExperimentLocked(exp);
 }
 
-Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id,
-                             int64_t steps, const std::string& group, const json& metrics) {
+Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id, int64_t steps,
+                             const std::string& group, const json& metrics) {
   DET_RETURN_IF_ERROR(CheckTrialAccess(who, trial_id));
   if (group.empty() || group.find('.') != std::string::npos) {
     return InvalidArgument("group: must be non-empty and contain no '.' (got '" + group + "')");
@@ -204,7 +207,6 @@ Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run
   DET_RETURN_IF_ERROR(store_->AddMetrics(row));
   if (group == "validation") {
     std::lock_guard<std::mutex> lock(mu_);
-    cv_.notify_all();
     auto it = trials_.find(trial_id);
     if (it != trials_.end()) {
       // 0.38 searchers (time_metric + max_time) decide from reported validation metrics.
@@ -212,11 +214,11 @@ Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run
       const nlohmann::json& sc = exp.config.defaulted.value("searcher", json::object());
       if (sc.contains("time_metric") && !sc["time_metric"].is_null() && sc.contains("max_time") &&
           !sc["max_time"].is_null()) {
-        const json& values = metrics.contains("validation_metrics") ? metrics["validation_metrics"]
-                                                                    : metrics;
-        DET_ASSIGN_OR_RETURN(std::vector<searcher::Action> actions,
-                             exp.searcher->ValidationMetricsReported(it->second->request_id,
-                                                                     values));
+        const json& values =
+            metrics.contains("validation_metrics") ? metrics["validation_metrics"] : metrics;
+        DET_ASSIGN_OR_RETURN(
+            std::vector<searcher::Action> actions,
+            exp.searcher->ValidationMetricsReported(it->second->request_id, values));
         DET_RETURN_IF_ERROR(ProcessActionsLocked(exp, std::move(actions)));
       }
     }
@@ -271,41 +273,53 @@ Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) 
   AppendMasterLogLocked(row.trial_id, row.task_id,
                         "Reported checkpoint " + row.uuid + " at " +
                             std::to_string(row.steps_completed) + " batches");
-  cv_.notify_all();
   return Status::Ok();
 }
 
-Result<SearcherOpView> Master::GetSearcherOperation(int64_t trial_id, int64_t wait_ms) {
-  std::unique_lock<std::mutex> lock(mu_);
+void Master::GetSearcherOperation(int64_t trial_id, int64_t wait_ms, Reply<SearcherOpView> reply) {
+  std::lock_guard<std::mutex> lock(mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-  while (true) {
-    auto it = trials_.find(trial_id);
-    if (it == trials_.end()) {
-      DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
-      return SearcherOpView{std::nullopt, std::nullopt, true};
-    }
-    TrialRuntime& t = *it->second;
-    if (!t.ops.empty()) return SearcherOpView{t.request_id, t.ops.front(), false};
-    if (t.closed_by_searcher || core::IsTerminal(t.state) || core::IsStopping(t.state)) {
-      return SearcherOpView{t.request_id, std::nullopt, true};
-    }
-    // Nothing to do until the searcher decides (e.g. a promotion): the process exits and frees
-    // its slots; the trial runs again from its checkpoint when an operation arrives.
-    if (!t.allocation_id.empty()) {
-      auto a = allocations_.find(t.allocation_id);
-      if (a != allocations_.end()) a->second->out_of_ops = true;
-      return SearcherOpView{t.request_id, std::nullopt, true};
-    }
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
-      return SearcherOpView{t.request_id, std::nullopt, false};
-    }
-  }
+  auto step = std::make_shared<std::function<bool(bool)>>(
+      [this, trial_id, reply = std::move(reply)](bool final) {
+        auto it = trials_.find(trial_id);
+        if (it == trials_.end()) {
+          Status st = store_->GetTrial(trial_id).status();
+          if (!st.ok()) {
+            reply(st);
+          } else {
+            reply(SearcherOpView{std::nullopt, std::nullopt, true});
+          }
+          return true;
+        }
+        TrialRuntime& t = *it->second;
+        if (!t.ops.empty()) {
+          reply(SearcherOpView{t.request_id, t.ops.front(), false});
+          return true;
+        }
+        if (t.closed_by_searcher || core::IsTerminal(t.state) || core::IsStopping(t.state)) {
+          reply(SearcherOpView{t.request_id, std::nullopt, true});
+          return true;
+        }
+        // Nothing to do until the searcher decides (e.g. a promotion): the process exits and
+        // frees its slots; the trial runs again from its checkpoint when an operation arrives.
+        if (!t.allocation_id.empty()) {
+          auto a = allocations_.find(t.allocation_id);
+          if (a != allocations_.end()) a->second->out_of_ops = true;
+          reply(SearcherOpView{t.request_id, std::nullopt, true});
+          return true;
+        }
+        if (!final) return false;
+        reply(SearcherOpView{t.request_id, std::nullopt, false});
+        return true;
+      });
+  LongPollLocked("trial:" + std::to_string(trial_id), deadline, std::move(step));
 }
 
 Status Master::CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = trials_.find(trial_id);
-  if (it == trials_.end()) return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
+  if (it == trials_.end())
+    return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
   TrialRuntime& t = *it->second;
   if ((t.ops.empty() || t.ops.front() != length) && length != 0 && length == t.completed_op) {
     return Status::Ok();  // a retry of a completion that was stored before its reply was lost
@@ -319,6 +333,7 @@ Status Master::CompleteSearcherOperation(int64_t trial_id, uint64_t length, doub
   }
   t.ops.pop_front();
   t.completed_op = length;
+  NotifyTrialLocked(t.id);
   ExperimentRuntime& exp = *experiments_[t.experiment_id];
   std::vector<searcher::Action> actions;
   if (t.searcher_exited) {
@@ -342,11 +357,10 @@ Status Master::ReportProgress(int64_t trial_id, double fraction) {
   if (it == trials_.end()) return Status::Ok();
   TrialRuntime& t = *it->second;
   ExperimentRuntime& exp = *experiments_[t.experiment_id];
-  double length = t.ops.empty()
-                      ? static_cast<double>(exp.config.searcher.max_length
-                                                ? exp.config.searcher.max_length->value
-                                                : 1)
-                      : static_cast<double>(t.ops.front());
+  double length = t.ops.empty() ? static_cast<double>(exp.config.searcher.max_length
+                                                          ? exp.config.searcher.max_length->value
+                                                          : 1)
+                                : static_cast<double>(t.ops.front());
   exp.searcher->SetTrialProgress(t.request_id, std::min(fraction, 1.0) * length);
   return store_->UpdateExperimentProgress(exp.id, exp.searcher->Progress());
 }
@@ -354,9 +368,11 @@ Status Master::ReportProgress(int64_t trial_id, double fraction) {
 Status Master::ReportEarlyExit(int64_t trial_id, const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = trials_.find(trial_id);
-  if (it == trials_.end()) return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
+  if (it == trials_.end())
+    return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
   TrialRuntime& t = *it->second;
-  if (t.exited_early) return InvalidArgument("trial " + std::to_string(trial_id) + " already reported an early exit");
+  if (t.exited_early)
+    return InvalidArgument("trial " + std::to_string(trial_id) + " already reported an early exit");
   searcher::ExitedReason r;
   if (reason == "EXITED_REASON_INVALID_HP" || reason == "INVALID_HP") {
     r = searcher::ExitedReason::kInvalidHp;
@@ -393,22 +409,31 @@ Result<json> Master::GetTrialMetadata(int64_t trial_id) {
   return row.metadata;
 }
 
-Result<bool> Master::WaitPreemption(const std::string& allocation_id, int64_t timeout_ms) {
-  std::unique_lock<std::mutex> lock(mu_);
+void Master::WaitPreemption(const std::string& allocation_id, int64_t timeout_ms,
+                            Reply<bool> reply) {
+  std::lock_guard<std::mutex> lock(mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (true) {
-    auto it = allocations_.find(allocation_id);
-    if (it == allocations_.end()) {
-      DET_RETURN_IF_ERROR(store_->GetAllocation(allocation_id).status());
-      return true;  // an ended allocation should stop
-    }
-    if (it->second->preempt) return true;
-    if (it->second->state == AllocationRuntime::State::kTerminated) return true;
-    if (timeout_ms <= 0 || cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
-      auto again = allocations_.find(allocation_id);
-      return again != allocations_.end() && again->second->preempt;
-    }
-  }
+  auto step = std::make_shared<std::function<bool(bool)>>(
+      [this, allocation_id, reply = std::move(reply)](bool final) {
+        auto it = allocations_.find(allocation_id);
+        if (it == allocations_.end()) {
+          Status st = store_->GetAllocation(allocation_id).status();
+          if (st.ok()) {
+            reply(true);  // an ended allocation should stop
+          } else {
+            reply(st);
+          }
+          return true;
+        }
+        if (it->second->preempt || it->second->state == AllocationRuntime::State::kTerminated) {
+          reply(true);
+          return true;
+        }
+        if (!final) return false;
+        reply(false);
+        return true;
+      });
+  LongPollLocked("alloc:" + allocation_id, deadline, std::move(step), timeout_ms <= 0);
 }
 
 Status Master::AckPreemption(const std::string& allocation_id) {
@@ -443,7 +468,9 @@ Status Master::AddTaskLogs(const Principal& who, std::vector<store::TaskLogRow> 
     }
   }
   DET_RETURN_IF_ERROR(store_->AddTaskLogs(rows));
-  cv_.notify_all();
+  std::set<int64_t> trials;
+  for (const auto& r : rows) trials.insert(r.trial_id);
+  for (int64_t id : trials) waiters_->Notify("logs:" + std::to_string(id));
   return Status::Ok();
 }
 
@@ -459,6 +486,7 @@ void Master::AppendMasterLogLocked(int64_t trial_id, const std::string& task_id,
   r.log = message + "\n";
   Status st = store_->AddTaskLogs({r});
   if (!st.ok()) spdlog::warn("cannot store master log line: {}", st.ToString());
+  waiters_->Notify("logs:" + std::to_string(trial_id));
 }
 
 Result<std::vector<store::TaskLogRow>> Master::TrialLogs(int64_t trial_id, int64_t after_id,
@@ -544,7 +572,8 @@ Result<std::optional<double>> Master::BestValidationMetric(int64_t experiment_id
   bool smaller = exp.config["searcher"].value("smaller_is_better", true);
   std::optional<double> best;
   for (const auto& t : trials) {
-    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals, store_->ListMetrics(t.id, "validation"));
+    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
+                         store_->ListMetrics(t.id, "validation"));
     for (const auto& m : vals) {
       std::optional<double> v = SearcherMetricOf(m, metric);
       if (v && (!best || (smaller ? *v < *best : *v > *best))) best = v;

@@ -1,0 +1,110 @@
+// Router, request helpers and query parsing of the HTTP server (no I/O).
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "master/server/http_server.h"
+
+namespace det::master::server {
+
+namespace {
+
+std::vector<std::string> SplitPath(const std::string& path) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : path) {
+    if (c == '/') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::string PercentDecode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && isxdigit(s[i + 1]) && isxdigit(s[i + 2])) {
+      out.push_back(static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16)));
+      i += 2;
+    } else if (s[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ErrorJson(int grpc_code, const std::string& reason, const std::string& message) {
+  return nlohmann::json{{"error", {{"code", grpc_code}, {"reason", reason}, {"error", message}}}}
+      .dump();
+}
+
+std::string HttpRequest::Header(const std::string& lower_name) const {
+  auto it = headers.find(lower_name);
+  return it == headers.end() ? "" : it->second;
+}
+
+std::string HttpRequest::Query(const std::string& name, const std::string& fallback) const {
+  auto it = query.find(name);
+  return it == query.end() ? fallback : it->second;
+}
+
+std::map<std::string, std::string> ParseQuery(const std::string& query) {
+  std::map<std::string, std::string> out;
+  std::stringstream ss(query);
+  std::string kv;
+  while (std::getline(ss, kv, '&')) {
+    if (kv.empty()) continue;
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) {
+      out[PercentDecode(kv)] = "";
+    } else {
+      out[PercentDecode(kv.substr(0, eq))] = PercentDecode(kv.substr(eq + 1));
+    }
+  }
+  return out;
+}
+
+void Router::Add(const std::string& method, const std::string& pattern, Handler handler) {
+  routes_.push_back(Route{method, SplitPath(pattern), std::move(handler)});
+}
+
+HttpResponse Router::Dispatch(HttpRequest& req) const {
+  std::vector<std::string> segs = SplitPath(req.path);
+  bool path_matched = false;
+  for (const Route& r : routes_) {
+    if (r.segments.size() != segs.size()) continue;
+    std::map<std::string, std::string> params;
+    bool ok = true;
+    for (size_t i = 0; i < segs.size() && ok; ++i) {
+      const std::string& p = r.segments[i];
+      if (p.size() > 2 && p.front() == '{' && p.back() == '}') {
+        params[p.substr(1, p.size() - 2)] = PercentDecode(segs[i]);
+      } else if (p != segs[i]) {
+        ok = false;
+      }
+    }
+    if (!ok) continue;
+    path_matched = true;
+    if (r.method != req.method) continue;
+    req.params = std::move(params);
+    return r.handler(req);
+  }
+  HttpResponse resp;
+  if (path_matched) {
+    resp.status = 405;
+    resp.body = ErrorJson(12, "Unimplemented", "method not allowed");
+  } else {
+    resp.status = 404;
+    resp.body = ErrorJson(5, "NotFound", "not found");
+  }
+  return resp;
+}
+
+}  // namespace det::master::server

@@ -1,0 +1,59 @@
+#pragma once
+// Waiters: long polls as timers instead of threads. A waiter is a callback registered under a key
+// (e.g. "agent:a1", "trial:7", "alloc:7.1") with a deadline; it runs exactly once, on the
+// registry's single timer thread, either when its key is notified or when the deadline passes.
+// Idle waiters hold no thread, and notifying one key wakes only the waiters on that key.
+//
+// Registration and notification are both posted to the timer thread in order, so a waiter added
+// before a Notify of its key (e.g. both under the caller's lock) is always woken by it.
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+namespace det::master::server {
+
+class Waiters {
+ public:
+  // `timed_out` is true when the deadline passed (or the registry expired every waiter).
+  using Callback = std::function<void(bool timed_out)>;
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  Waiters();
+  ~Waiters();
+  Waiters(const Waiters&) = delete;
+  Waiters& operator=(const Waiters&) = delete;
+
+  void Add(const std::string& key, TimePoint deadline, Callback callback);
+  // Wakes every waiter currently registered on `key`; a no-op when there is none.
+  void Notify(const std::string& key);
+  // Runs every waiter as timed out (shutdown: long polls answer now).
+  void ExpireAll();
+  // Expires every waiter, then ends the timer thread. Later Adds are dropped.
+  void Stop();
+  // Waiters registered and not yet run (an Add still in flight is not counted yet).
+  size_t size() const { return count_.load(); }
+
+ private:
+  struct Entry;
+  void Fire(const std::string& key, uint64_t id, bool timed_out);
+
+  boost::asio::io_context ioc_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  std::thread thread_;
+  std::atomic<bool> stopped_{false};
+  std::atomic<size_t> count_{0};
+  // Touched only on the timer thread.
+  uint64_t next_id_ = 1;
+  std::unordered_map<std::string, std::map<uint64_t, std::shared_ptr<Entry>>> by_key_;
+};
+
+}  // namespace det::master::server
