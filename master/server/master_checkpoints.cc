@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "common/subprocess.h"
 #include "master/checkpoint_gc/checkpoint_gc.h"
 #include "master/server/checkpoint_gc_runner.h"
 #include "master/server/master.h"
@@ -44,7 +45,8 @@ Status Master::PatchExperiment(int64_t id, const json& patch) {
   std::string notes = row.notes;
   bool gc_changed = false;
   bool priority_changed = false;
-  if (patch.contains("name") && patch["name"].is_string() && !patch["name"].get<std::string>().empty()) {
+  if (patch.contains("name") && patch["name"].is_string() &&
+      !patch["name"].get<std::string>().empty()) {
     config["name"] = patch["name"];
   }
   if (patch.contains("description") && patch["description"].is_string()) {
@@ -209,7 +211,8 @@ Status Master::CollectExperimentCheckpoints(int64_t experiment_id) {
   std::map<std::pair<int64_t, int64_t>, double> metric_at;  // (trial, steps) -> searcher metric
   for (const auto& t : trials) {
     if (!t.warm_start_checkpoint_uuid.empty()) warm_starts.insert(t.warm_start_checkpoint_uuid);
-    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals, store_->ListMetrics(t.id, "validation"));
+    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
+                         store_->ListMetrics(t.id, "validation"));
     for (const auto& v : vals) {
       const json& m = v.metrics.value("validation_metrics", json::object());
       if (m.contains(metric) && m[metric].is_number()) {
@@ -264,6 +267,25 @@ Status Master::DeleteCheckpoints(const std::vector<std::string>& uuids) {
   return SubmitDeletions(uuids, {});
 }
 
+Result<std::string> Master::ArchiveCheckpointFromStorage(const nlohmann::json& storage,
+                                                         const std::string& uuid) {
+  // The helper uses the same storage managers as the trials, so every backend they write to can
+  // be read back here; the storage config travels in the environment to keep keys off argv.
+  std::vector<std::string> argv = {config_.python, "-m", "determined.exec.checkpoint_tar", "--uuid",
+                                   uuid};
+  std::map<std::string, std::string> env = {{"DET_STORAGE_CONFIG", storage.dump()},
+                                            {"AWS_MAX_ATTEMPTS", "2"}};
+  if (!config_.harness_dir.empty()) env["PYTHONPATH"] = config_.harness_dir;
+  DET_ASSIGN_OR_RETURN(ProcessResult proc, RunProcess(argv, env));
+  if (proc.exit_code == 2) return NotFound("checkpoint files of " + uuid + " not found");
+  if (proc.exit_code != 0) {
+    return Unavailable("could not read checkpoint " + uuid + " from its " +
+                       storage.value("type", std::string("?")) + " storage (helper exited " +
+                       std::to_string(proc.exit_code) + "; the master's log has the reason)");
+  }
+  return std::move(proc.stdout_text);
+}
+
 Status Master::RemoveCheckpointFiles(const std::vector<std::string>& uuids,
                                      const std::vector<std::string>& globs) {
   if (uuids.empty()) return InvalidArgument("checkpointUuids: must not be empty");
@@ -300,9 +322,7 @@ bool Master::WaitForCheckpointGc(int64_t timeout_ms) { return gc_->WaitIdle(time
 
 }  // namespace det::master::server
 
-namespace det::master::server {
-
-}  // namespace det::master::server
+namespace det::master::server {}  // namespace det::master::server
 
 namespace det::master::server {
 
