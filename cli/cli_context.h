@@ -54,6 +54,8 @@ void RegisterPreviewCommands(CLI::App& app, CliContext& ctx);
 // shared_fs stands in for the master's.
 master::config::ConfigDefaults LocalValidationDefaults();
 void RegisterCheckpointCommands(CLI::App& app, CliContext& ctx);
+// `det trial download TRIAL_ID (--best | --latest | --uuid U)` under `det trial`.
+void RegisterTrialDownloadCommand(CLI::App* trial, CliContext& ctx);
 void RegisterJobCommands(CLI::App& app, CliContext& ctx);
 // continue, label, set, list-trials, list-checkpoints under `det experiment`.
 void RegisterExperimentManageCommands(CLI::App* experiment, CliContext& ctx);

@@ -12,6 +12,7 @@
 #include "cli/cli_context.h"
 #include "cli/format.h"
 #include "cli/table.h"
+#include "cli/trial_checkpoint_pick.h"
 #include "common/http_client.h"
 
 namespace det::cli {
@@ -261,6 +262,74 @@ void RegisterCheckpointCommands(CLI::App& app, CliContext& ctx) {
   rmmd_cmd->add_option("UUID", rm_md->uuid, "the checkpoint")->required();
   rmmd_cmd->add_option("KEY", rm_md->items, "keys to remove")->required();
   rmmd_cmd->callback([edit, rm_md] { edit("remove checkpoint metadata", rm_md, false); });
+}
+
+void RegisterTrialDownloadCommand(CLI::App* trial, CliContext& ctx) {
+  struct Args {
+    int64_t trial_id = 0;
+    bool best = false;
+    bool latest = false;
+    std::string uuid;
+    std::string output;
+    std::string sort_by;
+    std::string smaller_is_better;
+    bool quiet = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = trial->add_subcommand("download", "download checkpoint for trial");
+  cmd->add_option("TRIAL_ID", args->trial_id, "trial ID")->required();
+  CLI::Option* best = cmd->add_flag("--best", args->best,
+                                    "download the checkpoint with the best validation metric");
+  CLI::Option* latest =
+      cmd->add_flag("--latest", args->latest, "download the most recent checkpoint");
+  CLI::Option* uuid =
+      cmd->add_option("--uuid", args->uuid, "download a checkpoint by specifying its UUID");
+  best->excludes(latest)->excludes(uuid);
+  latest->excludes(uuid);
+  cmd->add_option("-o,--output-dir", args->output,
+                  "Desired output directory for the checkpoint (default checkpoints/<uuid>)");
+  cmd->add_option("--sort-by", args->sort_by,
+                  "with --best: the validation metric to rank by (default: the searcher metric); "
+                  "needs --smaller-is-better");
+  cmd->add_option("--smaller-is-better", args->smaller_is_better,
+                  "with --sort-by: whether smaller values of that metric are better")
+      ->check(CLI::IsMember({"true", "false"}, CLI::ignore_case));
+  cmd->add_flag("-q,--quiet", args->quiet, "only print the path to the checkpoint");
+  cmd->callback([&ctx, args] {
+    ctx.SetAction("download trial checkpoint", [&ctx, args]() -> Status {
+      if (!args->best && !args->latest && args->uuid.empty()) {
+        return InvalidArgument("one of --best, --latest or --uuid is required");
+      }
+      Session& session = ctx.GetSession();
+      json c;
+      if (!args->uuid.empty()) {
+        DET_ASSIGN_OR_RETURN(c, GetCheckpoint(session, args->uuid));
+      } else {
+        TrialCheckpointPick pick;
+        pick.latest = args->latest;
+        pick.sort_by = args->sort_by;
+        if (!args->smaller_is_better.empty()) {
+          pick.smaller_is_better = args->smaller_is_better == "true" ||
+                                   args->smaller_is_better == "True" ||
+                                   args->smaller_is_better == "TRUE";
+        }
+        DET_ASSIGN_OR_RETURN(
+            json resp, session.Get("/api/v1/trials/" + std::to_string(args->trial_id) +
+                                   "/checkpoints?limit=100000"));
+        DET_ASSIGN_OR_RETURN(c, PickTrialCheckpoint(resp.value("checkpoints", json()), pick));
+      }
+      std::optional<std::string> output;
+      if (!args->output.empty()) output = args->output;
+      DET_ASSIGN_OR_RETURN(std::string path,
+                           DownloadCheckpoint(session, c, output, DownloadMode::kAuto));
+      if (args->quiet) {
+        Print(path + "\n");
+      } else {
+        RenderCheckpoint(c, path);
+      }
+      return Status::Ok();
+    });
+  });
 }
 
 }  // namespace det::cli

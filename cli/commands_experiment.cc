@@ -143,7 +143,9 @@ Status CreateExperiment(CliContext& ctx, const CreateArgs& args) {
                            "to train on a cluster)");
     }
     DET_RETURN_IF_ERROR(ValidateConfigLocally(config));
-    DET_ASSIGN_OR_RETURN(int code, RunLocalTestMode(config, args.context_dir));
+    // Without a context directory the local test runs in the current directory.
+    DET_ASSIGN_OR_RETURN(
+        int code, RunLocalTestMode(config, args.context_dir.empty() ? "." : args.context_dir));
     if (code != 0) {
       return FailedPrecondition("model definition test failed (exit status " +
                                 std::to_string(code) + ")");
@@ -524,8 +526,8 @@ void RegisterExperimentCommands(CLI::App& app, CliContext& ctx) {
   create->add_option("CONFIG", create_args->config_file, "experiment config file (.yaml)")
       ->required();
   create->add_option("CONTEXT_DIR", create_args->context_dir,
-                     "directory of the model definition (uploaded to the master)")
-      ->required();
+                     "directory of the model definition (uploaded to the master); optional: "
+                     "without it the experiment has no files (only --include ones)");
   create->add_option("--config", create_args->overrides,
                      "override a config value, e.g. --config hyperparameters.lr=0.1 "
                      "(repeatable)")

@@ -217,6 +217,7 @@ void RegisterTrialCommands(CLI::App& app, CliContext& ctx) {
       return Status::Ok();
     });
   });
+  RegisterTrialDownloadCommand(trial, ctx);
 }
 
 }  // namespace det::cli

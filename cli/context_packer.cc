@@ -93,13 +93,16 @@ Status Walk(const fs::path& dir, const std::string& rel_dir, const std::string& 
 Result<std::vector<ContextEntry>> ListContext(const std::string& context_dir,
                                               const std::vector<std::string>& includes) {
   std::vector<ContextEntry> entries;
-  std::error_code ec;
-  fs::path root(context_dir);
-  if (!fs::is_directory(root, ec)) {
-    return InvalidArgument("context directory " + context_dir + " is not a directory");
+  // No context directory: the experiment gets only the includes (possibly no files at all).
+  if (!context_dir.empty()) {
+    std::error_code ec;
+    fs::path root(context_dir);
+    if (!fs::is_directory(root, ec)) {
+      return InvalidArgument("context directory " + context_dir + " is not a directory");
+    }
+    DET_ASSIGN_OR_RETURN(GitignoreMatcher matcher, MatcherFor(root));
+    DET_RETURN_IF_ERROR(Walk(root, "", "", matcher, &entries));
   }
-  DET_ASSIGN_OR_RETURN(GitignoreMatcher matcher, MatcherFor(root));
-  DET_RETURN_IF_ERROR(Walk(root, "", "", matcher, &entries));
 
   std::set<std::string> roots;
   for (const ContextEntry& e : entries) {

@@ -37,7 +37,8 @@ struct PackedContext {
   size_t num_files = 0;                            // regular files
 };
 
-// Lists what would be sent, without reading contents.
+// Lists what would be sent, without reading contents. An empty `context_dir` lists only the
+// includes.
 Result<std::vector<ContextEntry>> ListContext(const std::string& context_dir,
                                               const std::vector<std::string>& includes);
 

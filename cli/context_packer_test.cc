@@ -74,6 +74,16 @@ TEST_F(ContextPackerTest, Includes) {
   EXPECT_FALSE(ListContext(dir_ + "/ctx", {dir_ + "/lib"}).ok());
 }
 
+// Without a context directory only the includes are listed (none: an empty context).
+TEST_F(ContextPackerTest, NoContextDirectory) {
+  Write("lib/util.py", "u");
+  Write("extra.txt", "e");
+  EXPECT_EQ(Paths(""), std::vector<std::string>{});
+  EXPECT_EQ(Paths("", {dir_ + "/lib", dir_ + "/extra.txt"}),
+            (std::vector<std::string>{"lib/", "lib/util.py", "extra.txt"}));
+  EXPECT_FALSE(ListContext(dir_ + "/missing", {}).ok());
+}
+
 // Packed files carry base64 content, permission bits and mtime as a string.
 TEST_F(ContextPackerTest, PacksFiles) {
   Write("ctx/a.txt", "hello");

@@ -55,8 +55,10 @@ json TrainingOf(server::Master* master, const store::CheckpointRow& c) {
   return training;
 }
 
-// Builds a tar.gz of a checkpoint directory on shared_fs / directory storage.
-Result<std::string> ArchiveCheckpoint(const json& storage, const std::string& uuid) {
+// Builds a tar.gz of a checkpoint: read directly on shared_fs / directory storage, through the
+// master's storage helper for every other type.
+Result<std::string> ArchiveCheckpoint(server::Master* master, const json& storage,
+                                      const std::string& uuid) {
   namespace fs = std::filesystem;
   std::string type = storage.value("type", "");
   fs::path base;
@@ -67,8 +69,7 @@ Result<std::string> ArchiveCheckpoint(const json& storage, const std::string& uu
   } else if (type == "directory") {
     base = storage.value("container_path", "");
   } else {
-    return Unimplemented("the master streams checkpoints only from shared_fs or directory "
-                         "storage (this one is '" + type + "'); use --mode direct");
+    return master->ArchiveCheckpointFromStorage(storage, uuid);
   }
   fs::path dir = base / uuid;
   std::error_code ec;
@@ -280,7 +281,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                   r.status = 415;
                   return r;
                 }
-                auto tgz = ArchiveCheckpoint(e->row.config.value("checkpoint_storage", json::object()),
+                auto tgz = ArchiveCheckpoint(master, e->row.config.value("checkpoint_storage", json::object()),
                                              c->uuid);
                 if (!tgz.ok()) return ErrorResponse(tgz.status());
                 HttpResponse resp;

@@ -48,6 +48,64 @@ const std::vector<TypeFields> kTypeFields = {
     {"hdfs", {"hdfs_url", "hdfs_path", "user"}},
 };
 
+// Go's filepath.Clean for '/'-separated paths: "a//b/./c/../d" -> "a/b/d".
+std::string CleanPath(const std::string& path) {
+  bool absolute = !path.empty() && path[0] == '/';
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    std::string part = path.substr(start, end - start);
+    if (part == "..") {
+      if (!parts.empty() && parts.back() != "..")
+        parts.pop_back();
+      else if (!absolute)
+        parts.push_back(part);
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    start = end + 1;
+  }
+  std::string out = absolute ? "/" : "";
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
+  return out.empty() ? "." : out;
+}
+
+// shared_fs storage_path: relative (and not climbing out with ".."), or absolute and under
+// host_path.
+void CheckStoragePath(const json& storage, Problems* problems) {
+  if (!Has(storage, "storage_path") || !storage.at("storage_path").is_string()) return;
+  std::string storage_path = CleanPath(storage.at("storage_path").get<std::string>());
+  bool inside = false;
+  if (storage_path[0] != '/') {
+    inside = storage_path != ".." && storage_path.rfind("../", 0) != 0;
+  } else if (!Has(storage, "host_path") || !storage.at("host_path").is_string()) {
+    return;  // host_path's own problem is reported by its check.
+  } else {
+    std::string host = CleanPath(storage.at("host_path").get<std::string>());
+    inside = storage_path == host || host == "/" || storage_path.rfind(host + "/", 0) == 0;
+  }
+  if (!inside) {
+    problems->Add(JoinPath(kPath, "storage_path"),
+                  "must be a relative directory or a subdirectory of host_path",
+                  storage.at("storage_path"));
+  }
+}
+
+// s3/gcs prefix: no ".." path component (the objects would land outside the prefix).
+void CheckPrefix(const json& storage, Problems* problems) {
+  if (!Has(storage, "prefix") || !storage.at("prefix").is_string()) return;
+  const std::string& prefix = storage.at("prefix").get_ref<const std::string&>();
+  bool climbs = prefix == ".." || prefix.rfind("../", 0) == 0 ||
+                prefix.find("/../") != std::string::npos ||
+                (prefix.size() >= 3 && prefix.compare(prefix.size() - 3, 3, "/..") == 0);
+  if (climbs) {
+    problems->Add(JoinPath(kPath, "prefix"), "must not contain a '..' path component",
+                  storage.at("prefix"));
+  }
+}
+
 }  // namespace
 
 nlohmann::json MergeCheckpointStorage(const nlohmann::json& experiment,
@@ -96,17 +154,23 @@ nlohmann::json DefaultCheckpointStorage(const nlohmann::json& storage, Problems*
   }
   if (*type == "shared_fs") {
     RequireString(storage, "host_path", /*absolute=*/true, problems);
-    if (Has(storage, "storage_path")) ReadString(storage, "storage_path", kPath, problems);
+    CheckStoragePath(storage, problems);
     if (!Has(storage, "propagation")) out["propagation"] = "rprivate";
   } else if (*type == "directory") {
     RequireString(storage, "container_path", /*absolute=*/true, problems);
   } else if (*type == "s3" || *type == "gcs") {
     RequireString(storage, "bucket", /*absolute=*/false, problems);
+    CheckPrefix(storage, problems);
   } else if (*type == "azure") {
     RequireString(storage, "container", /*absolute=*/false, problems);
     if (Has(storage, "connection_string") == Has(storage, "account_url")) {
-      problems->Add(kPath, "exactly one of connection_string and account_url is required for "
-                           "type 'azure'");
+      problems->Add(kPath,
+                    "exactly one of connection_string and account_url is required for "
+                    "type 'azure'");
+    }
+    if (Has(storage, "connection_string") && Has(storage, "credential")) {
+      problems->Add(JoinPath(kPath, "credential"),
+                    "must not be set together with connection_string for type 'azure'");
     }
   } else if (*type == "hdfs") {
     RequireString(storage, "hdfs_url", /*absolute=*/false, problems);

@@ -18,8 +18,8 @@ std::string DeviceKey(const std::string& key) { return key == "gpu" ? "cuda" : k
 void ParseImage(const json& in, const json& fallback, EnvironmentConfig* env, json* out,
                 Problems* problems) {
   std::string path = JoinPath(kPath, "image");
-  env->image = {{"cpu", kDefaultCpuImage}, {"cuda", kDefaultCudaImage},
-                {"rocm", kDefaultRocmImage}};
+  env->image = {
+      {"cpu", kDefaultCpuImage}, {"cuda", kDefaultCudaImage}, {"rocm", kDefaultRocmImage}};
   for (const json* source : {&fallback, &in}) {
     const json& v = *source;
     if (v.is_null()) continue;
@@ -28,6 +28,7 @@ void ParseImage(const json& in, const json& fallback, EnvironmentConfig* env, js
     } else if (v.is_object()) {
       RejectUnknownKeys(v, {"cpu", "cuda", "gpu", "rocm"}, path, problems);
       for (const auto& [key, image] : v.items()) {
+        if (image.is_null()) continue;  // null keeps the default image for that device.
         if (!image.is_string()) {
           problems->Add(JoinPath(path, key), "must be a string", image);
           continue;
@@ -87,8 +88,8 @@ void ParseVariables(const json& in, const json& fallback, EnvironmentConfig* env
   (*out)["environment_variables"] = env->environment_variables;
 }
 
-void ParseStringList(const json& in, const char* key, std::vector<std::string>* values,
-                     json* out, Problems* problems) {
+void ParseStringList(const json& in, const char* key, std::vector<std::string>* values, json* out,
+                     Problems* problems) {
   std::string path = JoinPath(kPath, key);
   (*out)[key] = json::array();
   if (!Has(in, key)) return;
@@ -149,6 +150,90 @@ void ParseRegistryAuth(const json& in, EnvironmentConfig* env, json* out, Proble
   env->registry_auth = auth;
 }
 
+// Fields of the `determined-container` entry of a pod spec that the platform sets itself.
+struct Reserved {
+  const char* field;
+  const char* why;
+};
+constexpr Reserved kReservedContainerFields[] = {
+    {"image", "set environment.image instead"},
+    {"command", "the platform sets the command"},
+    {"args", "the platform sets the arguments"},
+    {"working_dir", "the platform sets the working directory"},
+    {"ports", "set environment.ports instead"},
+    {"liveness_probe", "the platform manages probes"},
+    {"readiness_probe", "the platform manages probes"},
+    {"startup_probe", "the platform manages probes"},
+    {"lifecycle", "the platform manages the container lifecycle"},
+    {"termination_message_path", "the platform sets it"},
+    {"termination_message_policy", "the platform sets it"},
+    {"image_pull_policy", "set environment.force_pull_image instead"},
+    {"security_context", "set environment.add_capabilities/drop_capabilities instead"},
+};
+
+void ParsePodSpec(const json& pod_spec, Problems* problems) {
+  std::string path = JoinPath(kPath, "pod_spec");
+  if (!pod_spec.is_object()) {
+    problems->Add(path, "must be a map", pod_spec);
+    return;
+  }
+  for (const char* key : {"name", "name_space"}) {
+    if (pod_spec.contains(key)) {
+      problems->Add(JoinPath(path, key), "is not configurable: the platform names its pods");
+    }
+  }
+  if (!Has(pod_spec, "spec")) return;
+  const json& spec = pod_spec.at("spec");
+  if (!spec.is_object()) {
+    problems->Add(JoinPath(path, "spec"), "must be a map", spec);
+    return;
+  }
+  if (!Has(spec, "containers")) return;
+  const json& containers = spec.at("containers");
+  std::string containers_path = JoinPath(path, "spec.containers");
+  if (!containers.is_array()) {
+    problems->Add(containers_path, "must be a list", containers);
+    return;
+  }
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const json& c = containers[i];
+    if (!c.is_object() || c.value("name", json()) != "determined-container") continue;
+    std::string item = containers_path + "[" + std::to_string(i) + "]";
+    for (const Reserved& r : kReservedContainerFields) {
+      if (c.contains(r.field)) {
+        problems->Add(JoinPath(item, r.field),
+                      std::string("is not configurable in determined-container: ") + r.why);
+      }
+    }
+  }
+}
+
+void ParseProxyPorts(const json& ports, Problems* problems) {
+  std::string path = JoinPath(kPath, "proxy_ports");
+  if (!ports.is_array()) {
+    problems->Add(path, "must be a list", ports);
+    return;
+  }
+  for (size_t i = 0; i < ports.size(); ++i) {
+    std::string item = path + "[" + std::to_string(i) + "]";
+    const json& p = ports[i];
+    if (!p.is_object()) {
+      problems->Add(item, "must be a map with proxy_port", p);
+      continue;
+    }
+    RejectUnknownKeys(p, {"proxy_port", "proxy_tcp", "unauthenticated", "default_service_id"}, item,
+                      problems);
+    if (!p.contains("proxy_port")) {
+      problems->Add(JoinPath(item, "proxy_port"), "required");
+    } else if (!p.at("proxy_port").is_number()) {
+      problems->Add(JoinPath(item, "proxy_port"), "must be a number", p.at("proxy_port"));
+    }
+    for (const char* key : {"proxy_tcp", "unauthenticated", "default_service_id"}) {
+      ReadBool(p, key, item, problems);
+    }
+  }
+}
+
 }  // namespace
 
 EnvironmentConfig ParseEnvironment(const nlohmann::json& in, const nlohmann::json& task_defaults,
@@ -162,11 +247,11 @@ EnvironmentConfig ParseEnvironment(const nlohmann::json& in, const nlohmann::jso
     return env;
   }
   out = section;
-  RejectUnknownKeys(section,
-                    {"image", "environment_variables", "force_pull_image", "registry_auth",
-                     "ports", "proxy_ports", "add_capabilities", "drop_capabilities",
-                     "pod_spec", "slurm", "pbs"},
-                    kPath, problems);
+  RejectUnknownKeys(
+      section,
+      {"image", "environment_variables", "force_pull_image", "registry_auth", "ports",
+       "proxy_ports", "add_capabilities", "drop_capabilities", "pod_spec", "slurm", "pbs"},
+      kPath, problems);
   json defaults = task_defaults.is_object() ? task_defaults : json::object();
   auto from_defaults = [&](const char* key) {
     return defaults.contains(key) ? defaults.at(key) : json(nullptr);
@@ -179,11 +264,11 @@ EnvironmentConfig ParseEnvironment(const nlohmann::json& in, const nlohmann::jso
   ParseVariables(from_section("environment_variables"), from_defaults("environment_variables"),
                  &env, &out, problems);
 
-  if (!Has(section, "force_pull_image") && defaults.value("force_pull_image", json()).is_boolean()) {
+  if (!Has(section, "force_pull_image") &&
+      defaults.value("force_pull_image", json()).is_boolean()) {
     section["force_pull_image"] = defaults.at("force_pull_image");
   }
-  env.force_pull_image =
-      ReadBool(section, "force_pull_image", kPath, problems).value_or(false);
+  env.force_pull_image = ReadBool(section, "force_pull_image", kPath, problems).value_or(false);
   out["force_pull_image"] = env.force_pull_image;
 
   if (!Has(section, "registry_auth") && Has(defaults, "registry_auth")) {
@@ -197,14 +282,14 @@ EnvironmentConfig ParseEnvironment(const nlohmann::json& in, const nlohmann::jso
   ParseStringList(section, "add_capabilities", &env.add_capabilities, &out, problems);
   ParseStringList(section, "drop_capabilities", &env.drop_capabilities, &out, problems);
 
-  if (Has(section, "proxy_ports") && !section.at("proxy_ports").is_array()) {
-    problems->Add(JoinPath(kPath, "proxy_ports"), "must be a list", section.at("proxy_ports"));
-  }
-  if (!Has(section, "proxy_ports")) out["proxy_ports"] = json::array();
-  if (!Has(section, "pod_spec")) out["pod_spec"] = nullptr;
-  else if (!section.at("pod_spec").is_object()) {
-    problems->Add(JoinPath(kPath, "pod_spec"), "must be a map", section.at("pod_spec"));
-  }
+  if (Has(section, "proxy_ports"))
+    ParseProxyPorts(section.at("proxy_ports"), problems);
+  else
+    out["proxy_ports"] = json::array();
+  if (Has(section, "pod_spec"))
+    ParsePodSpec(section.at("pod_spec"), problems);
+  else
+    out["pod_spec"] = nullptr;
   return env;
 }
 

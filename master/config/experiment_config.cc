@@ -35,14 +35,41 @@ constexpr int64_t kDefaultMaxRestarts = 5;
 constexpr int64_t kMaxExperimentSeed = 2147483647;  // 2^31 - 1
 
 // Every top-level field of expconf v0 plus the step-era `batches_per_step`.
-const std::vector<std::string_view> kTopLevelFields = {
-    "bind_mounts", "checkpoint_policy", "checkpoint_storage", "data", "data_layer", "debug",
-    "description", "entrypoint", "environment", "hyperparameters", "internal", "integrations",
-    "labels", "log_policies", "max_restarts", "min_checkpoint_period", "min_validation_period",
-    "name", "optimizations", "perform_initial_validation", "preemption_timeout", "profiling",
-    "project", "workspace", "records_per_epoch", "reproducibility", "resources",
-    "scheduling_unit", "batches_per_step", "searcher", "security", "tensorboard_storage",
-    "retention_policy", "pbs", "slurm"};
+const std::vector<std::string_view> kTopLevelFields = {"bind_mounts",
+                                                       "checkpoint_policy",
+                                                       "checkpoint_storage",
+                                                       "data",
+                                                       "data_layer",
+                                                       "debug",
+                                                       "description",
+                                                       "entrypoint",
+                                                       "environment",
+                                                       "hyperparameters",
+                                                       "internal",
+                                                       "integrations",
+                                                       "labels",
+                                                       "log_policies",
+                                                       "max_restarts",
+                                                       "min_checkpoint_period",
+                                                       "min_validation_period",
+                                                       "name",
+                                                       "optimizations",
+                                                       "perform_initial_validation",
+                                                       "preemption_timeout",
+                                                       "profiling",
+                                                       "project",
+                                                       "workspace",
+                                                       "records_per_epoch",
+                                                       "reproducibility",
+                                                       "resources",
+                                                       "scheduling_unit",
+                                                       "batches_per_step",
+                                                       "searcher",
+                                                       "security",
+                                                       "tensorboard_storage",
+                                                       "retention_policy",
+                                                       "pbs",
+                                                       "slurm"};
 
 json FieldOrNull(const json& obj, const char* key) {
   auto it = obj.find(key);
@@ -78,10 +105,9 @@ void ParseEntrypoint(const json& in, ExperimentConfig* cfg, Problems* problems) 
       }
       return true;
     };
-    cfg->entrypoint_is_trial_class =
-        colon != std::string::npos &&
-        is_dotted_name(std::string_view(text).substr(0, colon)) &&
-        is_dotted_name(std::string_view(text).substr(colon + 1));
+    cfg->entrypoint_is_trial_class = colon != std::string::npos &&
+                                     is_dotted_name(std::string_view(text).substr(0, colon)) &&
+                                     is_dotted_name(std::string_view(text).substr(colon + 1));
   }
 }
 
@@ -115,8 +141,7 @@ void ParseSeed(const json& in, const ConfigDefaults& defaults, json* out, Experi
   cfg->experiment_seed = defaults.experiment_seed;
   if (auto seed = ReadInt(repro, "experiment_seed", "reproducibility", problems)) {
     if (*seed < 0 || *seed > kMaxExperimentSeed) {
-      problems->Add("reproducibility.experiment_seed", "must be between 0 and 2147483647",
-                    *seed);
+      problems->Add("reproducibility.experiment_seed", "must be between 0 and 2147483647", *seed);
     } else {
       cfg->experiment_seed = static_cast<uint32_t>(*seed);
     }
@@ -149,8 +174,8 @@ Length ParsePeriod(const json& in, const char* key, int64_t batches_per_step, js
   return period;
 }
 
-int64_t ReadIntAtLeast(const json& in, const char* key, int64_t min, int64_t fallback,
-                       json* out, Problems* problems) {
+int64_t ReadIntAtLeast(const json& in, const char* key, int64_t min, int64_t fallback, json* out,
+                       Problems* problems) {
   int64_t value = fallback;
   if (auto v = ReadInt(in, key, "", problems)) {
     if (*v < min) problems->Add(key, "must be >= " + std::to_string(min), *v);
@@ -184,9 +209,9 @@ json MergeBindMounts(const json& experiment, const json& task_defaults) {
   for (const json& mount : extra) {
     bool shadowed = false;
     for (const json& m : merged) {
-      shadowed = shadowed || (m.is_object() && mount.is_object() &&
-                              m.value("container_path", json()) ==
-                                  mount.value("container_path", json()));
+      shadowed =
+          shadowed || (m.is_object() && mount.is_object() &&
+                       m.value("container_path", json()) == mount.value("container_path", json()));
     }
     if (!shadowed) merged.push_back(mount);
   }
@@ -219,12 +244,84 @@ json ResourcesWithTaskDefaults(json resources, const json& task_defaults) {
   return resources;
 }
 
-// Sections kept as given (legacy or not interpreted by this master) but which must be maps.
+// An optional list of strings at `section.key`.
+void CheckStringList(const json& section, const char* key, const std::string& path,
+                     Problems* problems) {
+  if (!Has(section, key)) return;
+  const json& list = section.at(key);
+  std::string list_path = JoinPath(path, key);
+  if (!list.is_array()) {
+    problems->Add(list_path, "must be a list of strings", list);
+    return;
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) {
+      problems->Add(list_path + "[" + std::to_string(i) + "]", "must be a string", list[i]);
+    }
+  }
+}
+
+// slurm / pbs: options for HPC launchers, kept as given.
+void CheckHpcSection(const json& section, const char* name, const char* args_key,
+                     Problems* problems) {
+  std::vector<std::string_view> known = {"slots_per_node", args_key};
+  if (std::string_view(name) == "slurm") known.push_back("gpu_type");
+  internal::RejectUnknownKeys(section, known, name, problems);
+  if (auto v = ReadInt(section, "slots_per_node", name, problems); v && *v < 1) {
+    problems->Add(JoinPath(name, "slots_per_node"), "must be >= 1", *v);
+  }
+  ReadString(section, "gpu_type", name, problems);
+  CheckStringList(section, args_key, name, problems);
+}
+
+void CheckSecurity(const json& security, Problems* problems) {
+  internal::RejectUnknownKeys(security, {"kerberos"}, "security", problems);
+  if (!Has(security, "kerberos")) return;
+  const json& kerberos = security.at("kerberos");
+  if (!kerberos.is_object()) {
+    problems->Add("security.kerberos", "must be a map", kerberos);
+    return;
+  }
+  internal::RejectUnknownKeys(kerberos, {"config_file"}, "security.kerberos", problems);
+  if (!kerberos.contains("config_file")) {
+    problems->Add("security.kerberos.config_file", "required");
+  } else if (!kerberos.at("config_file").is_string()) {
+    problems->Add("security.kerberos.config_file", "must be a string", kerberos.at("config_file"));
+  }
+}
+
+void CheckRetentionPolicy(const json& policy, Problems* problems) {
+  internal::RejectUnknownKeys(policy, {"log_retention_days"}, "retention_policy", problems);
+  if (auto days = ReadInt(policy, "log_retention_days", "retention_policy", problems)) {
+    if (*days < -1 || *days > 32767) {
+      problems->Add("retention_policy.log_retention_days", "must be between -1 and 32767", *days);
+    }
+  }
+}
+
+void CheckIntegrations(const json& integrations, Problems* problems) {
+  internal::RejectUnknownKeys(integrations, {"pachyderm", "webhooks"}, "integrations", problems);
+  for (const char* key : {"pachyderm", "webhooks"}) {
+    if (Has(integrations, key) && !integrations.at(key).is_object()) {
+      problems->Add(JoinPath("integrations", key), "must be a map", integrations.at(key));
+    }
+  }
+}
+
+// Sections kept as given (legacy or not interpreted by this master) but checked for shape.
 void CheckMapSections(const json& in, json* out, Problems* problems) {
   for (const char* key : {"integrations", "internal", "security", "tensorboard_storage",
                           "retention_policy", "pbs", "slurm"}) {
     if (Has(in, key) && !in.at(key).is_object()) problems->Add(key, "must be a map", in.at(key));
   }
+  auto section = [&](const char* key) -> const json* {
+    return Has(in, key) && in.at(key).is_object() ? &in.at(key) : nullptr;
+  };
+  if (const json* s = section("security")) CheckSecurity(*s, problems);
+  if (const json* s = section("retention_policy")) CheckRetentionPolicy(*s, problems);
+  if (const json* s = section("integrations")) CheckIntegrations(*s, problems);
+  if (const json* s = section("slurm")) CheckHpcSection(*s, "slurm", "sbatch_args", problems);
+  if (const json* s = section("pbs")) CheckHpcSection(*s, "pbs", "pbsbatch_args", problems);
   if (!Has(in, "data")) {
     (*out)["data"] = json::object();
   } else if (!in.at("data").is_object()) {
@@ -241,15 +338,15 @@ std::optional<int64_t> GlobalBatchSize(const Hyperparameters& hps) {
   return v.get<int64_t>();
 }
 
-// Lengths in epochs convert to records and batches only through records_per_epoch (0.13-0.37).
+// Searcher lengths in epochs convert to records and batches only through records_per_epoch
+// (0.13-0.37). min_validation_period and min_checkpoint_period in epochs need no conversion:
+// the training loop counts epochs itself, so Determined accepts them without it.
 void RequireRecordsPerEpoch(const ExperimentConfig& cfg, Problems* problems) {
   if (cfg.records_per_epoch > 0) return;
   const std::pair<const char*, std::optional<Length>> lengths[] = {
       {"searcher.max_length", cfg.searcher.max_length},
       {"searcher.budget", cfg.searcher.budget},
-      {"searcher.length_per_round", cfg.searcher.length_per_round},
-      {"min_validation_period", cfg.min_validation_period},
-      {"min_checkpoint_period", cfg.min_checkpoint_period}};
+      {"searcher.length_per_round", cfg.searcher.length_per_round}};
   for (const auto& [path, length] : lengths) {
     if (length && length->unit == Length::Unit::kEpochs && length->value > 0) {
       problems->Add("records_per_epoch",
@@ -269,8 +366,10 @@ ExperimentConfig Normalize(const json& in, const ConfigDefaults& defaults, Probl
 
   int64_t batches_per_step = kDefaultBatchesPerStep;
   if (auto bps = ReadInt(in, "batches_per_step", "", problems)) {
-    if (*bps < 1) problems->Add("batches_per_step", "must be >= 1", *bps);
-    else batches_per_step = *bps;
+    if (*bps < 1)
+      problems->Add("batches_per_step", "must be >= 1", *bps);
+    else
+      batches_per_step = *bps;
   }
 
   cfg.name = ReadStringDefault(in, "name", defaults.default_name, &out, problems);
@@ -289,8 +388,8 @@ ExperimentConfig Normalize(const json& in, const ConfigDefaults& defaults, Probl
   const json& tcd = defaults.task_container_defaults;
   cfg.resources = internal::ParseResources(
       ResourcesWithTaskDefaults(FieldOrNull(in, "resources"), tcd), &out["resources"], problems);
-  out["bind_mounts"] = internal::ParseBindMounts(
-      MergeBindMounts(FieldOrNull(in, "bind_mounts"), tcd), problems);
+  out["bind_mounts"] =
+      internal::ParseBindMounts(MergeBindMounts(FieldOrNull(in, "bind_mounts"), tcd), problems);
   cfg.bind_mounts = TypedBindMounts(out["bind_mounts"]);
   cfg.environment = internal::ParseEnvironment(FieldOrNull(in, "environment"), tcd,
                                                &out["environment"], problems);
@@ -304,12 +403,11 @@ ExperimentConfig Normalize(const json& in, const ConfigDefaults& defaults, Probl
       FieldOrNull(in, "log_policies"),
       tcd.is_object() ? FieldOrNull(tcd, "log_policies") : json(nullptr), problems);
   cfg.log_policies = out["log_policies"];
-  cfg.preemption_timeout = ReadIntAtLeast(in, "preemption_timeout", 0,
-                                          defaults.preemption_timeout, &out, problems);
+  cfg.preemption_timeout =
+      ReadIntAtLeast(in, "preemption_timeout", 0, defaults.preemption_timeout, &out, problems);
   cfg.global_batch_size = GlobalBatchSize(cfg.hyperparameters);
 
-  cfg.max_restarts =
-      ReadIntAtLeast(in, "max_restarts", 0, kDefaultMaxRestarts, &out, problems);
+  cfg.max_restarts = ReadIntAtLeast(in, "max_restarts", 0, kDefaultMaxRestarts, &out, problems);
   ParseSeed(in, defaults, &out, &cfg, problems);
 
   cfg.checkpoint_storage = internal::DefaultCheckpointStorage(
@@ -323,8 +421,7 @@ ExperimentConfig Normalize(const json& in, const ConfigDefaults& defaults, Probl
   cfg.min_checkpoint_period =
       ParsePeriod(in, "min_checkpoint_period", batches_per_step, &out, problems);
   // `batches_per_step` is the step-era name of `scheduling_unit`.
-  cfg.scheduling_unit =
-      ReadIntAtLeast(in, "scheduling_unit", 1, batches_per_step, &out, problems);
+  cfg.scheduling_unit = ReadIntAtLeast(in, "scheduling_unit", 1, batches_per_step, &out, problems);
   cfg.records_per_epoch = ReadIntAtLeast(in, "records_per_epoch", 0, 0, &out, problems);
   cfg.perform_initial_validation =
       ReadBoolDefault(in, "perform_initial_validation", false, &out, problems);

@@ -24,8 +24,8 @@ constexpr const char* kMinimal =
     "    batches: 1000\n";
 
 void ExpectProblem(const Status& status, const std::string& line) {
-  EXPECT_NE(status.message().find(line), std::string::npos)
-      << "missing: " << line << "\nin:\n" << status.message();
+  EXPECT_NE(status.message().find(line), std::string::npos) << "missing: " << line << "\nin:\n"
+                                                            << status.message();
 }
 
 // A minimal config gets every default filled, in the typed config and in `defaulted`.
@@ -50,13 +50,12 @@ TEST(ExperimentConfigTest, MinimalValidConfigDefaults) {
   EXPECT_EQ(cfg->scheduling_unit, 100);
   EXPECT_EQ(cfg->min_validation_period.value, 0u);
   EXPECT_EQ(cfg->checkpoint_policy, "best");
-  EXPECT_EQ(cfg->checkpoint_storage,
-            (json{{"type", "shared_fs"},
-                  {"host_path", "/var/det/ckpt"},
-                  {"propagation", "rprivate"},
-                  {"save_experiment_best", 0},
-                  {"save_trial_best", 1},
-                  {"save_trial_latest", 1}}));
+  EXPECT_EQ(cfg->checkpoint_storage, (json{{"type", "shared_fs"},
+                                           {"host_path", "/var/det/ckpt"},
+                                           {"propagation", "rprivate"},
+                                           {"save_experiment_best", 0},
+                                           {"save_trial_best", 1},
+                                           {"save_trial_latest", 1}}));
 
   const json& d = cfg->defaulted;
   EXPECT_EQ(d["name"], "Experiment (fluffy-cat)");
@@ -138,7 +137,7 @@ TEST(ExperimentConfigTest, ReportsEveryProblemAtOnce) {
       "foo: 1\n"
       "max_restarts: -1\n"
       "searcher: {name: random, metric: loss, max_concurrent_trials: -2}\n"
-      "resources: {slots_per_trial: -1, priority: 100, slots: 2}\n"
+      "resources: {slots_per_trial: -1, priority: 100, slots: x}\n"
       "reproducibility: {experiment_seed: -5}\n"
       "hyperparameters: {lr: {type: double, minval: 1, maxval: 0}}\n",
       Defaults());
@@ -151,7 +150,7 @@ TEST(ExperimentConfigTest, ReportsEveryProblemAtOnce) {
   ExpectProblem(s, "searcher.max_concurrent_trials: must be >= 0 (got -2)");
   ExpectProblem(s, "resources.slots_per_trial: must be >= 0 (got -1)");
   ExpectProblem(s, "resources.priority: must be between 1 and 99 (got 100)");
-  ExpectProblem(s, "resources.slots: not supported");
+  ExpectProblem(s, "resources.slots: must be an integer");
   ExpectProblem(s, "reproducibility.experiment_seed: must be between 0 and 2147483647");
   ExpectProblem(s, "hyperparameters.lr.minval: minval must be less than maxval");
   ExpectProblem(s, "entrypoint: required");
@@ -164,8 +163,8 @@ TEST(ExperimentConfigTest, SearcherRules) {
   ASSERT_FALSE(zero.ok());
   EXPECT_EQ(zero.status().message(), "searcher.max_trials: must be > 0 (got 0)");
 
-  auto missing = ParseExperimentConfig("entrypoint: m:T\nsearcher: {max_length: {foo: 1}}\n",
-                                       Defaults());
+  auto missing =
+      ParseExperimentConfig("entrypoint: m:T\nsearcher: {max_length: {foo: 1}}\n", Defaults());
   ASSERT_FALSE(missing.ok());
   ExpectProblem(missing.status(), "searcher.name: required");
   ExpectProblem(missing.status(), "searcher.metric: required");
@@ -195,14 +194,18 @@ TEST(ExperimentConfigTest, SearcherRules) {
       {"adaptive", "budget: {batches: 900}, divisor: 3, mode: standard"},
       {"adaptive_simple", "max_trials: 4, divisor: 3, mode: standard"}};
   for (const auto& [name, fields] : methods) {
-    auto cfg = ParseExperimentConfig(std::string("entrypoint: m:T\nsearcher: {name: ") + name +
-                                         ", metric: l, max_length: 90, " + fields + "}\n",
-                                     Defaults());
+    // As in Determined's schema, only grid and adaptive_asha (of these) take a unitless length.
+    bool unitless = std::string(name) == "grid" || std::string(name) == "adaptive_asha";
+    auto cfg = ParseExperimentConfig(
+        std::string("entrypoint: m:T\nsearcher: {name: ") + name + ", metric: l, max_length: " +
+            (unitless ? "90" : "{batches: 90}") + ", " + fields + "}\n",
+        Defaults());
     ASSERT_TRUE(cfg.ok()) << name << ": " << cfg.status().ToString();
     if (std::string(name) != "grid") {
       EXPECT_EQ(cfg->defaulted["searcher"]["divisor"], 3);
     }
-    EXPECT_EQ(cfg->searcher.max_length->unit, Length::Unit::kUnitless);
+    EXPECT_EQ(cfg->searcher.max_length->unit,
+              unitless ? Length::Unit::kUnitless : Length::Unit::kBatches);
   }
 }
 
@@ -220,42 +223,42 @@ TEST(ExperimentConfigTest, BadYamlHasLineAndColumn) {
 
 // Every documented top-level field is accepted; unmodelled ones pass through unchanged.
 TEST(ExperimentConfigTest, AcceptsEveryTopLevelField) {
-  auto cfg = ParseExperimentConfig(
-      std::string(kMinimal) +
-          "bind_mounts: [{host_path: /data, container_path: /mnt/data}]\n"
-          "checkpoint_policy: all\n"
-          "data: {url: s3://x}\n"
-          "data_layer: {type: shared_fs}\n"
-          "debug: true\n"
-          "description: hello\n"
-          "environment: {image: foo, environment_variables: [A=1]}\n"
-          "hyperparameters: {global_batch_size: 32}\n"
-          "internal: null\n"
-          "integrations: {pachyderm: {}}\n"
-          "labels: [x]\n"
-          "log_policies: [{pattern: OOM}]\n"
-          "max_restarts: 0\n"
-          "min_checkpoint_period: {epochs: 1}\n"
-          "min_validation_period: {records: 640}\n"
-          "name: full\n"
-          "optimizations: {aggregation_frequency: 2}\n"
-          "perform_initial_validation: true\n"
-          "preemption_timeout: 60\n"
-          "profiling: {enabled: false}\n"
-          "project: p\n"
-          "workspace: w\n"
-          "records_per_epoch: 6400\n"
-          "reproducibility: {experiment_seed: 1}\n"
-          "resources: {slots_per_trial: 0, shm_size: 1024}\n"
-          "scheduling_unit: 50\n"
-          "batches_per_step: 20\n"
-          "security: {kerberos: {config_file: /etc/krb5.conf}}\n"
-          "tensorboard_storage: {type: shared_fs}\n"
-          "retention_policy: {log_retention_days: 7}\n"
-          "pbs: {}\n"
-          "slurm: {gpu_type: a100}\n"
-          "checkpoint_storage: {type: s3, bucket: b}\n",
-      Defaults());
+  auto cfg =
+      ParseExperimentConfig(std::string(kMinimal) +
+                                "bind_mounts: [{host_path: /data, container_path: /mnt/data}]\n"
+                                "checkpoint_policy: all\n"
+                                "data: {url: s3://x}\n"
+                                "data_layer: {type: shared_fs}\n"
+                                "debug: true\n"
+                                "description: hello\n"
+                                "environment: {image: foo, environment_variables: [A=1]}\n"
+                                "hyperparameters: {global_batch_size: 32}\n"
+                                "internal: null\n"
+                                "integrations: {pachyderm: {}}\n"
+                                "labels: [x]\n"
+                                "log_policies: [{pattern: OOM, action: cancel_retries}]\n"
+                                "max_restarts: 0\n"
+                                "min_checkpoint_period: {epochs: 1}\n"
+                                "min_validation_period: {records: 640}\n"
+                                "name: full\n"
+                                "optimizations: {aggregation_frequency: 2}\n"
+                                "perform_initial_validation: true\n"
+                                "preemption_timeout: 60\n"
+                                "profiling: {enabled: false}\n"
+                                "project: p\n"
+                                "workspace: w\n"
+                                "records_per_epoch: 6400\n"
+                                "reproducibility: {experiment_seed: 1}\n"
+                                "resources: {slots_per_trial: 0, shm_size: 1024}\n"
+                                "scheduling_unit: 50\n"
+                                "batches_per_step: 20\n"
+                                "security: {kerberos: {config_file: /etc/krb5.conf}}\n"
+                                "tensorboard_storage: {type: shared_fs}\n"
+                                "retention_policy: {log_retention_days: 7}\n"
+                                "pbs: {}\n"
+                                "slurm: {gpu_type: a100}\n"
+                                "checkpoint_storage: {type: s3, bucket: b}\n",
+                            Defaults());
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
   const json& d = cfg->defaulted;
   EXPECT_EQ(d["environment"]["image"], (json{{"cpu", "foo"}, {"cuda", "foo"}, {"rocm", "foo"}}));
@@ -306,8 +309,7 @@ TEST(ExperimentConfigTest, CheckpointStorageMerge) {
                 "checkpoint_storage.host_path: must be an absolute path (got \"tmp/x\")");
 
   auto missing = ParseExperimentConfig(
-      std::string(kMinimal) + "checkpoint_storage: {type: gcs, save_trial_best: -1}\n",
-      Defaults());
+      std::string(kMinimal) + "checkpoint_storage: {type: gcs, save_trial_best: -1}\n", Defaults());
   ASSERT_FALSE(missing.ok());
   ExpectProblem(missing.status(), "checkpoint_storage.bucket: required for type 'gcs'");
   ExpectProblem(missing.status(), "checkpoint_storage.save_trial_best: must be >= 0 (got -1)");

@@ -1,5 +1,6 @@
 #include "master/config/resources_parse.h"
 
+#include <regex>
 #include <string>
 #include <string_view>
 
@@ -10,10 +11,21 @@ using nlohmann::json;
 constexpr std::string_view kResources = "resources";
 constexpr int64_t kMinPriority = 1;
 constexpr int64_t kMaxPriority = 99;
+
+// Determined's memory size syntax: "4G", "4 GiB", "512m", "1.5gb", "100b", "1024".
+bool IsMemorySize(const std::string& text) {
+  static const std::regex kSize(R"(^([0-9]*[.])?[0-9]+ ?(([kmgtpKMGTP]([iI]?[bB])?)|[bB])?$)");
+  return std::regex_match(text, kSize);
+}
+
+// docker's --device form "/host:/container[:mode]" with mode letters from r, w, m.
+bool IsDeviceString(const std::string& text) {
+  static const std::regex kDevice(R"(^/[^:]*:/[^:]*(:[rwm]*)?$)");
+  return std::regex_match(text, kDevice);
+}
 }  // namespace
 
-nlohmann::json ParseDevices(const nlohmann::json& in, std::string_view path,
-                            Problems* problems) {
+nlohmann::json ParseDevices(const nlohmann::json& in, std::string_view path, Problems* problems) {
   if (in.is_null()) return json::array();
   if (!in.is_array()) {
     problems->Add(path, "must be a list", in);
@@ -28,8 +40,9 @@ nlohmann::json ParseDevices(const nlohmann::json& in, std::string_view path,
       std::string s = d.get<std::string>();
       size_t c1 = s.find(':');
       size_t c2 = c1 == std::string::npos ? c1 : s.find(':', c1 + 1);
-      if (c1 == std::string::npos || c1 == 0) {
-        problems->Add(item, "must be host_path:container_path[:mode] or a map", d);
+      if (!IsDeviceString(s)) {
+        problems->Add(
+            item, "must be /host_path:/container_path[:mode] (mode letters r, w, m) or a map", d);
         out.push_back(d);
         continue;
       }
@@ -44,11 +57,15 @@ nlohmann::json ParseDevices(const nlohmann::json& in, std::string_view path,
     }
     RejectUnknownKeys(d, {"host_path", "container_path", "mode"}, item, problems);
     for (const char* key : {"host_path", "container_path"}) {
-      if (!Has(d, key)) problems->Add(JoinPath(item, key), "required");
-      else ReadString(d, key, item, problems);
+      if (!Has(d, key))
+        problems->Add(JoinPath(item, key), "required");
+      else
+        ReadString(d, key, item, problems);
     }
-    if (!Has(d, "mode")) d["mode"] = "mrw";
-    else ReadString(d, "mode", item, problems);
+    if (!Has(d, "mode"))
+      d["mode"] = "mrw";
+    else
+      ReadString(d, "mode", item, problems);
     out.push_back(std::move(d));
   }
   return out;
@@ -63,14 +80,13 @@ ResourcesConfig ParseResources(const nlohmann::json& in, nlohmann::json* default
     problems->Add(kResources, "must be a map", in);
     return cfg;
   }
-  if (out.contains("slots")) {
-    problems->Add(JoinPath(kResources, "slots"), "not supported; use resources.slots_per_trial");
-  }
   RejectUnknownKeys(out,
-                    {"slots", "slots_per_trial", "max_slots", "weight", "priority",
-                     "resource_pool", "shm_size", "devices", "native_parallel", "is_single_node",
-                     "agent_label"},
+                    {"slots", "slots_per_trial", "max_slots", "weight", "priority", "resource_pool",
+                     "shm_size", "devices", "native_parallel", "is_single_node", "agent_label"},
                     kResources, problems);
+
+  // `slots` is accepted and ignored, as Determined does; slots_per_trial is what counts.
+  ReadInt(out, "slots", kResources, problems);
 
   if (auto v = ReadInt(out, "slots_per_trial", kResources, problems)) {
     if (*v < 0) problems->Add(JoinPath(kResources, "slots_per_trial"), "must be >= 0", *v);
@@ -109,11 +125,14 @@ ResourcesConfig ParseResources(const nlohmann::json& in, nlohmann::json* default
 
   if (Has(out, "shm_size")) {
     const json& shm = out.at("shm_size");
-    bool ok = shm.is_string() ? !shm.get<std::string>().empty()
+    bool ok = shm.is_string() ? IsMemorySize(shm.get<std::string>())
                               : shm.is_number_integer() && shm.get<int64_t>() >= 0;
     if (!ok) {
       problems->Add(JoinPath(kResources, "shm_size"),
-                    "must be a size in bytes (>= 0) or a size string such as \"4G\"", shm);
+                    "must be a size in bytes (>= 0) or a memory size string: a number, an "
+                    "optional space and a unit k, m, g, t or p (optionally followed by b or ib), "
+                    "or b, such as \"4G\" or \"512 MiB\"",
+                    shm);
     }
     cfg.shm_size = shm;
   } else {

@@ -15,18 +15,41 @@ using nlohmann::json;
 
 constexpr std::string_view kPath = "searcher";
 constexpr int64_t kDefaultMaxConcurrentTrials = 16;
+constexpr int64_t kMaxAdaptiveSimpleTrials = 2000;
 
 const std::vector<std::string_view> kNames = {
-    "single", "random", "grid", "adaptive_asha", "async_halving", "adaptive", "adaptive_simple",
-    "pbt", "custom", "sync_halving"};
+    "single",   "random",          "grid", "adaptive_asha", "async_halving",
+    "adaptive", "adaptive_simple", "pbt",  "custom",        "sync_halving"};
 
 // The union of every searcher's fields (current, 0.13-0.37 and step-era names).
-const std::vector<std::string_view> kKnownFields = {
-    "name", "metric", "smaller_is_better", "max_length", "max_trials", "max_concurrent_trials",
-    "source_trial_id", "source_checkpoint_uuid", "time_metric", "max_time", "mode", "divisor",
-    "max_rungs", "bracket_rungs", "stop_once", "num_rungs", "budget", "train_stragglers",
-    "population_size", "num_rounds", "length_per_round", "replace_function", "explore_function",
-    "unit", "max_steps", "target_trial_steps", "step_budget", "steps_per_round"};
+const std::vector<std::string_view> kKnownFields = {"name",
+                                                    "metric",
+                                                    "smaller_is_better",
+                                                    "max_length",
+                                                    "max_trials",
+                                                    "max_concurrent_trials",
+                                                    "source_trial_id",
+                                                    "source_checkpoint_uuid",
+                                                    "time_metric",
+                                                    "max_time",
+                                                    "mode",
+                                                    "divisor",
+                                                    "max_rungs",
+                                                    "bracket_rungs",
+                                                    "stop_once",
+                                                    "num_rungs",
+                                                    "budget",
+                                                    "train_stragglers",
+                                                    "population_size",
+                                                    "num_rounds",
+                                                    "length_per_round",
+                                                    "replace_function",
+                                                    "explore_function",
+                                                    "unit",
+                                                    "max_steps",
+                                                    "target_trial_steps",
+                                                    "step_budget",
+                                                    "steps_per_round"};
 
 struct LegacySteps {
   std::string_view legacy;
@@ -43,8 +66,7 @@ bool NeedsMaxTrials(const std::string& name) {
 }
 
 // Rewrites legacy step counts in `*out` into batch lengths.
-void ConvertLegacySteps(const json& in, int64_t batches_per_step, json* out,
-                        Problems* problems) {
+void ConvertLegacySteps(const json& in, int64_t batches_per_step, json* out, Problems* problems) {
   for (const LegacySteps& l : kLegacySteps) {
     if (!Has(in, l.legacy)) continue;
     std::string legacy(l.legacy), modern(l.modern);
@@ -66,6 +88,11 @@ void ConvertLegacySteps(const json& in, int64_t batches_per_step, json* out,
     }
     (*out)[modern] = json{{"batches", batches}};
   }
+}
+
+bool TakesLengthMapOnly(const std::string& name) {
+  return name == "async_halving" || name == "adaptive" || name == "adaptive_simple" ||
+         name == "sync_halving";
 }
 
 }  // namespace
@@ -113,14 +140,21 @@ SearcherConfig ParseSearcher(const nlohmann::json& in, int64_t batches_per_step,
   out["smaller_is_better"] = cfg.smaller_is_better;
 
   if (Has(out, "max_length")) {
-    cfg.max_length = ParseLength(out.at("max_length"), JoinPath(kPath, "max_length"),
-                                 /*allow_unitless=*/true, problems);
+    // A bare integer (Core API, unitless) is only for the searchers that Determined 0.38 still
+    // runs; the older searchers take a length map.
+    bool unitless_ok = !TakesLengthMapOnly(cfg.name);
+    cfg.max_length =
+        ParseLength(out.at("max_length"), JoinPath(kPath, "max_length"), unitless_ok, problems);
+    RequirePositiveLength(cfg.max_length, out.at("max_length"), "max_length", problems);
   }
 
   auto max_trials = ReadInt(in, "max_trials", kPath, problems);
   if (max_trials) {
     if (*max_trials < 1) {
       problems->Add(JoinPath(kPath, "max_trials"), "must be > 0", in.at("max_trials"));
+    } else if (cfg.name == "adaptive_simple" && *max_trials > kMaxAdaptiveSimpleTrials) {
+      problems->Add(JoinPath(kPath, "max_trials"), "must be <= 2000 for searcher 'adaptive_simple'",
+                    in.at("max_trials"));
     }
     cfg.max_trials = *max_trials;
   } else if (NeedsMaxTrials(cfg.name) && !Has(in, "max_trials")) {

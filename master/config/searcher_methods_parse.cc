@@ -23,8 +23,8 @@ struct MethodFields {
 };
 
 const std::vector<std::string_view> kCommonFields = {
-    "name", "metric", "smaller_is_better", "max_length", "source_trial_id",
-    "source_checkpoint_uuid"};
+    "name",       "metric",          "smaller_is_better",
+    "max_length", "source_trial_id", "source_checkpoint_uuid"};
 
 const std::vector<MethodFields>& Methods() {
   static const std::vector<MethodFields> kMethods = {
@@ -35,19 +35,18 @@ const std::vector<MethodFields>& Methods() {
        {"max_trials", "max_concurrent_trials", "time_metric", "max_time", "mode", "divisor",
         "max_rungs", "bracket_rungs", "stop_once", "target_trial_steps", "max_steps"}},
       {"async_halving",
-       {"num_rungs", "max_trials", "max_concurrent_trials", "time_metric", "max_time",
-        "divisor", "stop_once", "target_trial_steps", "max_steps"}},
+       {"num_rungs", "max_trials", "max_concurrent_trials", "time_metric", "max_time", "divisor",
+        "stop_once", "target_trial_steps", "max_steps"}},
       {"adaptive",
        {"budget", "mode", "divisor", "max_rungs", "bracket_rungs", "train_stragglers",
         "max_concurrent_trials", "target_trial_steps", "step_budget"}},
       {"adaptive_simple",
        {"max_trials", "mode", "divisor", "max_rungs", "max_concurrent_trials", "max_steps"}},
       {"pbt",
-       {"population_size", "num_rounds", "length_per_round", "replace_function",
-        "explore_function", "steps_per_round"}},
+       {"population_size", "num_rounds", "length_per_round", "replace_function", "explore_function",
+        "steps_per_round"}},
       {"sync_halving",
-       {"num_rungs", "budget", "divisor", "train_stragglers", "target_trial_steps",
-        "step_budget"}},
+       {"num_rungs", "budget", "divisor", "train_stragglers", "target_trial_steps", "step_budget"}},
       {"custom", {"unit"}},
   };
   return kMethods;
@@ -69,9 +68,7 @@ bool TakenByAnyMethod(std::string_view field) {
   return false;
 }
 
-std::string Required(const std::string& method) {
-  return "required for searcher '" + method + "'";
-}
+std::string Required(const std::string& method) { return "required for searcher '" + method + "'"; }
 
 // An integer field >= `min`; writes `fallback` into `out` when absent (unless fallback < 0).
 int64_t IntField(const json& in, const char* key, int64_t min, int64_t fallback, json* out,
@@ -198,9 +195,9 @@ void ParsePbt(const json& in, const json& out, SearcherConfig* cfg, Problems* pr
   if (!Has(out, "length_per_round")) {
     problems->Add(JoinPath(kPath, "length_per_round"), Required("pbt"));
   } else {
-    cfg->length_per_round = ParseLength(out.at("length_per_round"),
-                                        JoinPath(kPath, "length_per_round"),
-                                        /*allow_unitless=*/true, problems);
+    cfg->length_per_round =
+        ParseLength(out.at("length_per_round"), JoinPath(kPath, "length_per_round"),
+                    /*allow_unitless=*/true, problems);
   }
   if (const json* replace = SubMap(in, "replace_function", problems)) {
     std::string path = JoinPath(kPath, "replace_function");
@@ -210,8 +207,7 @@ void ParsePbt(const json& in, const json& out, SearcherConfig* cfg, Problems* pr
   if (const json* explore = SubMap(in, "explore_function", problems)) {
     std::string path = JoinPath(kPath, "explore_function");
     RejectUnknownKeys(*explore, {"resample_probability", "perturb_factor"}, path, problems);
-    cfg->resample_probability =
-        FractionField(*explore, "resample_probability", path, 1, problems);
+    cfg->resample_probability = FractionField(*explore, "resample_probability", path, 1, problems);
     cfg->perturb_factor = FractionField(*explore, "perturb_factor", path, 1, problems);
   }
 }
@@ -223,9 +219,22 @@ void ParseBudget(const json& out, SearcherConfig* cfg, Problems* problems) {
   }
   cfg->budget = ParseLength(out.at("budget"), JoinPath(kPath, "budget"),
                             /*allow_unitless=*/true, problems);
+  // sync_halving's budget is a positive length in Determined's schema; adaptive's may be 0.
+  if (cfg->name == "sync_halving") {
+    RequirePositiveLength(cfg->budget, out.at("budget"), "budget", problems);
+  }
 }
 
 }  // namespace
+
+void RequirePositiveLength(const std::optional<Length>& length, const nlohmann::json& value,
+                           std::string_view key, Problems* problems) {
+  // A length map counts a positive amount of training; the unitless integer may be 0.
+  if (length && length->unit != Length::Unit::kUnitless && length->value == 0) {
+    problems->Add(JoinPath(kPath, key), "must be > 0 when given as {batches|records|epochs}",
+                  value);
+  }
+}
 
 std::vector<std::string_view> SearcherMethodFields(std::string_view method) {
   for (const MethodFields& m : Methods()) {

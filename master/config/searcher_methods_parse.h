@@ -4,11 +4,11 @@
 // adaptive_simple, pbt, sync_halving, custom; single / random / grid take only common fields).
 // Internal to master/config.
 
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "master/config/experiment_config.h"
 #include "master/config/problems.h"
@@ -21,6 +21,11 @@ std::vector<std::string_view> SearcherMethodFields(std::string_view method);
 
 // Validates the method-specific fields of `in` (the user's section, legacy names already
 // converted in `*out`) for `cfg->name`, fills their defaults into `*out` and `*cfg`.
+// Records "searcher.<key>: must be > 0 ..." for a zero length map ({batches: 0}); Determined's
+// schema wants searcher lengths positive. A unitless integer 0 passes.
+void RequirePositiveLength(const std::optional<Length>& length, const nlohmann::json& value,
+                           std::string_view key, Problems* problems);
+
 void ParseSearcherMethod(const nlohmann::json& in, nlohmann::json* out, SearcherConfig* cfg,
                          Problems* problems);
 

@@ -1,7 +1,9 @@
 #include "master/config/sections_parse.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace det::master::config::internal {
 
@@ -43,19 +45,19 @@ nlohmann::json ParseOptimizations(const nlohmann::json& in, Problems* problems) 
   constexpr std::string_view kPath = "optimizations";
   json out;
   if (!StartSection(in, kPath, &out, problems)) return out;
-  RejectUnknownKeys(out,
-                    {"aggregation_frequency", "average_aggregated_gradients",
-                     "average_training_metrics", "gradient_compression",
-                     "grad_updates_size_file", "mixed_precision", "tensor_fusion_threshold",
-                     "tensor_fusion_cycle_time", "auto_tune_tensor_fusion"},
-                    kPath, problems);
+  RejectUnknownKeys(
+      out,
+      {"aggregation_frequency", "average_aggregated_gradients", "average_training_metrics",
+       "gradient_compression", "grad_updates_size_file", "mixed_precision",
+       "tensor_fusion_threshold", "tensor_fusion_cycle_time", "auto_tune_tensor_fusion"},
+      kPath, problems);
   DefaultIntAtLeast(&out, "aggregation_frequency", 1, 1, kPath, problems);
   DefaultBool(&out, "average_aggregated_gradients", true, kPath, problems);
   DefaultBool(&out, "average_training_metrics", true, kPath, problems);
   DefaultBool(&out, "gradient_compression", false, kPath, problems);
   DefaultBool(&out, "auto_tune_tensor_fusion", false, kPath, problems);
-  DefaultIntAtLeast(&out, "tensor_fusion_threshold", 1, 64, kPath, problems);
-  DefaultIntAtLeast(&out, "tensor_fusion_cycle_time", 1, 1, kPath, problems);
+  DefaultIntAtLeast(&out, "tensor_fusion_threshold", 0, 64, kPath, problems);
+  DefaultIntAtLeast(&out, "tensor_fusion_cycle_time", 0, 1, kPath, problems);
   if (!Has(out, "grad_updates_size_file")) {
     out["grad_updates_size_file"] = nullptr;
   } else {
@@ -91,38 +93,17 @@ nlohmann::json ParseProfiling(const nlohmann::json& in, Problems* problems) {
   return out;
 }
 
+// data_layer was removed in Determined 0.19.10, which since accepts any map there and ignores
+// it; so does this master. The shared_fs defaults are filled for configs that name no type.
 nlohmann::json ParseDataLayer(const nlohmann::json& in, Problems* problems) {
   constexpr std::string_view kPath = "data_layer";
   json out;
   if (!StartSection(in, kPath, &out, problems)) return out;
-  std::string type = "shared_fs";
-  if (auto t = ReadString(out, "type", kPath, problems)) type = *t;
-  out["type"] = type;
-  if (type == "shared_fs") {
-    RejectUnknownKeys(out, {"type", "host_storage_path", "container_storage_path"}, kPath,
-                      problems);
+  if (!Has(out, "type")) out["type"] = "shared_fs";
+  if (out.at("type") == "shared_fs") {
     for (const char* key : {"host_storage_path", "container_storage_path"}) {
-      if (!Has(out, key)) out[key] = nullptr;
-      else ReadString(out, key, kPath, problems);
+      if (!out.contains(key)) out[key] = nullptr;
     }
-  } else if (type == "s3" || type == "gcs") {
-    std::vector<std::string_view> known = {"type", "bucket", "bucket_directory_path",
-                                           "local_cache_host_path",
-                                           "local_cache_container_path"};
-    if (type == "s3") {
-      known.insert(known.end(), {"access_key", "secret_key", "endpoint_url"});
-    }
-    RejectUnknownKeys(out, known, kPath, problems);
-    for (const char* key : {"bucket", "bucket_directory_path"}) {
-      if (!Has(out, key)) {
-        problems->Add(JoinPath(kPath, key), "required for type '" + type + "'");
-      }
-    }
-    for (std::string_view key : known) {
-      if (key != "type" && Has(out, key)) ReadString(out, key, kPath, problems);
-    }
-  } else {
-    problems->Add(JoinPath(kPath, "type"), "must be one of shared_fs, s3, gcs", type);
   }
   return out;
 }
@@ -133,14 +114,15 @@ nlohmann::json ParseLogPolicies(const nlohmann::json& in, const nlohmann::json& 
   json policies = in;
   if (policies.is_null()) policies = task_default;
   if (policies.is_null()) {
-    return json::array({{{"name", "CUDA OOM"}, {"pattern", ".*CUDA out of memory.*"}},
-                        {{"name", "ECC Error"},
-                         {"pattern", ".*uncorrectable ECC error encountered.*"}}});
+    return json::array(
+        {{{"name", "CUDA OOM"}, {"pattern", ".*CUDA out of memory.*"}},
+         {{"name", "ECC Error"}, {"pattern", ".*uncorrectable ECC error encountered.*"}}});
   }
   if (!policies.is_array()) {
     problems->Add(kPath, "must be a list", policies);
     return policies;
   }
+  std::vector<std::string> names;
   for (size_t i = 0; i < policies.size(); ++i) {
     std::string path = std::string(kPath) + "[" + std::to_string(i) + "]";
     const json& p = policies[i];
@@ -153,15 +135,24 @@ nlohmann::json ParseLogPolicies(const nlohmann::json& in, const nlohmann::json& 
     // Patterns are RE2 syntax (Go's regexp), which std::regex does not accept in full, so they
     // are checked only for type here.
     ReadString(p, "pattern", path, problems);
-    if (!Has(p, "pattern") && !Has(p, "name")) {
-      problems->Add(JoinPath(path, "pattern"), "required");
+    // A current policy has a name; a legacy (unnamed) one has both a pattern and an action.
+    if (!p.contains("name") && !(p.contains("pattern") && p.contains("action"))) {
+      problems->Add(path, "needs a name, or (legacy form) both pattern and action", p);
+    }
+    if (p.contains("name") && p.at("name").is_string()) {
+      const std::string& name = p.at("name").get_ref<const std::string&>();
+      if (std::find(names.begin(), names.end(), name) != names.end()) {
+        problems->Add(JoinPath(path, "name"), "duplicates the name of an earlier policy",
+                      p.at("name"));
+      }
+      names.push_back(name);
     }
     if (!Has(p, "action")) continue;
     const json& action = p.at("action");
     json type = action.is_object() ? action.value("type", json()) : action;
     if (action.is_object()) RejectUnknownKeys(action, {"type"}, JoinPath(path, "action"), problems);
-    if (!type.is_string() ||
-        (type.get<std::string>() != "cancel_retries" && type.get<std::string>() != "exclude_node")) {
+    if (!type.is_string() || (type.get<std::string>() != "cancel_retries" &&
+                              type.get<std::string>() != "exclude_node")) {
       problems->Add(JoinPath(path, "action"), "must be cancel_retries or exclude_node", action);
     }
   }

@@ -233,6 +233,10 @@ class Master {
   Status PatchCheckpointResources(const std::string& uuid, const nlohmann::json& resources);
   Result<nlohmann::json> SetCheckpointMetadata(const std::string& uuid,
                                                const nlohmann::json& metadata);
+  // The checkpoint's files as a tar.gz, read from storage the master cannot read itself (s3,
+  // gcs, azure, hdfs) by the Python helper determined.exec.checkpoint_tar.
+  Result<std::string> ArchiveCheckpointFromStorage(const nlohmann::json& storage,
+                                                   const std::string& uuid);
   // Waits until no checkpoint deletion is pending (tests, shutdown).
   bool WaitForCheckpointGc(int64_t timeout_ms);
 

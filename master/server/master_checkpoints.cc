@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "common/subprocess.h"
 #include "master/checkpoint_gc/checkpoint_gc.h"
 #include "master/server/checkpoint_gc_runner.h"
 #include "master/server/master.h"
@@ -264,6 +265,25 @@ Status Master::SubmitDeletions(const std::vector<std::string>& uuids,
 Status Master::DeleteCheckpoints(const std::vector<std::string>& uuids) {
   if (uuids.empty()) return InvalidArgument("checkpointUuids: must not be empty");
   return SubmitDeletions(uuids, {});
+}
+
+Result<std::string> Master::ArchiveCheckpointFromStorage(const nlohmann::json& storage,
+                                                         const std::string& uuid) {
+  // The helper uses the same storage managers as the trials, so every backend they write to can
+  // be read back here; the storage config travels in the environment to keep keys off argv.
+  std::vector<std::string> argv = {config_.python, "-m", "determined.exec.checkpoint_tar", "--uuid",
+                                   uuid};
+  std::map<std::string, std::string> env = {{"DET_STORAGE_CONFIG", storage.dump()},
+                                            {"AWS_MAX_ATTEMPTS", "2"}};
+  if (!config_.harness_dir.empty()) env["PYTHONPATH"] = config_.harness_dir;
+  DET_ASSIGN_OR_RETURN(ProcessResult proc, RunProcess(argv, env));
+  if (proc.exit_code == 2) return NotFound("checkpoint files of " + uuid + " not found");
+  if (proc.exit_code != 0) {
+    return Unavailable("could not read checkpoint " + uuid + " from its " +
+                       storage.value("type", std::string("?")) + " storage (helper exited " +
+                       std::to_string(proc.exit_code) + "; the master's log has the reason)");
+  }
+  return std::move(proc.stdout_text);
 }
 
 Status Master::RemoveCheckpointFiles(const std::vector<std::string>& uuids,

@@ -128,3 +128,59 @@ def test_s3_gc_interrupted_then_completed(own_cluster, tmp_path):
                 assert (x["uuid"] in present) == (step in kept), f"step {step} in the bucket"
     finally:
         s3.stop()
+
+
+def test_master_mode_download_from_s3(cluster, tmp_path):
+    """det checkpoint download --mode master and the tar route serve checkpoints kept on S3: the
+    master reads them through its storage helper and streams them as tar.gz."""
+    import io
+    import tarfile
+
+    c = cluster
+    s3 = FixedPortS3()
+    s3.start()
+    try:
+        s3.client().create_bucket(Bucket="dlck")
+        cfg = tmp_path / "s3-download.yaml"
+        cfg.write_text(
+            (FIXTURES / "checkpoints.yaml").read_text().replace(
+                "checkpoint_storage:\n",
+                "checkpoint_storage:\n  type: s3\n  bucket: dlck\n  prefix: runs\n"
+                f"  access_key: S3RVER\n  secret_key: S3RVER\n  endpoint_url: {s3.url}\n")
+            .replace("save_trial_latest: 2", "save_trial_latest: 10"))  # GC deletes none
+        exp_id = c.create(cfg, FIXTURES)
+        c.wait_state(exp_id, "STATE_COMPLETED", timeout=120)
+        ckpt = [x for x in c.request("GET", f"/api/v1/experiments/{exp_id}/checkpoints")["checkpoints"]
+                if x["state"] == "STATE_COMPLETED"][-1]
+        uuid = ckpt["uuid"]
+        in_bucket = s3.client().list_objects_v2(Bucket="dlck", Prefix=f"runs/{uuid}/")
+        expected = {o["Key"][len(f"runs/{uuid}/"):] for o in in_bucket.get("Contents", [])}
+        expected = {k for k in expected if k and not k.endswith("/")}
+        assert expected, "the checkpoint has files in the bucket"
+
+        out_dir = tmp_path / "downloaded"
+        c.det("checkpoint", "download", uuid, "--mode", "master", "--output-dir", str(out_dir))
+        got = {str(p.relative_to(out_dir)) for p in out_dir.rglob("*") if p.is_file()}
+        assert expected <= got, (expected, got)
+        for key in expected:
+            body = s3.client().get_object(Bucket="dlck", Key=f"runs/{uuid}/{key}")["Body"].read()
+            assert (out_dir / key).read_bytes() == body, key
+
+        # The tar route answers the SDK's master mode with the same files.
+        req = urllib.request.Request(f"{c.url}/checkpoints/{uuid}")
+        req.add_header("Authorization", f"Bearer {c.token()}")
+        req.add_header("Accept", "application/gzip")
+        with urllib.request.urlopen(req, timeout=120) as resp:
+            data = resp.read()
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            names = {m.name for m in tar.getmembers() if m.isfile()}
+        assert names == expected, (names, expected)
+
+        # With the storage down the request fails with an error answer, and the master stays up.
+        s3.stop()
+        status, body = c.request_status("GET", f"/checkpoints/{uuid}",
+                                        headers={"Authorization": f"Bearer {c.token()}"})
+        assert status >= 500 and "storage" in str(body), (status, body)
+        assert c.request("GET", "/api/v1/master")  # the master is still up
+    finally:
+        s3.stop()
