@@ -43,7 +43,7 @@ unit-test: build
 # own session cluster (tests/e2e/conftest.py); the trials mostly wait, so more workers than
 # cores pays off (see tests/e2e/README.md for the measured wall times).
 HARNESS_WORKERS ?= $(JOBS)
-E2E_WORKERS ?= 4
+E2E_WORKERS ?= 3
 
 harness-test:
 	cd harness && PYTHONPATH=. $(PYTHON) -m pytest -q -n $(HARNESS_WORKERS) tests

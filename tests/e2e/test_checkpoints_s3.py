@@ -114,15 +114,24 @@ def test_s3_gc_interrupted_then_completed(own_cluster, tmp_path):
               str(c.data_dir))
         c._token = None
         for e, kept in experiments.items():
-            def done(e=e):
+            # GC deletes one checkpoint after another: wait for the whole outcome, not the
+            # first deletion (a partial state was seen under parallel load).
+            def states(e=e):
                 cs = c.request("GET", f"/api/v1/experiments/{e}/checkpoints")["checkpoints"]
-                return cs if any(x["state"] == "STATE_DELETED" for x in cs) else None
+                return {x["metadata"]["steps_completed"]: x for x in cs}
 
-            cs = wait_for(done, 120, f"GC of experiment {e}")
-            by_step = {x["metadata"]["steps_completed"]: x for x in cs}
+            def done(e=e, kept=kept):
+                by_step = states(e)
+                deleted = {s for s, x in by_step.items() if x["state"] == "STATE_DELETED"}
+                return by_step if deleted == set(range(1, 11)) - kept else None
+
+            try:
+                by_step = wait_for(done, 120, f"GC of experiment {e}")
+            except AssertionError:
+                raise AssertionError(f"GC of experiment {e} did not delete exactly "
+                                     f"{sorted(set(range(1, 11)) - kept)}: "
+                                     f"{ {s: x['state'] for s, x in states(e).items()} }")
             assert {s for s, x in by_step.items() if x["state"] == "STATE_COMPLETED"} == kept
-            assert {s for s, x in by_step.items() if x["state"] == "STATE_DELETED"} == \
-                set(range(1, 11)) - kept
             present = s3.uuids_in("ckpts", "e2e")
             for step, x in by_step.items():
                 assert (x["uuid"] in present) == (step in kept), f"step {step} in the bucket"
