@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <csignal>
 #include <optional>
+#include <set>
 
 #include "agent/client/backoff.h"
 #include "agent/orphan_cleanup.h"
@@ -51,12 +52,15 @@ bool Agent::SleepUnlessStopped(std::chrono::milliseconds d) {
 }
 
 std::vector<std::string> Agent::RunningAllocations() {
+  // An allocation whose exit the master has not heard of yet still counts as running: the master
+  // re-adopts it and then learns of the exit from the queued event, rather than taking it for
+  // lost (and rerunning the trial) when the process ended while the master was away.
+  std::set<std::string> ids = events_->UnsentExits();
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::string> ids;
   for (const auto& [id, runner] : runners_) {
-    if (!finished_.count(id)) ids.push_back(id);
+    if (!finished_.count(id)) ids.insert(id);
   }
-  return ids;
+  return {ids.begin(), ids.end()};
 }
 
 bool Agent::registered() {

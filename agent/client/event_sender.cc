@@ -60,6 +60,15 @@ bool EventSender::Flush(std::chrono::steady_clock::time_point deadline) {
   return cv_.wait_until(lock, deadline, [&] { return sent_ >= target; });
 }
 
+std::set<std::string> EventSender::UnsentExits() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::set<std::string> ids;
+  for (const AgentEvent& e : queue_) {
+    if (e.type == "exited") ids.insert(e.allocation_id);
+  }
+  return ids;
+}
+
 void EventSender::Loop() {
   Backoff backoff(initial_backoff_, max_backoff_);
   std::unique_lock<std::mutex> lock(mu_);

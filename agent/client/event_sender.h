@@ -9,6 +9,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -40,6 +41,8 @@ class EventSender {
   void Enqueue(AgentEvent event);
   // Waits until every event queued so far was accepted; false if `deadline` came first.
   bool Flush(std::chrono::steady_clock::time_point deadline);
+  // Allocations whose "exited" event the master has not accepted yet.
+  std::set<std::string> UnsentExits();
 
  private:
   void Loop();

@@ -53,6 +53,18 @@ TEST(EventSenderTest, FlushTimesOutWhileMasterIsDown) {
   EXPECT_EQ(state->bodies().size(), 1u);
 }
 
+TEST(EventSenderTest, UnsentExitsListsExitsUntilTheMasterAcceptsThem) {
+  auto state = std::make_shared<FakePosterState>();
+  state->FailNext(1000000);
+  EventSender sender(std::make_unique<FakePoster>(state), milliseconds(1), milliseconds(2));
+  sender.Enqueue(AgentEvent::Started("a", 1));
+  sender.Enqueue(AgentEvent::Exited("b", 0));
+  EXPECT_EQ(sender.UnsentExits(), std::set<std::string>{"b"});  // "a" only started
+  state->FailNext(0);
+  ASSERT_TRUE(sender.Flush(In(milliseconds(10000))));
+  EXPECT_TRUE(sender.UnsentExits().empty());
+}
+
 TEST(EventSenderTest, RejectedBodyIsDropped) {
   auto state = std::make_shared<FakePosterState>();
   state->FailNext(1, InvalidArgument("bad"));

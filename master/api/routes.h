@@ -22,4 +22,9 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master);
 void RegisterTaskRoutes(server::Router* router, server::Master* master);
 void RegisterWebhookRoutes(server::Router* router, server::Master* master);
 
+// GET /api/v1/experiments and /projects/{id}/experiments: one page of experiments (offset,
+// limit, archived); `in_project` false answers an empty page (an unknown project).
+server::HttpResponse ListExperimentsResponse(server::Master* master, server::HttpRequest& req,
+                                             bool in_project);
+
 }  // namespace det::master::api

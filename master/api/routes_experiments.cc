@@ -71,64 +71,68 @@ Result<server::CreateExperimentRequest> ParseCreateRequest(const json& body) {
 
 }  // namespace
 
+HttpResponse ListExperimentsResponse(server::Master* master, HttpRequest& req, bool in_project) {
+  Result<int64_t> offset = QueryInt(req, "offset", 0);
+  if (!offset.ok()) return ErrorResponse(offset.status());
+  Result<int64_t> limit = QueryInt(req, "limit", 0);
+  if (!limit.ok()) return ErrorResponse(limit.status());
+  std::optional<bool> archived;
+  if (!req.Query("archived").empty()) archived = QueryBool(req, "archived", false);
+  int64_t total = 0;
+  auto list = master->ListExperiments(archived, {*offset, *limit}, &total);
+  if (!list.ok()) return ErrorResponse(list.status());
+  if (!in_project) {
+    list->clear();
+    total = 0;
+  }
+  json exps = json::array();
+  for (const auto& v : *list) exps.push_back(ExperimentJson(v));
+  return JsonResponse(
+      {{"experiments", exps},
+       {"pagination", PaginationJson(*offset, *limit, static_cast<int64_t>(list->size()), total)}});
+}
+
 void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
-  router->Add("POST", "/api/v1/experiments",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal& who) {
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                auto parsed = ParseCreateRequest(*body);
-                if (!parsed.ok()) return ErrorResponse(parsed.status());
-                auto created = master->CreateExperiment(*parsed, who);
-                if (!created.ok()) return ErrorResponse(created.status());
-                json exp = json::object();
-                if (created->experiment) {
-                  auto view = master->GetExperiment(created->experiment->id);
-                  if (!view.ok()) return ErrorResponse(view.status());
-                  exp = ExperimentJson(*view);
-                }
-                return JsonResponse({{"experiment", exp},
-                                     {"config", created->config},
-                                     {"warnings", json::array()}});
-              }));
+  router->Add(
+      "POST", "/api/v1/experiments",
+      WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal& who) {
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        auto parsed = ParseCreateRequest(*body);
+        if (!parsed.ok()) return ErrorResponse(parsed.status());
+        auto created = master->CreateExperiment(*parsed, who);
+        if (!created.ok()) return ErrorResponse(created.status());
+        json exp = json::object();
+        if (created->experiment) {
+          auto view = master->GetExperiment(created->experiment->id);
+          if (!view.ok()) return ErrorResponse(view.status());
+          exp = ExperimentJson(*view);
+        }
+        return JsonResponse(
+            {{"experiment", exp}, {"config", created->config}, {"warnings", json::array()}});
+      }));
 
   router->Add("GET", "/api/v1/experiments",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> offset = QueryInt(req, "offset", 0);
-                if (!offset.ok()) return ErrorResponse(offset.status());
-                Result<int64_t> limit = QueryInt(req, "limit", 0);
-                if (!limit.ok()) return ErrorResponse(limit.status());
-                std::optional<bool> archived;
-                if (!req.Query("archived").empty()) archived = QueryBool(req, "archived", false);
-                int64_t total = 0;
-                auto list = master->ListExperiments(archived, {*offset, *limit}, &total);
-                if (!list.ok()) return ErrorResponse(list.status());
                 // Every experiment belongs to project 1 (routes_workspaces.cc).
                 Result<int64_t> project = QueryInt(req, "projectId", 0);
                 if (!project.ok()) return ErrorResponse(project.status());
-                if (*project != 0 && *project != 1) {
-                  list->clear();
-                  total = 0;
-                }
-                json exps = json::array();
-                for (const auto& v : *list) exps.push_back(ExperimentJson(v));
-                return JsonResponse(
-                    {{"experiments", exps},
-                     {"pagination", PaginationJson(*offset, *limit,
-                                                   static_cast<int64_t>(list->size()), total)}});
+                return ListExperimentsResponse(master, req, *project == 0 || *project == 1);
               }));
 
-  router->Add("GET", "/api/v1/experiments/{id}",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                auto v = master->GetExperiment(*id);
-                if (!v.ok()) return ErrorResponse(v.status());
-                std::string job_state = v->presented_state == "STATE_RUNNING" ? "STATE_SCHEDULED"
-                                                                              : "STATE_QUEUED";
-                return JsonResponse({{"experiment", ExperimentJson(*v)},
-                                     {"jobSummary", {{"state", job_state}, {"jobsAhead", 0}}},
-                                     {"config", v->row.config}});
-              }));
+  router->Add(
+      "GET", "/api/v1/experiments/{id}",
+      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+        Result<int64_t> id = PathId(req, "id");
+        if (!id.ok()) return ErrorResponse(id.status());
+        auto v = master->GetExperiment(*id);
+        if (!v.ok()) return ErrorResponse(v.status());
+        std::string job_state =
+            v->presented_state == "STATE_RUNNING" ? "STATE_SCHEDULED" : "STATE_QUEUED";
+        return JsonResponse({{"experiment", ExperimentJson(*v)},
+                             {"jobSummary", {{"state", job_state}, {"jobsAhead", 0}}},
+                             {"config", v->row.config}});
+      }));
 
   router->Add("POST", "/api/v1/experiments/{id}/activate",
               IdAction(master, [master](int64_t id) { return master->ActivateExperiment(id); }));
@@ -155,18 +159,19 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
 
-  router->Add("GET", "/api/v1/experiments/{id}/searcher/best_searcher_validation_metric",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                auto best = master->BestValidationMetric(*id);
-                if (!best.ok()) return ErrorResponse(best.status());
-                if (!best->has_value()) {
-                  return ErrorResponse(NotFound("no validation metrics for experiment " +
-                                                std::to_string(*id)));
-                }
-                return JsonResponse({{"metric", **best}});
-              }));
+  router->Add(
+      "GET", "/api/v1/experiments/{id}/searcher/best_searcher_validation_metric",
+      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+        Result<int64_t> id = PathId(req, "id");
+        if (!id.ok()) return ErrorResponse(id.status());
+        auto best = master->BestValidationMetric(*id);
+        if (!best.ok()) return ErrorResponse(best.status());
+        if (!best->has_value()) {
+          return ErrorResponse(
+              NotFound("no validation metrics for experiment " + std::to_string(*id)));
+        }
+        return JsonResponse({{"metric", **best}});
+      }));
 
   router->Add("GET", "/api/v1/experiments/{id}/model_def",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
@@ -178,12 +183,13 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                 return JsonResponse({{"b64Tgz", Base64Encode(*tgz)}});
               }));
 
-  router->Add("GET", "/api/v1/tasks/{taskId}/context_directory",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
-                auto tgz = master->GetContextForTask(req.params["taskId"]);
-                if (!tgz.ok()) return ErrorResponse(tgz.status());
-                return JsonResponse({{"b64Tgz", Base64Encode(*tgz)}});
-              }));
+  router->Add(
+      "GET", "/api/v1/tasks/{taskId}/context_directory",
+      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+        auto tgz = master->GetContextForTask(req.params["taskId"]);
+        if (!tgz.ok()) return ErrorResponse(tgz.status());
+        return JsonResponse({{"b64Tgz", Base64Encode(*tgz)}});
+      }));
 }
 
 }  // namespace det::master::api

@@ -138,21 +138,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
   router->Add("GET", "/api/v1/projects/{id}/experiments",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 if (Status st = CheckId(req, "project"); !st.ok()) return ErrorResponse(st);
-                Result<int64_t> offset = QueryInt(req, "offset", 0);
-                if (!offset.ok()) return ErrorResponse(offset.status());
-                Result<int64_t> limit = QueryInt(req, "limit", 0);
-                if (!limit.ok()) return ErrorResponse(limit.status());
-                std::optional<bool> archived;
-                if (!req.Query("archived").empty()) archived = QueryBool(req, "archived", false);
-                int64_t total = 0;
-                auto list = master->ListExperiments(archived, {*offset, *limit}, &total);
-                if (!list.ok()) return ErrorResponse(list.status());
-                json exps = json::array();
-                for (const auto& v : *list) exps.push_back(ExperimentJson(v));
-                return JsonResponse(
-                    {{"experiments", exps},
-                     {"pagination",
-                      PaginationJson(*offset, *limit, static_cast<int64_t>(list->size()), total)}});
+                return ListExperimentsResponse(master, req, true);
               }));
 }
 

@@ -131,8 +131,11 @@ void Master::PollCommands(const std::string& agent_id, int64_t after, int64_t ti
 Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) {
   std::lock_guard<std::mutex> lock(mu_);
   auto agent_it = agents_.find(agent_id);
-  if (agent_it == agents_.end())
-    return FailedPrecondition("agent " + agent_id + " is not registered");
+  // Unavailable, not a 400: events from before a master restart must be retried after the
+  // agent re-registers, never dropped (a dropped exit made the trial look lost and rerun).
+  if (agent_it == agents_.end()) {
+    return Unavailable("agent " + agent_id + " is not registered yet: retry after registering");
+  }
   agent_it->second->last_seen = Now();
   for (const auto& ev : body.value("events", json::array())) {
     std::string type = ev.value("type", "");

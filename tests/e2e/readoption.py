@@ -30,7 +30,11 @@ def assert_readopted(c: Cluster, trial_id: int, start_log: pathlib.Path, start: 
     """`start` is the single process start read before the master was killed, `before` the
     metrics read then."""
     starts = read_starts(start_log)
-    assert starts == [start], f"the trial process started again after the master restart: {starts}"
+    if starts != [start]:
+        # The trial's log (master lines included) says why it was started again.
+        out = c.det("trial", "logs", str(trial_id), check=False).stdout
+        raise AssertionError(f"the trial process started again after the master restart: "
+                             f"{starts}\n--- trial log ---\n{out[-6000:]}")
     assert start["latest_checkpoint"] is None
     after = metrics_by_step(c, trial_id)
     for step, m in before.items():
