@@ -475,6 +475,7 @@ Status Master::RestoreExperimentLocked(
       alloc->state = alloc->resources.empty() ? AllocationRuntime::State::kPending
                                               : AllocationRuntime::State::kAssigned;
       alloc->adopt_deadline = Now() + config_.agent_timeout_seconds * 1000000;
+      alloc->restored = true;
       if (alloc->state == AllocationRuntime::State::kPending) pending_.push_back(alloc->id);
       t->allocation_id = alloc->id;
       allocations_[alloc->id] = std::move(alloc);

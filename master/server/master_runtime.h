@@ -75,6 +75,9 @@ struct Master::AllocationRuntime {
   bool out_of_ops = false;             // answered "no operation for now"; exit 0 means idle
   int64_t kill_deadline = 0;           // micros; kill after preemption_timeout
   int64_t adopt_deadline = 0;          // restored at startup: agent must report it by then
+  // Restored at startup: a previous master may have answered "no operation for now" (the
+  // answer is not stored), so an exit 0 with no pending operation is read the same way.
+  bool restored = false;
 };
 
 struct Master::AgentRuntime {

@@ -120,7 +120,7 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   e.infrastructure_failure = infrastructure;
   e.invalid_hp = trial.exited_early;
   e.searcher_closed = trial.closed_by_searcher;
-  e.out_of_ops = alloc.out_of_ops && trial.ops.empty();
+  e.out_of_ops = (alloc.out_of_ops || alloc.restored) && trial.ops.empty();
   core::ExitOutcome outcome =
       core::InterpretExit(trial.state, trial.restarts, exp.config.max_restarts, e);
   if (!never_started) {

@@ -19,9 +19,13 @@ from cluster import Cluster, wait_for
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
 
-def live_processes_of(allocation_id: str) -> List[int]:
-    """Live (non-zombie) processes whose environment names the allocation."""
+def live_processes_of(c: Cluster, allocation_id: str) -> List[int]:
+    """Live (non-zombie) processes of this cluster whose environment names the allocation.
+    Allocation ids repeat across clusters (the searcher's request ids come from the experiment
+    seed), so the work dir under this cluster's data dir must match too: tests run in parallel,
+    and a bare id match once killed another cluster's trial."""
     entry = f"DET_CONTAINER_ID={allocation_id}".encode()
+    workdir = f"DET_WORKDIR={c.data_dir}/".encode()
     pids = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -33,13 +37,14 @@ def live_processes_of(allocation_id: str) -> List[int]:
                 state = f.read().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if state not in ("Z", "X") and entry in environ.split(b"\0"):
+        env = environ.split(b"\0")
+        if state not in ("Z", "X") and entry in env and any(e.startswith(workdir) for e in env):
             pids.append(int(name))
     return pids
 
 
-def kill_processes_of(allocation_id: str) -> None:
-    for pid in live_processes_of(allocation_id):
+def kill_processes_of(c: Cluster, allocation_id: str) -> None:
+    for pid in live_processes_of(c, allocation_id):
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
@@ -116,7 +121,7 @@ def test_agent_kill9_and_restart_cleans_up_and_resumes(own_cluster, tmp_path):
 
     try:
         kill9_agent(c, "agent-1")
-        orphans = live_processes_of(allocation)
+        orphans = live_processes_of(c, allocation)
         assert record["pid"] in orphans, "the trial should outlive its agent until it returns"
         # Progress goes on without the agent (the orphan still reaches the master).
         before = len(c.metrics(trial["id"], "training"))
@@ -130,13 +135,13 @@ def test_agent_kill9_and_restart_cleans_up_and_resumes(own_cluster, tmp_path):
                               r"run \(recorded pid \d+\); killed (\d+) process", log.read_text()),
             30, "the returning agent to clean up")
         assert int(cleaned.group(1)) >= 1, "the orphan should still have run when the agent came back"
-        assert live_processes_of(allocation) == [], "the orphaned trial processes should be gone"
+        assert live_processes_of(c, allocation) == [], "the orphaned trial processes should be gone"
         assert all(not live(pid) for pid in orphans)
         assert not (c.data_dir / "agent-1" / "work" / allocation).exists()
 
         c.wait_state(exp_id, "STATE_COMPLETED", timeout=180)
     finally:
-        kill_processes_of(allocation)
+        kill_processes_of(c, allocation)
     check_resumed_from_latest_checkpoint(c, exp_id, allocation)
     assert records(c, "agent-1") == [], "records go once the processes are gone"
 
@@ -168,7 +173,7 @@ def test_agent_kill9_moves_trial_to_another_agent(tmp_path):
             c.wait_state(exp_id, "STATE_COMPLETED", timeout=180)
             assert agent_connected(other) is True
         finally:
-            kill_processes_of(allocation)  # nobody else will: its agent is gone for good
+            kill_processes_of(c, allocation)  # nobody else will: its agent is gone for good
         logs = c.det("trial", "logs", str(trial["id"])).stdout
         assigned = re.findall(r"was assigned to agent (\S+)", logs)
         # The idle agent, waiting in its long poll, is never taken for lost.
