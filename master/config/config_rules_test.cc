@@ -6,23 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "master/config/config_test_util.h"
 #include "master/config/experiment_config.h"
 
 namespace det::master::config {
 namespace {
 
 using nlohmann::json;
-
-const json kBase = {
-    {"entrypoint", "python3 train.py"},
-    {"searcher", {{"name", "single"}, {"metric", "loss"}, {"max_length", {{"batches", 10}}}}}};
-
-// kBase with `patch` merged in (RFC 7386: null deletes a key).
-std::string With(const json& patch) {
-  json doc = kBase;
-  doc.merge_patch(patch);
-  return doc.dump();
-}
+using testing::With;
 
 Result<ExperimentConfig> Parse(const std::string& text, ConfigDefaults defaults = {}) {
   return ParseExperimentConfig(text, defaults);

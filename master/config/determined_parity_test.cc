@@ -6,22 +6,14 @@
 
 #include <string>
 
+#include "master/config/config_test_util.h"
 #include "master/config/experiment_config.h"
 
 namespace det::master::config {
 namespace {
 
 using nlohmann::json;
-
-const json kBase = {
-    {"entrypoint", "python3 train.py"},
-    {"searcher", {{"name", "single"}, {"metric", "loss"}, {"max_length", {{"batches", 10}}}}}};
-
-std::string With(const json& patch) {
-  json doc = kBase;
-  doc.merge_patch(patch);
-  return doc.dump();
-}
+using testing::With;
 
 json Storage(json fields) { return json{{"checkpoint_storage", std::move(fields)}}; }
 json Resources(json fields) { return json{{"resources", std::move(fields)}}; }
