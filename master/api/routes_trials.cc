@@ -223,6 +223,60 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
         }));
   }
 
+  // Trials (inference tasks) that used a checkpoint, and the metrics they reported.
+  router->Add(
+      "POST", "/api/v1/trial-source-info",
+      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        const json* info = Field(*body, "trialSourceInfo", "trial_source_info");
+        if (info == nullptr || !info->is_object()) {
+          return ErrorResponse(InvalidArgument("trialSourceInfo: required object"));
+        }
+        store::TrialSourceInfoRow row;
+        Result<int64_t> trial = IntField(*info, "trialId", "trial_id");
+        if (!trial.ok()) return ErrorResponse(trial.status());
+        row.trial_id = *trial;
+        const json* uuid = Field(*info, "checkpointUuid", "checkpoint_uuid");
+        if (uuid == nullptr || !uuid->is_string() || uuid->get<std::string>().empty()) {
+          return ErrorResponse(InvalidArgument("trialSourceInfo.checkpointUuid: required string"));
+        }
+        row.checkpoint_uuid = uuid->get<std::string>();
+        const json* type = Field(*info, "trialSourceInfoType", "trial_source_info_type");
+        row.source_type = type && type->is_string() ? type->get<std::string>() : "";
+        if (row.source_type != "TRIAL_SOURCE_INFO_TYPE_INFERENCE" &&
+            row.source_type != "TRIAL_SOURCE_INFO_TYPE_FINE_TUNING") {
+          return ErrorResponse(InvalidArgument(
+              "trialSourceInfo.trialSourceInfoType: \"" + row.source_type +
+              "\" is not TRIAL_SOURCE_INFO_TYPE_INFERENCE or TRIAL_SOURCE_INFO_TYPE_FINE_TUNING"));
+        }
+        if (Field(*info, "modelId", "model_id") != nullptr) {
+          Result<int64_t> v = IntField(*info, "modelId", "model_id");
+          if (!v.ok()) return ErrorResponse(v.status());
+          row.model_id = *v;
+        }
+        if (Field(*info, "modelVersion", "model_version") != nullptr) {
+          Result<int64_t> v = IntField(*info, "modelVersion", "model_version");
+          if (!v.ok()) return ErrorResponse(v.status());
+          row.model_version = *v;
+        }
+        Status st = master->AddTrialSourceInfo(row);
+        if (!st.ok()) return ErrorResponse(st);
+        return JsonResponse({{"trialId", row.trial_id}, {"checkpointUuid", row.checkpoint_uuid}});
+      }));
+
+  router->Add("GET", "/api/v1/checkpoints/{uuid}/metrics",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                std::string type = req.Query("trialSourceInfoType");
+                if (type == "TRIAL_SOURCE_INFO_TYPE_UNSPECIFIED") type.clear();
+                auto rows = master->CheckpointTrialMetrics(req.params["uuid"], type,
+                                                           req.Query("metricGroup"));
+                if (!rows.ok()) return ErrorResponse(rows.status());
+                json out = json::array();
+                for (const auto& m : *rows) out.push_back(MetricsReportJson(m));
+                return JsonResponse({{"metrics", out}});
+              }));
+
   router->Add(
       "GET", "/api/v1/trials/{id}/metrics",
       WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {

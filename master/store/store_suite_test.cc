@@ -188,6 +188,29 @@ TEST_F(StoreSuite, DeleteExperimentRemovesEverythingUnderIt) {
   EXPECT_TRUE(store_->GetTrial(other_trial).ok());
 }
 
+// Ensures trial-to-checkpoint links are stored once, filter by type, and survive a reopen.
+TEST_F(StoreSuite, TrialSourceInfos) {
+  int64_t trial_id = 0;
+  MakeExperimentAndTrial(&trial_id);
+  TrialSourceInfoRow row;
+  row.trial_id = trial_id;
+  row.checkpoint_uuid = "u1";
+  row.source_type = "TRIAL_SOURCE_INFO_TYPE_INFERENCE";
+  row.model_id = 3;
+  ASSERT_TRUE(store_->AddTrialSourceInfo(row).ok());
+  ASSERT_TRUE(store_->AddTrialSourceInfo(row).ok());
+  store_ = Reopen();
+  auto all = store_->ListTrialSourceInfos("u1", "");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].trial_id, trial_id);
+  EXPECT_EQ((*all)[0].model_id, std::optional<int64_t>(3));
+  EXPECT_FALSE((*all)[0].model_version.has_value());
+  EXPECT_EQ(store_->ListTrialSourceInfos("u1", "TRIAL_SOURCE_INFO_TYPE_INFERENCE")->size(), 1u);
+  EXPECT_TRUE(store_->ListTrialSourceInfos("u1", "TRIAL_SOURCE_INFO_TYPE_FINE_TUNING")->empty());
+  EXPECT_TRUE(store_->ListTrialSourceInfos("u2", "")->empty());
+}
+
 TEST_F(StoreSuite, CheckpointsAndLogs) {
   int64_t trial_id = 0;
   int64_t exp_id = MakeExperimentAndTrial(&trial_id);

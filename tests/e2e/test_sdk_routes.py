@@ -103,3 +103,37 @@ def test_warm_start_checkpoint_uuid(cluster, finished):
     cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=120)
     child = cluster.trials(exp_id)[0]
     assert child["warmStartCheckpointUuid"] == source["uuid"]
+
+
+def test_checkpoint_metrics_of_linked_trials(cluster, finished):
+    _, trial_id = finished
+    uuid = ckpts(cluster, trial_id, "?states=STATE_COMPLETED")[0]["uuid"]
+    # Another trial (standing in for an inference task) says it used the checkpoint.
+    exp_id = cluster.create(FIXTURES / "checkpoints.yaml", FIXTURES)
+    cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=120)
+    user = cluster.trials(exp_id)[0]["id"]
+    assert cluster.request("GET", f"/api/v1/checkpoints/{uuid}/metrics")["metrics"] == []
+    info = {"trialId": user, "checkpointUuid": uuid,
+            "trialSourceInfoType": "TRIAL_SOURCE_INFO_TYPE_INFERENCE"}
+    for _ in range(2):  # linking twice is one link
+        resp = cluster.request("POST", "/api/v1/trial-source-info", {"trialSourceInfo": info})
+        assert resp == {"trialId": user, "checkpointUuid": uuid}
+    got = cluster.request("GET", f"/api/v1/checkpoints/{uuid}/metrics?metricGroup=validation"
+                          "&trialSourceInfoType=TRIAL_SOURCE_INFO_TYPE_INFERENCE")["metrics"]
+    assert [(m["trialId"], m["totalBatches"]) for m in got] == [(user, s) for s in range(1, 11)]
+    assert "validation_metrics" in got[0]["metrics"]
+    all_groups = cluster.request("GET", f"/api/v1/checkpoints/{uuid}/metrics")["metrics"]
+    assert len(all_groups) == 20
+    other = cluster.request("GET", f"/api/v1/checkpoints/{uuid}/metrics"
+                            "?trialSourceInfoType=TRIAL_SOURCE_INFO_TYPE_FINE_TUNING")["metrics"]
+    assert other == []
+    bad = dict(info, trialSourceInfoType="TRIAL_SOURCE_INFO_TYPE_BOGUS")
+    code, body = cluster.request_status("POST", "/api/v1/trial-source-info", {"trialSourceInfo": bad},
+                                        {"Authorization": f"Bearer {cluster.token()}"})
+    assert code == 400 and "trialSourceInfoType" in json.dumps(body)
+    code, _ = cluster.request_status("POST", "/api/v1/trial-source-info",
+                                     {"trialSourceInfo": dict(info, checkpointUuid="nope")},
+                                     {"Authorization": f"Bearer {cluster.token()}"})
+    assert code == 404
+    code, _ = get_status(cluster, "/api/v1/checkpoints/nope/metrics")
+    assert code == 404
