@@ -180,7 +180,18 @@ TEST_F(StoreSuite, DeleteExperimentRemovesEverythingUnderIt) {
   c.trial_id = trial_id;
   c.state = "DELETED";
   ASSERT_TRUE(store_->AddCheckpoint(c).ok());
+  // A trial of another experiment that used this experiment's checkpoint, and the reverse.
+  TrialSourceInfoRow link;
+  link.trial_id = other_trial;
+  link.checkpoint_uuid = "gone";
+  link.source_type = "TRIAL_SOURCE_INFO_TYPE_INFERENCE";
+  ASSERT_TRUE(store_->AddTrialSourceInfo(link).ok());
+  link.trial_id = trial_id;
+  link.checkpoint_uuid = "kept";
+  ASSERT_TRUE(store_->AddTrialSourceInfo(link).ok());
   ASSERT_TRUE(store_->DeleteExperiment(exp_id).ok());
+  EXPECT_TRUE(store_->ListTrialSourceInfos("gone", "")->empty());
+  EXPECT_TRUE(store_->ListTrialSourceInfos("kept", "")->empty());
   EXPECT_EQ(store_->GetExperiment(exp_id).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->GetTrial(trial_id).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->GetCheckpoint("gone").status().code(), StatusCode::kNotFound);

@@ -357,6 +357,10 @@ Status SqliteStore::DeleteExperiment(int64_t id) {
   static const char* kStatements[] = {
       "DELETE FROM task_logs WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
       "DELETE FROM metrics WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
+      // Links from or to the experiment's trials ("?1" binds the id to both places).
+      "DELETE FROM trial_source_infos WHERE trial_id IN (SELECT id FROM trials WHERE "
+      "experiment_id = ?1) OR checkpoint_uuid IN (SELECT uuid FROM checkpoints WHERE trial_id IN "
+      "(SELECT id FROM trials WHERE experiment_id = ?1))",
       "DELETE FROM checkpoints WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
       "DELETE FROM allocations WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
       "DELETE FROM trials WHERE experiment_id = ?",
