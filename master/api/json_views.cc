@@ -99,25 +99,27 @@ json TrialJson(const server::TrialView& v) {
                  {"endTime", FormatRfc3339(v.best_checkpoint->report_time)}};
   }
   int64_t wall = (r.end_time.value_or(r.start_time) - r.start_time) / 1000000;
-  return json{{"id", r.id},
-              {"experimentId", r.experiment_id},
-              {"state", v.presented_state},
-              {"hparams", r.hparams},
-              {"restarts", r.restarts},
-              {"startTime", FormatRfc3339(r.start_time)},
-              {"endTime", r.end_time ? json(FormatRfc3339(*r.end_time)) : json(nullptr)},
-              {"totalBatchesProcessed", r.total_batches},
-              {"bestValidation", validation(v.best_validation)},
-              {"latestValidation", validation(v.latest_validation)},
-              {"bestCheckpoint", best_ckpt},
-              {"runnerState", r.runner_state},
-              {"taskId", v.task_ids.empty() ? r.task_id : v.task_ids.back()},
-              {"taskIds", v.task_ids},
-              {"wallClockTime", static_cast<double>(wall)},
-              {"searcherMetricValue",
-               r.searcher_metric ? json(*r.searcher_metric) : json(nullptr)},
-              {"summaryMetrics", json::object()},
-              {"metadata", r.metadata}};
+  return json{
+      {"id", r.id},
+      {"experimentId", r.experiment_id},
+      {"state", v.presented_state},
+      {"hparams", r.hparams},
+      {"restarts", r.restarts},
+      {"startTime", FormatRfc3339(r.start_time)},
+      {"endTime", r.end_time ? json(FormatRfc3339(*r.end_time)) : json(nullptr)},
+      {"totalBatchesProcessed", r.total_batches},
+      {"bestValidation", validation(v.best_validation)},
+      {"latestValidation", validation(v.latest_validation)},
+      {"bestCheckpoint", best_ckpt},
+      {"runnerState", r.runner_state},
+      {"taskId", v.task_ids.empty() ? r.task_id : v.task_ids.back()},
+      {"taskIds", v.task_ids},
+      {"wallClockTime", static_cast<double>(wall)},
+      {"searcherMetricValue", r.searcher_metric ? json(*r.searcher_metric) : json(nullptr)},
+      {"summaryMetrics", json::object()},
+      {"warmStartCheckpointUuid",
+       r.warm_start_checkpoint_uuid.empty() ? json(nullptr) : json(r.warm_start_checkpoint_uuid)},
+      {"metadata", r.metadata}};
 }
 
 json CheckpointJson(const store::CheckpointRow& c, const json& training) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "common/archive.h"
@@ -91,6 +92,90 @@ Result<std::string> ArchiveCheckpoint(server::Master* master, const json& storag
   return CreateTarGz(entries);
 }
 
+struct CheckpointItem {
+  store::CheckpointRow row;
+  json view;
+};
+
+std::optional<double> NumberAt(const json& obj, const char* key) {
+  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number()) return std::nullopt;
+  return obj[key].get<double>();
+}
+
+// Filters by `states` and orders checkpoints as Determined's GetTrialCheckpoints does: by
+// sortByAttr or sortByMetric, then orderBy. A metric order without orderBy puts the best first
+// (the experiment's smaller_is_better for the searcher metric, ascending for a named metric);
+// checkpoints without the value always come last.
+Result<json> SortCheckpoints(const HttpRequest& req, std::vector<CheckpointItem> items,
+                             bool smaller_is_better) {
+  static const std::vector<std::string> kAttrs = {"",
+                                                  "SORT_BY_UNSPECIFIED",
+                                                  "SORT_BY_UUID",
+                                                  "SORT_BY_TRIAL_ID",
+                                                  "SORT_BY_BATCH_NUMBER",
+                                                  "SORT_BY_END_TIME",
+                                                  "SORT_BY_STATE",
+                                                  "SORT_BY_SEARCHER_METRIC"};
+  std::string attr = req.Query("sortByAttr");
+  if (std::find(kAttrs.begin(), kAttrs.end(), attr) == kAttrs.end()) {
+    return InvalidArgument("sortByAttr: unknown value \"" + attr +
+                           "\" (want one of SORT_BY_UUID, " +
+                           "SORT_BY_TRIAL_ID, SORT_BY_BATCH_NUMBER, SORT_BY_END_TIME, " +
+                           "SORT_BY_STATE, SORT_BY_SEARCHER_METRIC)");
+  }
+  std::string order = req.Query("orderBy");
+  if (order != "" && order != "ORDER_BY_UNSPECIFIED" && order != "ORDER_BY_ASC" &&
+      order != "ORDER_BY_DESC") {
+    return InvalidArgument("orderBy: unknown value \"" + order +
+                           "\" (want ORDER_BY_ASC or ORDER_BY_DESC)");
+  }
+  std::string metric = req.Query("sortByMetric");
+  bool explicit_order = order == "ORDER_BY_ASC" || order == "ORDER_BY_DESC";
+  bool desc = order == "ORDER_BY_DESC";
+
+  std::vector<std::string> states = req.QueryAll("states");
+  if (!states.empty()) {
+    std::vector<CheckpointItem> kept;
+    for (auto& it : items) {
+      if (std::find(states.begin(), states.end(), it.view["state"].get<std::string>()) !=
+          states.end()) {
+        kept.push_back(std::move(it));
+      }
+    }
+    items = std::move(kept);
+  }
+
+  auto metric_of = [&](const CheckpointItem& it) -> std::optional<double> {
+    const json& training = it.view["training"];
+    if (metric.empty()) return NumberAt(training, "searcherMetric");
+    if (!training.contains("validationMetrics")) return std::nullopt;
+    return NumberAt(training["validationMetrics"].value("avgMetrics", json::object()),
+                    metric.c_str());
+  };
+  bool by_metric = !metric.empty() || attr == "SORT_BY_SEARCHER_METRIC";
+  bool metric_desc = explicit_order ? desc : (metric.empty() && !smaller_is_better);
+  auto less = [&](const CheckpointItem& a, const CheckpointItem& b) -> bool {
+    if (by_metric) {
+      std::optional<double> x = metric_of(a), y = metric_of(b);
+      if (x.has_value() != y.has_value()) return x.has_value();  // missing values last
+      if (!x || *x == *y) return a.row.report_time < b.row.report_time;
+      return metric_desc ? *x > *y : *x < *y;
+    }
+    const CheckpointItem& l = desc ? b : a;
+    const CheckpointItem& r = desc ? a : b;
+    if (attr == "SORT_BY_UUID") return l.row.uuid < r.row.uuid;
+    if (attr == "SORT_BY_BATCH_NUMBER") return l.row.steps_completed < r.row.steps_completed;
+    if (attr == "SORT_BY_END_TIME") return l.row.report_time < r.row.report_time;
+    if (attr == "SORT_BY_STATE") return l.row.state < r.row.state;
+    if (l.row.trial_id != r.row.trial_id) return l.row.trial_id < r.row.trial_id;
+    return l.row.report_time < r.row.report_time;
+  };
+  std::stable_sort(items.begin(), items.end(), less);
+  json out = json::array();
+  for (auto& it : items) out.push_back(std::move(it.view));
+  return out;
+}
+
 }  // namespace
 
 void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
@@ -153,17 +238,26 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
   router->Add("POST", "/api/v1/trials/{id}/kill",
               IdAction(master, [master](int64_t id) { return master->KillTrial(id); }));
 
-  router->Add("GET", "/api/v1/trials/{id}/checkpoints",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                auto ckpts = master->ListTrialCheckpoints(*id);
-                if (!ckpts.ok()) return ErrorResponse(ckpts.status());
-                json out = json::array();
-                for (const auto& c : *ckpts) out.push_back(CheckpointJson(c, TrainingOf(master, c)));
-                auto page = Paginate(req, out, "checkpoints");
-                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
-              }));
+  router->Add(
+      "GET", "/api/v1/trials/{id}/checkpoints",
+      WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+        Result<int64_t> id = PathId(req, "id");
+        if (!id.ok()) return ErrorResponse(id.status());
+        auto trial = master->GetTrial(*id);
+        if (!trial.ok()) return ErrorResponse(trial.status());
+        auto exp = master->GetExperiment(trial->row.experiment_id);
+        if (!exp.ok()) return ErrorResponse(exp.status());
+        auto ckpts = master->ListTrialCheckpoints(*id);
+        if (!ckpts.ok()) return ErrorResponse(ckpts.status());
+        std::vector<CheckpointItem> items;
+        for (const auto& c : *ckpts) items.push_back({c, CheckpointJson(c, TrainingOf(master, c))});
+        bool smaller =
+            exp->row.config.value("searcher", json::object()).value("smaller_is_better", true);
+        auto out = SortCheckpoints(req, std::move(items), smaller);
+        if (!out.ok()) return ErrorResponse(out.status());
+        auto page = Paginate(req, *out, "checkpoints");
+        return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
+      }));
 
   router->Add("GET", "/api/v1/experiments/{id}/checkpoints",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {

@@ -129,6 +129,66 @@ HttpResponse StreamLogs(server::Master* master, int64_t trial_id, HttpRequest& r
   return resp;
 }
 
+// One row of trialv1.MetricsReport; `metrics` keeps the stored shape ({"avg_metrics": ...} or
+// {"validation_metrics": ...}), which is what the SDK reads.
+json MetricsReportJson(const store::MetricRow& m) {
+  return json{{"id", m.id},
+              {"trialId", m.trial_id},
+              {"trialRunId", m.trial_run_id},
+              {"totalBatches", m.total_batches},
+              {"endTime", FormatRfc3339(m.report_time)},
+              {"metrics", m.metrics},
+              {"group", m.group},
+              {"archived", m.archived}};
+}
+
+// GET /api/v1/trials/metrics/{trial,training,validation}_metrics: every stored report of the
+// given trials (ascending trial id, then step), as newline-delimited {"result":{"metrics":[..]}}
+// chunks of at most 1000 reports, like grpc-gateway streams. It does not follow running trials.
+HttpResponse TrialsMetrics(server::Master* master, const HttpRequest& req, std::string group) {
+  if (group.empty()) {
+    group = req.Query("group");
+    if (group.empty()) return ErrorResponse(InvalidArgument("group: required (e.g. training)"));
+  }
+  std::vector<int64_t> ids;
+  for (const std::string& raw : req.QueryAll("trialIds")) {
+    char* end = nullptr;
+    long long v = std::strtoll(raw.c_str(), &end, 10);
+    if (raw.empty() || *end != '\0' || v <= 0) {
+      return ErrorResponse(
+          InvalidArgument("trialIds: \"" + raw + "\" is not a positive integer trial id"));
+    }
+    if (std::find(ids.begin(), ids.end(), v) != ids.end()) {
+      return ErrorResponse(InvalidArgument("trialIds: duplicate id " + raw));
+    }
+    ids.push_back(v);
+  }
+  if (ids.empty()) return ErrorResponse(InvalidArgument("trialIds: must specify at least one"));
+  std::sort(ids.begin(), ids.end());
+  constexpr size_t kChunk = 1000;
+  std::string body;
+  for (int64_t id : ids) {
+    auto trial = master->GetTrial(id);
+    if (!trial.ok()) return ErrorResponse(trial.status());
+    auto rows = master->ListMetrics(id, group);
+    if (!rows.ok()) return ErrorResponse(rows.status());
+    std::stable_sort(rows->begin(), rows->end(), [](const auto& a, const auto& b) {
+      return a.total_batches < b.total_batches;
+    });
+    for (size_t i = 0; i < rows->size(); i += kChunk) {
+      json chunk = json::array();
+      for (size_t j = i; j < std::min(rows->size(), i + kChunk); ++j) {
+        chunk.push_back(MetricsReportJson((*rows)[j]));
+      }
+      body += json{{"result", {{"metrics", chunk}}}}.dump() + "\n";
+    }
+  }
+  HttpResponse resp;
+  resp.content_type = "application/x-ndjson";
+  resp.body = std::move(body);
+  return resp;
+}
+
 }  // namespace
 
 void RegisterTrialRoutes(server::Router* router, server::Master* master) {
@@ -152,16 +212,82 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
 
-  router->Add("GET", "/api/v1/trials/{id}/metrics",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                auto rows = master->ListMetrics(*id, req.Query("group"));
+  for (const auto& [route, group] :
+       std::vector<std::pair<std::string, std::string>>{{"trial_metrics", ""},
+                                                        {"training_metrics", "training"},
+                                                        {"validation_metrics", "validation"}}) {
+    router->Add(
+        "GET", "/api/v1/trials/metrics/" + route,
+        WithAuth(master, Auth::kUser, [master, group = group](HttpRequest& req, const Principal&) {
+          return TrialsMetrics(master, req, group);
+        }));
+  }
+
+  // Trials (inference tasks) that used a checkpoint, and the metrics they reported.
+  router->Add(
+      "POST", "/api/v1/trial-source-info",
+      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        const json* info = Field(*body, "trialSourceInfo", "trial_source_info");
+        if (info == nullptr || !info->is_object()) {
+          return ErrorResponse(InvalidArgument("trialSourceInfo: required object"));
+        }
+        store::TrialSourceInfoRow row;
+        Result<int64_t> trial = IntField(*info, "trialId", "trial_id");
+        if (!trial.ok()) return ErrorResponse(trial.status());
+        row.trial_id = *trial;
+        const json* uuid = Field(*info, "checkpointUuid", "checkpoint_uuid");
+        if (uuid == nullptr || !uuid->is_string() || uuid->get<std::string>().empty()) {
+          return ErrorResponse(InvalidArgument("trialSourceInfo.checkpointUuid: required string"));
+        }
+        row.checkpoint_uuid = uuid->get<std::string>();
+        const json* type = Field(*info, "trialSourceInfoType", "trial_source_info_type");
+        row.source_type = type && type->is_string() ? type->get<std::string>() : "";
+        if (row.source_type != "TRIAL_SOURCE_INFO_TYPE_INFERENCE" &&
+            row.source_type != "TRIAL_SOURCE_INFO_TYPE_FINE_TUNING") {
+          return ErrorResponse(InvalidArgument(
+              "trialSourceInfo.trialSourceInfoType: \"" + row.source_type +
+              "\" is not TRIAL_SOURCE_INFO_TYPE_INFERENCE or TRIAL_SOURCE_INFO_TYPE_FINE_TUNING"));
+        }
+        if (Field(*info, "modelId", "model_id") != nullptr) {
+          Result<int64_t> v = IntField(*info, "modelId", "model_id");
+          if (!v.ok()) return ErrorResponse(v.status());
+          row.model_id = *v;
+        }
+        if (Field(*info, "modelVersion", "model_version") != nullptr) {
+          Result<int64_t> v = IntField(*info, "modelVersion", "model_version");
+          if (!v.ok()) return ErrorResponse(v.status());
+          row.model_version = *v;
+        }
+        Status st = master->AddTrialSourceInfo(row);
+        if (!st.ok()) return ErrorResponse(st);
+        return JsonResponse({{"trialId", row.trial_id}, {"checkpointUuid", row.checkpoint_uuid}});
+      }));
+
+  router->Add("GET", "/api/v1/checkpoints/{uuid}/metrics",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                std::string type = req.Query("trialSourceInfoType");
+                if (type == "TRIAL_SOURCE_INFO_TYPE_UNSPECIFIED") type.clear();
+                auto rows = master->CheckpointTrialMetrics(req.params["uuid"], type,
+                                                           req.Query("metricGroup"));
                 if (!rows.ok()) return ErrorResponse(rows.status());
                 json out = json::array();
-                for (const auto& m : *rows) out.push_back(MetricsJson(m));
+                for (const auto& m : *rows) out.push_back(MetricsReportJson(m));
                 return JsonResponse({{"metrics", out}});
               }));
+
+  router->Add(
+      "GET", "/api/v1/trials/{id}/metrics",
+      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+        Result<int64_t> id = PathId(req, "id");
+        if (!id.ok()) return ErrorResponse(id.status());
+        auto rows = master->ListMetrics(*id, req.Query("group"));
+        if (!rows.ok()) return ErrorResponse(rows.status());
+        json out = json::array();
+        for (const auto& m : *rows) out.push_back(MetricsJson(m));
+        return JsonResponse({{"metrics", out}});
+      }));
 
   router->Add("POST", "/api/v1/trials/{id}/metrics",
               WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {

@@ -55,6 +55,30 @@ std::string HttpRequest::Query(const std::string& name, const std::string& fallb
   return it == query.end() ? fallback : it->second;
 }
 
+std::vector<std::string> HttpRequest::QueryAll(const std::string& name) const {
+  std::vector<std::string> out;
+  auto [lo, hi] = query_all.equal_range(name);
+  for (auto it = lo; it != hi; ++it) out.push_back(it->second);
+  if (out.empty() && query.count(name) != 0) out.push_back(query.at(name));
+  return out;
+}
+
+std::multimap<std::string, std::string> ParseQueryAll(const std::string& query) {
+  std::multimap<std::string, std::string> out;
+  std::stringstream ss(query);
+  std::string kv;
+  while (std::getline(ss, kv, '&')) {
+    if (kv.empty()) continue;
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) {
+      out.emplace(PercentDecode(kv), "");
+    } else {
+      out.emplace(PercentDecode(kv.substr(0, eq)), PercentDecode(kv.substr(eq + 1)));
+    }
+  }
+  return out;
+}
+
 std::map<std::string, std::string> ParseQuery(const std::string& query) {
   std::map<std::string, std::string> out;
   std::stringstream ss(query);

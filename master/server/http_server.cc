@@ -188,7 +188,10 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string target(msg.target());
     size_t q = target.find('?');
     req->path = target.substr(0, q);
-    if (q != std::string::npos) req->query = ParseQuery(target.substr(q + 1));
+    if (q != std::string::npos) {
+      req->query = ParseQuery(target.substr(q + 1));
+      req->query_all = ParseQueryAll(target.substr(q + 1));
+    }
     for (const auto& f : msg) {
       std::string name(f.name_string());
       for (auto& c : name) c = static_cast<char>(tolower(c));

@@ -23,8 +23,10 @@ namespace det::master::server {
 
 struct HttpRequest {
   std::string method;
-  std::string path;                            // without the query string
-  std::map<std::string, std::string> query;    // decoded
+  std::string path;                          // without the query string
+  std::map<std::string, std::string> query;  // decoded; the last value of a repeated key
+  // Every decoded value in order, for repeated keys (gRPC-gateway lists: ?trialIds=1&trialIds=2).
+  std::multimap<std::string, std::string> query_all;
   std::map<std::string, std::string> headers;  // lower-case names
   std::map<std::string, std::string> params;   // from the route pattern
   std::string body;
@@ -32,6 +34,7 @@ struct HttpRequest {
 
   std::string Header(const std::string& lower_name) const;
   std::string Query(const std::string& name, const std::string& fallback = "") const;
+  std::vector<std::string> QueryAll(const std::string& name) const;
 };
 
 // Lets a streaming handler write chunks; Write returns false once the client is gone.
@@ -127,5 +130,7 @@ std::string ErrorJson(int grpc_code, const std::string& reason, const std::strin
 
 // Splits "a=1&b=x%20y" into a decoded map.
 std::map<std::string, std::string> ParseQuery(const std::string& query);
+// Like ParseQuery but keeps every value of a repeated key.
+std::multimap<std::string, std::string> ParseQueryAll(const std::string& query);
 
 }  // namespace det::master::server

@@ -110,6 +110,24 @@ struct Served {
   HttpServer server;
 };
 
+TEST(ParseQueryAllTest, KeepsRepeatedKeysInOrderAndDecodes) {
+  auto all = ParseQueryAll("trialIds=3&group=a%20b&trialIds=1&flag");
+  HttpRequest req;
+  req.query_all = all;
+  req.query = ParseQuery("trialIds=3&group=a%20b&trialIds=1&flag");
+  EXPECT_EQ(req.QueryAll("trialIds"), (std::vector<std::string>{"3", "1"}));
+  EXPECT_EQ(req.QueryAll("group"), (std::vector<std::string>{"a b"}));
+  EXPECT_EQ(req.QueryAll("flag"), (std::vector<std::string>{""}));
+  EXPECT_TRUE(req.QueryAll("missing").empty());
+  EXPECT_EQ(req.Query("trialIds"), "1");  // the single-value view keeps the last
+}
+
+TEST(ParseQueryAllTest, FallsBackToSingleValueMap) {
+  HttpRequest req;
+  req.query = {{"states", "STATE_COMPLETED"}};
+  EXPECT_EQ(req.QueryAll("states"), (std::vector<std::string>{"STATE_COMPLETED"}));
+}
+
 TEST(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
   Router router;
   std::atomic<int> calls{0};

@@ -192,6 +192,13 @@ class Master {
   Result<store::CheckpointRow> GetCheckpoint(const std::string& uuid);
   Result<std::vector<store::MetricRow>> ListMetrics(int64_t trial_id, const std::string& group);
   Result<std::vector<store::CheckpointRow>> ListTrialCheckpoints(int64_t trial_id);
+  // Links a trial to a checkpoint it used (both must exist).
+  Status AddTrialSourceInfo(const store::TrialSourceInfoRow& row);
+  // Metrics of the trials linked to a checkpoint (source_type "" = any, group "" = all), by
+  // trial then step, at most 1000 per trial.
+  Result<std::vector<store::MetricRow>> CheckpointTrialMetrics(const std::string& uuid,
+                                                               const std::string& source_type,
+                                                               const std::string& group);
 
   // Called by trial processes (principal is their allocation) or users.
   Status ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id, int64_t steps,

@@ -602,4 +602,27 @@ Result<std::vector<store::CheckpointRow>> Master::ListTrialCheckpoints(int64_t t
   return store_->ListCheckpointsForTrial(trial_id);
 }
 
+Status Master::AddTrialSourceInfo(const store::TrialSourceInfoRow& row) {
+  DET_RETURN_IF_ERROR(store_->GetTrial(row.trial_id).status());
+  DET_RETURN_IF_ERROR(store_->GetCheckpoint(row.checkpoint_uuid).status());
+  return store_->AddTrialSourceInfo(row);
+}
+
+Result<std::vector<store::MetricRow>> Master::CheckpointTrialMetrics(const std::string& uuid,
+                                                                     const std::string& source_type,
+                                                                     const std::string& group) {
+  DET_RETURN_IF_ERROR(store_->GetCheckpoint(uuid).status());
+  DET_ASSIGN_OR_RETURN(std::vector<store::TrialSourceInfoRow> links,
+                       store_->ListTrialSourceInfos(uuid, source_type));
+  std::vector<store::MetricRow> out;
+  for (const auto& l : links) {
+    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> rows,
+                         store_->ListMetrics(l.trial_id, group));
+    // At most 1000 reports per linked trial, as Determined answers.
+    if (rows.size() > 1000) rows.resize(1000);
+    out.insert(out.end(), rows.begin(), rows.end());
+  }
+  return out;
+}
+
 }  // namespace det::master::server

@@ -126,6 +126,15 @@ struct GcRequestRow {
   bool delete_experiment = false;   // once the files are gone, delete the experiment's rows
 };
 
+// A trial that used a checkpoint (see trial_source_infos in the migrations).
+struct TrialSourceInfoRow {
+  int64_t trial_id = 0;
+  std::string checkpoint_uuid;
+  std::string source_type;  // TRIAL_SOURCE_INFO_TYPE_INFERENCE | ..._FINE_TUNING
+  std::optional<int64_t> model_id;
+  std::optional<int64_t> model_version;
+};
+
 struct Page {
   int64_t offset = 0;
   int64_t limit = 0;                 // 0 = no limit
@@ -200,6 +209,12 @@ class Store {
   virtual Result<std::vector<GcRequestRow>> ListGcRequests() = 0;
   virtual Status UpdateGcRequestAttempt(int64_t id, const std::string& error) = 0;
   virtual Status DeleteGcRequest(int64_t id) = 0;
+
+  // Trials linked to the checkpoints they used; adding the same link again is a no-op.
+  virtual Status AddTrialSourceInfo(const TrialSourceInfoRow& row) = 0;
+  // Links to a checkpoint, by trial id; source_type "" = every type.
+  virtual Result<std::vector<TrialSourceInfoRow>> ListTrialSourceInfos(
+      const std::string& checkpoint_uuid, const std::string& source_type) = 0;
 
   // Task logs.
   virtual Status AddTaskLogs(const std::vector<TaskLogRow>& rows) = 0;

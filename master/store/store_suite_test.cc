@@ -180,12 +180,46 @@ TEST_F(StoreSuite, DeleteExperimentRemovesEverythingUnderIt) {
   c.trial_id = trial_id;
   c.state = "DELETED";
   ASSERT_TRUE(store_->AddCheckpoint(c).ok());
+  // A trial of another experiment that used this experiment's checkpoint, and the reverse.
+  TrialSourceInfoRow link;
+  link.trial_id = other_trial;
+  link.checkpoint_uuid = "gone";
+  link.source_type = "TRIAL_SOURCE_INFO_TYPE_INFERENCE";
+  ASSERT_TRUE(store_->AddTrialSourceInfo(link).ok());
+  link.trial_id = trial_id;
+  link.checkpoint_uuid = "kept";
+  ASSERT_TRUE(store_->AddTrialSourceInfo(link).ok());
   ASSERT_TRUE(store_->DeleteExperiment(exp_id).ok());
+  EXPECT_TRUE(store_->ListTrialSourceInfos("gone", "")->empty());
+  EXPECT_TRUE(store_->ListTrialSourceInfos("kept", "")->empty());
   EXPECT_EQ(store_->GetExperiment(exp_id).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->GetTrial(trial_id).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->GetCheckpoint("gone").status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(store_->GetExperiment(other_exp).ok());
   EXPECT_TRUE(store_->GetTrial(other_trial).ok());
+}
+
+// Ensures trial-to-checkpoint links are stored once, filter by type, and survive a reopen.
+TEST_F(StoreSuite, TrialSourceInfos) {
+  int64_t trial_id = 0;
+  MakeExperimentAndTrial(&trial_id);
+  TrialSourceInfoRow row;
+  row.trial_id = trial_id;
+  row.checkpoint_uuid = "u1";
+  row.source_type = "TRIAL_SOURCE_INFO_TYPE_INFERENCE";
+  row.model_id = 3;
+  ASSERT_TRUE(store_->AddTrialSourceInfo(row).ok());
+  ASSERT_TRUE(store_->AddTrialSourceInfo(row).ok());
+  store_ = Reopen();
+  auto all = store_->ListTrialSourceInfos("u1", "");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].trial_id, trial_id);
+  EXPECT_EQ((*all)[0].model_id, std::optional<int64_t>(3));
+  EXPECT_FALSE((*all)[0].model_version.has_value());
+  EXPECT_EQ(store_->ListTrialSourceInfos("u1", "TRIAL_SOURCE_INFO_TYPE_INFERENCE")->size(), 1u);
+  EXPECT_TRUE(store_->ListTrialSourceInfos("u1", "TRIAL_SOURCE_INFO_TYPE_FINE_TUNING")->empty());
+  EXPECT_TRUE(store_->ListTrialSourceInfos("u2", "")->empty());
 }
 
 TEST_F(StoreSuite, CheckpointsAndLogs) {

@@ -357,6 +357,10 @@ Status SqliteStore::DeleteExperiment(int64_t id) {
   static const char* kStatements[] = {
       "DELETE FROM task_logs WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
       "DELETE FROM metrics WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
+      // Links from or to the experiment's trials ("?1" binds the id to both places).
+      "DELETE FROM trial_source_infos WHERE trial_id IN (SELECT id FROM trials WHERE "
+      "experiment_id = ?1) OR checkpoint_uuid IN (SELECT uuid FROM checkpoints WHERE trial_id IN "
+      "(SELECT id FROM trials WHERE experiment_id = ?1))",
       "DELETE FROM checkpoints WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
       "DELETE FROM allocations WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
       "DELETE FROM trials WHERE experiment_id = ?",
@@ -652,6 +656,36 @@ Status SqliteStore::DeleteGcRequest(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s, "DELETE FROM gc_requests WHERE id = ?");
   return s.Bind(1, id).Run();
+}
+
+Status SqliteStore::AddTrialSourceInfo(const TrialSourceInfoRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s,
+              "INSERT OR IGNORE INTO trial_source_infos (trial_id, checkpoint_uuid, "
+              "source_type, model_id, model_version) VALUES (?, ?, ?, ?, ?)");
+  s.Bind(1, row.trial_id).Bind(2, row.checkpoint_uuid).Bind(3, row.source_type);
+  if (row.model_id) s.Bind(4, *row.model_id);
+  if (row.model_version) s.Bind(5, *row.model_version);
+  return s.Run();
+}
+
+Result<std::vector<TrialSourceInfoRow>> SqliteStore::ListTrialSourceInfos(
+    const std::string& checkpoint_uuid, const std::string& source_type) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s,
+              "SELECT trial_id, checkpoint_uuid, source_type, model_id, model_version FROM "
+              "trial_source_infos WHERE checkpoint_uuid = ? AND (? = '' OR source_type = ?) "
+              "ORDER BY trial_id");
+  s.Bind(1, checkpoint_uuid).Bind(2, source_type).Bind(3, source_type);
+  return s.Collect<TrialSourceInfoRow>([](const Statement& s) {
+    TrialSourceInfoRow r;
+    r.trial_id = s.Int(0);
+    r.checkpoint_uuid = s.Text(1);
+    r.source_type = s.Text(2);
+    if (!s.IsNull(3)) r.model_id = s.Int(3);
+    if (!s.IsNull(4)) r.model_version = s.Int(4);
+    return r;
+  });
 }
 
 Status SqliteStore::AddTaskLogs(const std::vector<TaskLogRow>& rows) {

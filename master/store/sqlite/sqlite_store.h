@@ -70,6 +70,9 @@ class SqliteStore : public Store {
   Result<std::vector<GcRequestRow>> ListGcRequests() override;
   Status UpdateGcRequestAttempt(int64_t id, const std::string& error) override;
   Status DeleteGcRequest(int64_t id) override;
+  Status AddTrialSourceInfo(const TrialSourceInfoRow& row) override;
+  Result<std::vector<TrialSourceInfoRow>> ListTrialSourceInfos(
+      const std::string& checkpoint_uuid, const std::string& source_type) override;
 
   Status AddTaskLogs(const std::vector<TaskLogRow>& rows) override;
   Result<std::vector<TaskLogRow>> ListTrialLogs(int64_t trial_id, int64_t after_id, int64_t limit,
