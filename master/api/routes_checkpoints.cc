@@ -20,7 +20,8 @@ using server::Principal;
 
 namespace {
 
-Result<std::vector<std::string>> StringList(const json& body, const char* camel, const char* snake) {
+Result<std::vector<std::string>> StringList(const json& body, const char* camel,
+                                            const char* snake) {
   const json* v = Field(body, camel, snake);
   std::vector<std::string> out;
   if (v == nullptr) return out;
@@ -49,7 +50,8 @@ json TrainingOf(server::Master* master, const store::CheckpointRow& c) {
       training["validationMetrics"] = {{"avgMetrics", avg}};
       if (e.ok()) {
         std::string metric = e->row.config.value("searcher", json::object()).value("metric", "");
-        if (avg.contains(metric) && avg[metric].is_number()) training["searcherMetric"] = avg[metric];
+        if (avg.contains(metric) && avg[metric].is_number())
+          training["searcherMetric"] = avg[metric];
       }
     }
   }
@@ -102,10 +104,10 @@ std::optional<double> NumberAt(const json& obj, const char* key) {
   return obj[key].get<double>();
 }
 
-// Filters by `states` and orders checkpoints as Determined's GetTrialCheckpoints does: by
-// sortByAttr or sortByMetric, then orderBy. A metric order without orderBy puts the best first
-// (the experiment's smaller_is_better for the searcher metric, ascending for a named metric);
-// checkpoints without the value always come last.
+// Filters by `states` and orders checkpoints as Determined's GetTrialCheckpoints and
+// GetExperimentCheckpoints do: by sortByAttr or sortByMetric, then orderBy. A metric order
+// without orderBy puts the best first (the experiment's smaller_is_better for the searcher
+// metric, ascending for a named metric); checkpoints without the value always come last.
 Result<json> SortCheckpoints(const HttpRequest& req, std::vector<CheckpointItem> items,
                              bool smaller_is_better) {
   static const std::vector<std::string> kAttrs = {"",
@@ -210,13 +212,11 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
     return JsonResponse({{"labels", next}});
   };
   router->Add("PUT", "/api/v1/experiments/{id}/labels/{label}",
-              WithAuth(master, Auth::kUser, [label](HttpRequest& req, const Principal&) {
-                return label(req, true);
-              }));
+              WithAuth(master, Auth::kUser,
+                       [label](HttpRequest& req, const Principal&) { return label(req, true); }));
   router->Add("DELETE", "/api/v1/experiments/{id}/labels/{label}",
-              WithAuth(master, Auth::kUser, [label](HttpRequest& req, const Principal&) {
-                return label(req, false);
-              }));
+              WithAuth(master, Auth::kUser,
+                       [label](HttpRequest& req, const Principal&) { return label(req, false); }));
 
   router->Add("POST", "/api/v1/experiments/{id}/continue",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
@@ -259,54 +259,34 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
         return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
       }));
 
-  router->Add("GET", "/api/v1/experiments/{id}/checkpoints",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                auto exp = master->GetExperiment(*id);
-                if (!exp.ok()) return ErrorResponse(exp.status());
-                auto ckpts = master->ListExperimentCheckpoints(*id);
-                if (!ckpts.ok()) return ErrorResponse(ckpts.status());
-                json items = json::array();
-                for (const auto& c : *ckpts) items.push_back(CheckpointJson(c, TrainingOf(master, c)));
-                std::vector<json> sorted(items.begin(), items.end());
-                bool smaller = exp->row.config.value("searcher", json::object())
-                                   .value("smaller_is_better", true);
-                if (req.Query("sortByAttr") == "SORT_BY_SEARCHER_METRIC") {
-                  // Best first; checkpoints without a metric last.
-                  std::stable_sort(sorted.begin(), sorted.end(), [smaller](const json& a, const json& b) {
-                    bool ha = a["training"].contains("searcherMetric");
-                    bool hb = b["training"].contains("searcherMetric");
-                    if (ha != hb) return ha;
-                    if (!ha) return false;
-                    double x = a["training"]["searcherMetric"], y = b["training"]["searcherMetric"];
-                    return smaller ? x < y : x > y;
-                  });
-                } else if (req.Query("sortByAttr") == "SORT_BY_BATCH_NUMBER") {
-                  std::stable_sort(sorted.begin(), sorted.end(), [](const json& a, const json& b) {
-                    return a["metadata"].value("steps_completed", 0) <
-                           b["metadata"].value("steps_completed", 0);
-                  });
-                }
-                if (req.Query("orderBy") == "ORDER_BY_DESC") std::reverse(sorted.begin(), sorted.end());
-                std::string states = req.Query("states");
-                json out = json::array();
-                for (auto& c : sorted) {
-                  if (!states.empty() && states.find(c["state"].get<std::string>()) == std::string::npos) {
-                    continue;
-                  }
-                  out.push_back(std::move(c));
-                }
-                auto page = Paginate(req, out, "checkpoints");
-                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
-              }));
+  router->Add(
+      "GET", "/api/v1/experiments/{id}/checkpoints",
+      WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+        Result<int64_t> id = PathId(req, "id");
+        if (!id.ok()) return ErrorResponse(id.status());
+        auto exp = master->GetExperiment(*id);
+        if (!exp.ok()) return ErrorResponse(exp.status());
+        auto ckpts = master->ListExperimentCheckpoints(*id);
+        if (!ckpts.ok()) return ErrorResponse(ckpts.status());
+        std::vector<CheckpointItem> items;
+        for (const auto& c : *ckpts) {
+          items.push_back({c, CheckpointJson(c, TrainingOf(master, c))});
+        }
+        bool smaller =
+            exp->row.config.value("searcher", json::object()).value("smaller_is_better", true);
+        auto out = SortCheckpoints(req, std::move(items), smaller);
+        if (!out.ok()) return ErrorResponse(out.status());
+        auto page = Paginate(req, *out, "checkpoints");
+        return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
+      }));
 
-  router->Add("GET", "/api/v1/checkpoints/{uuid}",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
-                auto c = master->GetCheckpoint(req.params["uuid"]);
-                if (!c.ok()) return ErrorResponse(c.status());
-                return JsonResponse({{"checkpoint", CheckpointJson(*c, TrainingOf(master, *c))}});
-              }));
+  router->Add(
+      "GET", "/api/v1/checkpoints/{uuid}",
+      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+        auto c = master->GetCheckpoint(req.params["uuid"]);
+        if (!c.ok()) return ErrorResponse(c.status());
+        return JsonResponse({{"checkpoint", CheckpointJson(*c, TrainingOf(master, *c))}});
+      }));
 
   router->Add("DELETE", "/api/v1/checkpoints",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
@@ -330,35 +310,36 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
-  router->Add("PATCH", "/api/v1/checkpoints",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                const json* list = Field(*body, "checkpoints", "checkpoints");
-                if (list == nullptr || !list->is_array()) {
-                  return ErrorResponse(InvalidArgument("checkpoints: required list"));
-                }
-                for (const auto& c : *list) {
-                  json resources = json::object();
-                  if (c.contains("resources") && c["resources"].is_object()) {
-                    resources = c["resources"].value("resources", json::object());
-                  }
-                  Status st = master->PatchCheckpointResources(c.value("uuid", ""), resources);
-                  if (!st.ok()) return ErrorResponse(st);
-                }
-                return JsonResponse(json::object());
-              }));
+  router->Add(
+      "PATCH", "/api/v1/checkpoints",
+      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        const json* list = Field(*body, "checkpoints", "checkpoints");
+        if (list == nullptr || !list->is_array()) {
+          return ErrorResponse(InvalidArgument("checkpoints: required list"));
+        }
+        for (const auto& c : *list) {
+          json resources = json::object();
+          if (c.contains("resources") && c["resources"].is_object()) {
+            resources = c["resources"].value("resources", json::object());
+          }
+          Status st = master->PatchCheckpointResources(c.value("uuid", ""), resources);
+          if (!st.ok()) return ErrorResponse(st);
+        }
+        return JsonResponse(json::object());
+      }));
 
-  router->Add("POST", "/api/v1/checkpoints/{uuid}/metadata",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
-                auto md = master->SetCheckpointMetadata(req.params["uuid"],
-                                                        c.value("metadata", json()));
-                if (!md.ok()) return ErrorResponse(md.status());
-                return JsonResponse({{"metadata", *md}});
-              }));
+  router->Add(
+      "POST", "/api/v1/checkpoints/{uuid}/metadata",
+      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
+        auto md = master->SetCheckpointMetadata(req.params["uuid"], c.value("metadata", json()));
+        if (!md.ok()) return ErrorResponse(md.status());
+        return JsonResponse({{"metadata", *md}});
+      }));
 
   router->Add("GET", "/checkpoints/{uuid}",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
@@ -370,13 +351,14 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 if (!e.ok()) return ErrorResponse(e.status());
                 std::string accept = req.Header("accept");
                 if (!accept.empty() && accept.find("gzip") == std::string::npos &&
-                    accept.find("x-tar") == std::string::npos && accept.find("*/*") == std::string::npos) {
+                    accept.find("x-tar") == std::string::npos &&
+                    accept.find("*/*") == std::string::npos) {
                   HttpResponse r = ErrorResponse(InvalidArgument("unsupported Accept: " + accept));
                   r.status = 415;
                   return r;
                 }
-                auto tgz = ArchiveCheckpoint(master, e->row.config.value("checkpoint_storage", json::object()),
-                                             c->uuid);
+                auto tgz = ArchiveCheckpoint(
+                    master, e->row.config.value("checkpoint_storage", json::object()), c->uuid);
                 if (!tgz.ok()) return ErrorResponse(tgz.status());
                 HttpResponse resp;
                 resp.content_type = "application/gzip";

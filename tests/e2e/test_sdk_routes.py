@@ -70,6 +70,23 @@ def test_trial_checkpoints_sort_order_and_states(cluster, finished):
     assert code == 400 and "sortByAttr" in body
 
 
+def test_experiment_checkpoints_sort_the_same_way(cluster, finished):
+    exp_id, trial_id = finished
+
+    def exp_ckpts(query):
+        return cluster.request("GET", f"/api/v1/experiments/{exp_id}/checkpoints{query}")["checkpoints"]
+
+    for query in ("?sortByAttr=SORT_BY_SEARCHER_METRIC",
+                  "?sortByAttr=SORT_BY_SEARCHER_METRIC&orderBy=ORDER_BY_DESC",
+                  "?states=STATE_COMPLETED&sortByAttr=SORT_BY_BATCH_NUMBER",
+                  "?states=STATE_COMPLETED&states=STATE_DELETED&sortByAttr=SORT_BY_UUID"):
+        assert exp_ckpts(query) == ckpts(cluster, trial_id, query), query
+    # `det experiment list-checkpoints --best 2` asks for this: the two best, best first.
+    assert steps(exp_ckpts("?sortByAttr=SORT_BY_SEARCHER_METRIC&limit=2")) == [1, 2]
+    code, body = get_status(cluster, f"/api/v1/experiments/{exp_id}/checkpoints?orderBy=UP")
+    assert code == 400 and "orderBy" in body
+
+
 def test_trials_metrics_stream(cluster, finished):
     _, trial_id = finished
     for path, group, key in [
