@@ -178,6 +178,19 @@ Result<json> SortCheckpoints(const HttpRequest& req, std::vector<CheckpointItem>
   return out;
 }
 
+// One page of `ckpts`, sorted and filtered as the request asks.
+HttpResponse CheckpointPage(server::Master* master, const HttpRequest& req,
+                            const server::ExperimentView& exp,
+                            const std::vector<store::CheckpointRow>& ckpts) {
+  std::vector<CheckpointItem> items;
+  for (const auto& c : ckpts) items.push_back({c, CheckpointJson(c, TrainingOf(master, c))});
+  bool smaller = exp.row.config.value("searcher", json::object()).value("smaller_is_better", true);
+  auto out = SortCheckpoints(req, std::move(items), smaller);
+  if (!out.ok()) return ErrorResponse(out.status());
+  auto page = Paginate(req, *out, "checkpoints");
+  return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
+}
+
 }  // namespace
 
 void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
@@ -238,47 +251,29 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
   router->Add("POST", "/api/v1/trials/{id}/kill",
               IdAction(master, [master](int64_t id) { return master->KillTrial(id); }));
 
-  router->Add(
-      "GET", "/api/v1/trials/{id}/checkpoints",
-      WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-        Result<int64_t> id = PathId(req, "id");
-        if (!id.ok()) return ErrorResponse(id.status());
-        auto trial = master->GetTrial(*id);
-        if (!trial.ok()) return ErrorResponse(trial.status());
-        auto exp = master->GetExperiment(trial->row.experiment_id);
-        if (!exp.ok()) return ErrorResponse(exp.status());
-        auto ckpts = master->ListTrialCheckpoints(*id);
-        if (!ckpts.ok()) return ErrorResponse(ckpts.status());
-        std::vector<CheckpointItem> items;
-        for (const auto& c : *ckpts) items.push_back({c, CheckpointJson(c, TrainingOf(master, c))});
-        bool smaller =
-            exp->row.config.value("searcher", json::object()).value("smaller_is_better", true);
-        auto out = SortCheckpoints(req, std::move(items), smaller);
-        if (!out.ok()) return ErrorResponse(out.status());
-        auto page = Paginate(req, *out, "checkpoints");
-        return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
-      }));
+  router->Add("GET", "/api/v1/trials/{id}/checkpoints",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto trial = master->GetTrial(*id);
+                if (!trial.ok()) return ErrorResponse(trial.status());
+                auto exp = master->GetExperiment(trial->row.experiment_id);
+                if (!exp.ok()) return ErrorResponse(exp.status());
+                auto ckpts = master->ListTrialCheckpoints(*id);
+                if (!ckpts.ok()) return ErrorResponse(ckpts.status());
+                return CheckpointPage(master, req, *exp, *ckpts);
+              }));
 
-  router->Add(
-      "GET", "/api/v1/experiments/{id}/checkpoints",
-      WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-        Result<int64_t> id = PathId(req, "id");
-        if (!id.ok()) return ErrorResponse(id.status());
-        auto exp = master->GetExperiment(*id);
-        if (!exp.ok()) return ErrorResponse(exp.status());
-        auto ckpts = master->ListExperimentCheckpoints(*id);
-        if (!ckpts.ok()) return ErrorResponse(ckpts.status());
-        std::vector<CheckpointItem> items;
-        for (const auto& c : *ckpts) {
-          items.push_back({c, CheckpointJson(c, TrainingOf(master, c))});
-        }
-        bool smaller =
-            exp->row.config.value("searcher", json::object()).value("smaller_is_better", true);
-        auto out = SortCheckpoints(req, std::move(items), smaller);
-        if (!out.ok()) return ErrorResponse(out.status());
-        auto page = Paginate(req, *out, "checkpoints");
-        return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
-      }));
+  router->Add("GET", "/api/v1/experiments/{id}/checkpoints",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto exp = master->GetExperiment(*id);
+                if (!exp.ok()) return ErrorResponse(exp.status());
+                auto ckpts = master->ListExperimentCheckpoints(*id);
+                if (!ckpts.ok()) return ErrorResponse(ckpts.status());
+                return CheckpointPage(master, req, *exp, *ckpts);
+              }));
 
   router->Add(
       "GET", "/api/v1/checkpoints/{uuid}",

@@ -81,17 +81,7 @@ std::multimap<std::string, std::string> ParseQueryAll(const std::string& query) 
 
 std::map<std::string, std::string> ParseQuery(const std::string& query) {
   std::map<std::string, std::string> out;
-  std::stringstream ss(query);
-  std::string kv;
-  while (std::getline(ss, kv, '&')) {
-    if (kv.empty()) continue;
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos) {
-      out[PercentDecode(kv)] = "";
-    } else {
-      out[PercentDecode(kv.substr(0, eq))] = PercentDecode(kv.substr(eq + 1));
-    }
-  }
+  for (auto& [k, v] : ParseQueryAll(query)) out[k] = v;  // a repeated key keeps its last value
   return out;
 }
 
