@@ -16,6 +16,7 @@ namespace det::master::server {
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 class MasterRestoreTest : public ::testing::Test {
  protected:
@@ -160,6 +161,52 @@ TEST_F(MasterRestoreTest, TrialThatEndedBeforeTheSnapshotIsToldToTheSearcher) {
   auto exp = master_->GetExperiment(exp_id);
   ASSERT_TRUE(exp.ok());
   EXPECT_EQ(exp->row.state, "COMPLETED");
+}
+
+// An idle trial (its rung done, not promoted yet) is told "no operation for now" and exits 0.
+// When the master restarts between that answer and the exit, the restored master re-adopts the
+// process and must still read the exit as idle, not as the trial finishing (which would close
+// it before the searcher can promote it).
+TEST_F(MasterRestoreTest, ReadoptedAllocationExitingWithoutAnOperationLeavesTheTrialIdle) {
+  StartMaster();
+  Create(
+      "entrypoint: python3 train.py\n"
+      "hyperparameters: {x: {type: double, minval: 0, maxval: 1}}\n"
+      "searcher: {name: async_halving, metric: loss, num_rungs: 2, divisor: 2, max_trials: 2,\n"
+      "           max_concurrent_trials: 2, max_length: {batches: 100}}\n");
+  json agent = {{"slots", {{{"id", 0}, {"type", "cpu"}}, {{"id", 1}, {"type", "cpu"}}}}};
+  ASSERT_TRUE(master_->RegisterAgent("a1", agent).ok());
+  auto open = OpenStore()->ListOpenAllocations();
+  ASSERT_TRUE(open.ok());
+  ASSERT_EQ(open->size(), 2u);
+  json running = json::array();
+  for (const store::AllocationRow& a : *open) {
+    ASSERT_TRUE(
+        master_
+            ->HandleAgentEvents(
+                "a1", {{"events",
+                        {{{"type", "started"}, {"allocationId", a.allocation_id}, {"pid", 100}}}}})
+            .ok());
+    running.push_back(a.allocation_id);
+  }
+  const store::AllocationRow& first = open->front();
+  // Rung 0 of the first trial: nothing to promote yet, so no operation for it.
+  ASSERT_TRUE(master_->CompleteSearcherOperation(first.trial_id, 50, 0.1).ok());
+  StopMaster();
+
+  StartMaster();
+  agent["running"] = running;
+  ASSERT_TRUE(master_->RegisterAgent("a1", agent).ok());
+  ASSERT_TRUE(
+      master_
+          ->HandleAgentEvents(
+              "a1",
+              {{"events",
+                {{{"type", "exited"}, {"allocationId", first.allocation_id}, {"exitCode", 0}}}}})
+          .ok());
+  auto trial = master_->GetTrial(first.trial_id);
+  ASSERT_TRUE(trial.ok());
+  EXPECT_EQ(trial->row.state, "ACTIVE") << "the trial waits for the searcher, it is not done";
 }
 
 }  // namespace
