@@ -21,10 +21,16 @@ void RegisterUserRoutes(server::Router* router, server::Master* master);
 void RegisterWorkspaceRoutes(server::Router* router, server::Master* master);
 void RegisterTaskRoutes(server::Router* router, server::Master* master);
 void RegisterWebhookRoutes(server::Router* router, server::Master* master);
+void RegisterModelRoutes(server::Router* router, server::Master* master);
 
 // GET /api/v1/experiments and /projects/{id}/experiments: one page of experiments (offset,
 // limit, archived); `in_project` false answers an empty page (an unknown project).
 server::HttpResponse ListExperimentsResponse(server::Master* master, server::HttpRequest& req,
                                              bool in_project);
+
+// The training block of a checkpoint's JSON (trial, experiment, config, metrics at its step).
+nlohmann::json CheckpointTrainingJson(server::Master* master, const store::CheckpointRow& c);
+// One trialv1.MetricsReport.
+nlohmann::json MetricsReportJsonOf(const store::MetricRow& m);
 
 }  // namespace det::master::api
