@@ -48,7 +48,7 @@ def test_create_get_and_list_send_determined_requests() -> None:
     assert s.calls[0] == ("POST", "/api/v1/models", {
         "name": "my model", "description": "", "metadata": {"a": 1}, "labels": ["x"],
         "workspaceName": "Uncategorized"})
-    assert created.model_id == 4 and created.creation_time.microsecond == 500000
+    assert created.model_id == 4 and created.creation_time.microsecond == 0
     assert m.get_model(s, "my model").num_versions == 1
 
     models = m.get_models(s, sort_by=m.ModelSortBy.CREATION_TIME, order_by=m.OrderBy.DESC,
@@ -86,6 +86,9 @@ def test_model_changes_and_versions() -> None:
     assert s.calls[-1][:2] == ("POST", path + "/archive") and model.archived
 
     version.set_notes("n")
-    assert s.calls[-1] == ("PATCH", path.replace("4", "my%20model") + "/versions/1", {"notes": "n"})
+    assert s.calls[-1] == ("PATCH", path + "/versions/1", {"notes": "n"})
     version.delete()
-    assert s.calls[-1][:2] == ("DELETE", "/api/v1/models/my%20model/versions/1")
+    assert s.calls[-1][:2] == ("DELETE", path + "/versions/1")
+    unhydrated = m.ModelVersion(s, 3, "my model")
+    unhydrated.delete()
+    assert s.calls[-1][:2] == ("DELETE", "/api/v1/models/my%20model/versions/3")

@@ -10,6 +10,7 @@ bindings here). Attributes are cached: methods that change the model update them
 
 import datetime
 import enum
+import re
 import types
 import urllib.parse
 import warnings
@@ -38,14 +39,9 @@ def _parse_time(value: Optional[str]) -> Optional[datetime.datetime]:
     """An RFC 3339 time from the master as an aware datetime (None when missing)."""
     if not value:
         return None
-    text = value.replace("Z", "+00:00")
-    # fromisoformat before Python 3.11 reads only 3 or 6 fractional digits.
-    if "." in text:
-        head, rest = text.split(".", 1)
-        digits = ""
-        while rest and rest[0].isdigit():
-            digits, rest = digits + rest[0], rest[1:]
-        text = f"{head}.{(digits + '000000')[:6]}{rest}"
+    # As Determined's SDK: the sub-second part is dropped (fromisoformat before Python 3.11
+    # reads only 3 or 6 fractional digits).
+    text = re.sub(r"\.[0-9]*", "", value.replace("Z", "+00:00"))
     return datetime.datetime.fromisoformat(text)
 
 
@@ -170,7 +166,9 @@ class ModelVersion:
 
     # -- changes -------------------------------------------------------------------------------
     def _path(self) -> str:
-        return f"{_model_path(self.model_name)}/versions/{self.model_version}"
+        # The model's id, once known, keeps working after the model is renamed.
+        model = self.model_id if self.model_id is not None else self.model_name
+        return f"{_model_path(model)}/versions/{self.model_version}"
 
     def _patch(self, body: Dict[str, Any]) -> None:
         resp = self._session.patch(self._path(), json_body=body)
