@@ -833,7 +833,9 @@ def _run_pytorch_trial(trial_class: Any, info: Optional[det.ClusterInfo], *, tes
                 shutil.rmtree(str(exp_conf["checkpoint_storage"]), ignore_errors=True)
             return
         latest = info.latest_checkpoint if info is not None else None
-        trainer.fit(latest_checkpoint=latest)
+        # The experiment config's `profiling: {enabled: true}` turns system metrics on.
+        profiling = (context._exp_conf or {}).get("profiling") or {}
+        trainer.fit(latest_checkpoint=latest, profiling_enabled=bool(profiling.get("enabled", False)))
 
 
 def _test_mode_round_trip(trial: Any, context: PyTorchTrialContext, trainer: Trainer) -> None:
