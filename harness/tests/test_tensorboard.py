@@ -202,3 +202,26 @@ def test_manual_mode_uploads_on_request_only(on_cluster, tmp_path, private_tmp):
     root = tmp_path / "ckpts" / "cluster-1" / "tensorboard" / "experiment" / "1" / "trial" / "7"
     assert (root / "mine.txt").read_text() == "hello"
     assert not list(root.glob("events.out.tfevents.*"))  # nothing written automatically
+
+
+def test_summary_writer_without_the_tensorboard_package(tmp_path):
+    with tensorboard.SummaryWriter(tmp_path / "sw") as w:
+        w.add_scalar("acc", 0.75, 12)
+        w.add_scalar("no_step", 3)
+    (f,) = (tmp_path / "sw").glob("events.out.tfevents.*")
+    got = [(e.step, v.tag, v.simple_value) for e in parse_events(f)[1:] for v in e.summary.value]
+    assert got == [(12, "acc", 0.75), (0, "no_step", 3.0)]
+
+
+def test_pytorch_context_writer_falls_back_to_ours(tmp_path):
+    torch = pytest.importorskip("torch")
+    from determined import pytorch
+
+    with pytorch.init(hparams={}, exp_conf={"checkpoint_storage": str(tmp_path)}) as ctx:
+        w = ctx.get_tensorboard_writer()
+        assert w is ctx.get_tensorboard_writer()
+        w.add_scalar("my_metric", torch.tensor(2.5), 4)
+        w.flush()
+        files = list(ctx.get_tensorboard_path().glob("events.out.tfevents.*"))
+    assert any((4, "my_metric", 2.5) in {(e.step, v.tag, v.simple_value) for e in parse_events(f)
+                                         for v in e.summary.value} for f in files)

@@ -159,6 +159,9 @@ class Trainer:
             raise TypeError("max_length must be a Batch or Epoch of an int")
         loop = _TrainLoop(self, checkpoint_period, validation_period, max_length, reporting_period,
                           checkpoint_policy, latest_checkpoint, step_zero_validation, test_mode, managed)
+        if not self._context.get_enable_tensorboard_logging():
+            # Reported metrics are then not mirrored into TensorBoard files nor uploaded.
+            self._core.train._tensorboard_mode = core.TensorboardMode.MANUAL
         # System metrics profiling: the core context's profiler is on for the duration of fit().
         profiler = self._core.profiler
         started_profiler = bool(profiling_enabled) and not getattr(profiler, "is_on", False)

@@ -202,11 +202,9 @@ class PyTorchTrialContext:
         if self._tb_writer is None:
             try:
                 from torch.utils.tensorboard import SummaryWriter
-            except ImportError as e:
-                raise RuntimeError(
-                    "get_tensorboard_writer() needs the `tensorboard` package, which is not installed "
-                    f"({e}); write files into get_tensorboard_path() instead"
-                ) from None
+            except ImportError:
+                # No tensorboard package (Debian has none): our writer of scalar event files.
+                from determined.tensorboard import SummaryWriter  # type: ignore[assignment]
             self._tb_writer = SummaryWriter(str(self.get_tensorboard_path()))
         return self._tb_writer
 

@@ -120,3 +120,35 @@ class EventFileWriter:
         with self._lock:
             if not self._file.closed:
                 self._file.close()
+
+
+class SummaryWriter:
+    """The scalar part of ``torch.utils.tensorboard.SummaryWriter`` (add_scalar, flush,
+    close), for when the tensorboard package is not installed."""
+
+    def __init__(self, log_dir: Union[str, pathlib.Path], filename_suffix: str = "") -> None:
+        self.log_dir = str(log_dir)
+        self._writer = EventFileWriter(log_dir, filename_suffix)
+
+    def add_scalar(
+        self,
+        tag: str,
+        scalar_value: float,
+        global_step: Optional[int] = None,
+        walltime: Optional[float] = None,
+    ) -> None:
+        if hasattr(scalar_value, "item"):
+            scalar_value = scalar_value.item()  # tensors and numpy scalars
+        self._writer.add_scalar(tag, float(scalar_value), global_step or 0, walltime)
+
+    def flush(self) -> None:
+        self._writer.flush()
+
+    def close(self) -> None:
+        self._writer.close()
+
+    def __enter__(self) -> "SummaryWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
