@@ -225,3 +225,40 @@ def test_pytorch_context_writer_falls_back_to_ours(tmp_path):
         files = list(ctx.get_tensorboard_path().glob("events.out.tfevents.*"))
     assert any((4, "my_metric", 2.5) in {(e.step, v.tag, v.simple_value) for e in parse_events(f)
                                          for v in e.summary.value} for f in files)
+
+
+def test_set_profiler_writes_torch_traces_into_the_tensorboard_path(tmp_path, private_tmp):
+    torch = pytest.importorskip("torch")
+    from determined import pytorch
+
+    class Tiny(pytorch.PyTorchTrial):
+        def __init__(self, context):
+            self.context = context
+            self.model = context.wrap_model(torch.nn.Linear(4, 2))
+            self.opt = context.wrap_optimizer(torch.optim.SGD(self.model.parameters(), lr=0.1))
+            context.set_profiler(activities=[torch.profiler.ProfilerActivity.CPU],
+                                 schedule=torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=1))
+
+        def build_training_data_loader(self):
+            data = torch.utils.data.TensorDataset(torch.randn(32, 4), torch.randint(0, 2, (32,)))
+            return pytorch.DataLoader(data, batch_size=4)
+
+        def build_validation_data_loader(self):
+            return self.build_training_data_loader()
+
+        def train_batch(self, batch, epoch_idx, batch_idx):
+            x, y = batch
+            loss = torch.nn.functional.cross_entropy(self.model(x), y)
+            self.context.backward(loss)
+            self.context.step_optimizer(self.opt)
+            return {"loss": loss}
+
+        def evaluate_batch(self, batch, batch_idx):
+            x, y = batch
+            return {"validation_loss": torch.nn.functional.cross_entropy(self.model(x), y)}
+
+    with pytorch.init(hparams={}, exp_conf={"checkpoint_storage": str(tmp_path / "ckpt")}) as ctx:
+        pytorch.Trainer(Tiny(ctx), ctx).fit(max_length=pytorch.Batch(6))
+        traces = list(ctx.get_tensorboard_path().glob("*.pt.trace.json"))
+    assert len(traces) == 1, traces  # one active window of the schedule
+    assert "traceEvents" in traces[0].read_text()

@@ -169,8 +169,13 @@ class Trainer:
             if not managed:
                 logger.warning("profiling_enabled: system metrics are only collected on a cluster")
             profiler.on()
+        torch_profiler = self._context._torch_profiler
         try:
-            loop.run()
+            if torch_profiler is not None:
+                with torch_profiler:
+                    loop.run()
+            else:
+                loop.run()
         finally:
             if started_profiler:
                 profiler.off()
@@ -473,6 +478,9 @@ class _TrainLoop:
         schedulers = ctx.lr_schedulers
         for s in schedulers:
             s._after_batch(steps)
+        prof = ctx._torch_profiler
+        if prof is not None:
+            prof.step()
         epoch_end = batch_in_epoch + 1 == self.epoch_len
         if epoch_end:
             self._cb("on_training_epoch_end", epoch_idx)
