@@ -187,3 +187,15 @@ def test_tensorboard_event_files_reach_checkpoint_storage(cluster, profiled_expe
     assert sorted(losses) == list(range(1, 21)), losses
     assert abs(losses[4] - 0.25) < 1e-6
     assert (20, "Determined/validation_loss", 0.5) in points
+
+
+def test_config_profiling_enabled_profiles_a_legacy_pytorch_trial(cluster):
+    """`profiling: {enabled: true}` in the experiment config turns the profiler on for a
+    PyTorchTrial run by the legacy module:Class entrypoint (Trainer.fit(profiling_enabled))."""
+    example = pathlib.Path(__file__).parents[2] / "examples" / "digits-pytorch"
+    exp_id = cluster.create(example / "legacy.yaml", example, "--config", "profiling.enabled=true",
+                            "--config", "resources.slots_per_trial=1")
+    cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=300)
+    (trial,) = cluster.trials(exp_id)
+    names = {l["name"] for l in series(cluster, trial["id"])}
+    assert {"cpu_util_simple", "memory_free", "net_throughput_recv"} <= names, names
