@@ -2,6 +2,7 @@
 parsing, and what ProfilerContext reports to a (fake) master."""
 
 import collections
+import threading
 import time
 
 import pytest
@@ -167,13 +168,23 @@ def test_profiler_on_cluster_reports_system_groups_to_the_master(on_cluster):
 
 def test_off_reports_what_was_sampled_since_the_last_report(on_cluster):
     m = on_cluster
+    sampled = threading.Event()
+
+    class Counting(_profiler._Group):
+        group = "memory"
+
+        def _read(self):
+            sampled.set()
+            return {"memory_free": 5}
+
     with core.init() as ctx:
-        ctx.profiler._groups = _fake_groups
+        ctx.profiler._groups = lambda: [Counting()]
         ctx.profiler.on(sampling_interval=0.1, samples_per_report=1000)
-        time.sleep(0.25)  # let it take a few samples; the report comes from off()
+        assert sampled.wait(10)  # a sample was taken; the report comes from off()
         ctx.profiler.off()
         ctx._metrics.flush()
-        assert [b["group"] for b in m.metrics] == ["cpu", "memory"]
+        assert [b["group"] for b in m.metrics] == ["memory"]
+        assert m.metrics[0]["metrics"]["metrics"]["avgMetrics"] == {"agent-1": {"memory_free": 5.0}}
 
 
 def test_context_close_stops_the_profiler(on_cluster):
@@ -215,7 +226,6 @@ def test_real_psutil_samples_every_group():
               _profiler._Network(psutil, clock)]
     reports = {}
     sampler = _profiler._Sampler(groups, lambda g, m: reports.update({g: m}), "a")
-    time.sleep(0.05)
     sampler.sample()
     sampler.report()
     assert {"cpu", "memory", "network"} <= set(reports)

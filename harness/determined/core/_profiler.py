@@ -258,25 +258,29 @@ def _default_groups(clock: Callable[[], float]) -> List[_Group]:
 
 
 class _Collector(threading.Thread):
-    def __init__(self, sampler: _Sampler, sampling_interval: float, samples_per_report: int) -> None:
+    def __init__(
+        self, make_sampler: Callable[[], _Sampler], sampling_interval: float, samples_per_report: int
+    ) -> None:
         super().__init__(daemon=True, name="determined-profiler")
-        self._sampler = sampler
+        self._make_sampler = make_sampler
         self._interval = sampling_interval
         self._per_report = samples_per_report
         self._stop_event = threading.Event()
 
     def run(self) -> None:
         try:
+            # Built here: probing nvidia-smi must not hold up the caller of on().
+            sampler = self._make_sampler()
             next_time = time.monotonic()
             while not self._stop_event.is_set():
-                self._sampler.sample()
-                if self._sampler.samples >= self._per_report:
-                    self._sampler.report()
+                sampler.sample()
+                if sampler.samples >= self._per_report:
+                    sampler.report()
                 next_time += self._interval
                 self._stop_event.wait(max(0.0, next_time - time.monotonic()))
             # Report what was sampled since the last report, so short runs are profiled too.
-            if self._sampler.samples:
-                self._sampler.report()
+            if sampler.samples:
+                sampler.report()
         except Exception as e:  # noqa: BLE001 - profiling never fails training
             logger.warning("system metrics profiling stopped: %s", e)
 
@@ -332,8 +336,10 @@ class ProfilerContext:
             logger.info("profiler on: system metrics are only collected in trials on a cluster")
             return
         logger.info("starting system metrics profiling (every %ss)", sampling_interval)
-        sampler = _Sampler(self._groups(), self._post, self._agent_id or "unknown-agent")
-        self._collector = _Collector(sampler, sampling_interval, samples_per_report)
+        agent_id = self._agent_id or "unknown-agent"
+        self._collector = _Collector(
+            lambda: _Sampler(self._groups(), self._post, agent_id), sampling_interval, samples_per_report
+        )
         self._collector.start()
 
     def off(self) -> None:
