@@ -33,6 +33,7 @@ from determined.common.experimental.experiment import (  # noqa: F401
     ExperimentState,
 )
 from determined.common.experimental.metrics import TrainingMetrics, TrialMetrics, ValidationMetrics
+from determined.common.experimental.oauth2_scim_client import Oauth2ScimClient  # noqa: F401
 from determined.common.experimental.project import Project  # noqa: F401
 from determined.common.experimental.resource_pool import ResourcePool
 from determined.common.experimental.trial import (  # noqa: F401

@@ -124,7 +124,10 @@ class Determined:
         files of ``model_dir`` and ``includes`` as its model definition."""
         if isinstance(config, (str, pathlib.Path)):
             config_text = pathlib.Path(config).read_text()
-            util.safe_load_yaml_with_exceptions(config_text)  # a clear error for bad YAML
+            try:  # a clear error here rather than the master's
+                util.yaml_safe_load(config_text)
+            except Exception as e:  # yaml's errors, without importing yaml here
+                raise ValueError(f"config: {config} is not valid YAML: {e}") from None
         elif isinstance(config, dict):
             config_text = util.yaml_safe_dump(config)
         else:

@@ -250,6 +250,10 @@ class Experiment:
         out.write_bytes(base64.b64decode(resp["b64Tgz"]))
         return str(out)
 
+    def delete_tensorboard_files(self) -> None:
+        """Deletes the TensorBoard files the experiment's trials wrote."""
+        self._session.delete(f"/api/v1/experiments/{self._id}/tensorboard-files")
+
     def get_pachyderm_config(self) -> Dict[str, Any]:
         if not self.config:
             self.reload()
