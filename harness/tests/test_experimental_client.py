@@ -577,3 +577,23 @@ def test_logs_head_tail_and_filters(fake):
         list(t.iter_logs(head=-1))
     with pytest.raises(ValueError):
         list(t.iter_logs(timestamp_before="yesterday"))
+
+
+def test_raw_routes_retry_while_the_master_is_unavailable(fake):
+    from determined.common.experimental import _util
+    from determined.common.api import errors
+    from determined.experimental import Determined
+
+    answers = iter([(503, {"error": {"error": "starting"}}), (502, {})])
+    fake.routes["GET /api/v1/trials/5/logs"] = lambda q, b, h: next(
+        answers, (200, json.dumps({"result": {"message": "ok\n"}}) + "\n"))
+    d = Determined(master=fake.url, user="determined", password="")
+    assert list(_util.ndjson(d._session, "/api/v1/trials/5/logs")) == [{"message": "ok\n"}]
+    assert len(fake.calls("GET", "/api/v1/trials/5/logs")) == 3
+    fake.routes["GET /api/v1/trials/6/logs"] = lambda q, b, h: (503, {})
+    d._session.retry_seconds = 0.3
+    with pytest.raises(errors.MasterUnavailableError):
+        list(_util.ndjson(d._session, "/api/v1/trials/6/logs"))
+    fake.routes["GET /api/v1/trials/7/logs"] = lambda q, b, h: (404, {"error": {"error": "no"}})
+    with pytest.raises(errors.NotFoundException, match="no"):
+        list(_util.ndjson(d._session, "/api/v1/trials/7/logs"))

@@ -2,7 +2,6 @@
 that only uses the SDK, metrics followed while a trial runs, logs, and experiment control."""
 
 import json
-import os
 import pathlib
 import subprocess
 import time

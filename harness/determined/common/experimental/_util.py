@@ -3,6 +3,7 @@ raw (non-JSON) answers of the master: NDJSON streams and checkpoint tarballs."""
 
 import enum
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -100,21 +101,32 @@ def _headers(session: api.Session, accept: str) -> Dict[str, str]:
 
 def open_raw(session: api.Session, path: str, accept: str, timeout: Optional[float] = None) -> Any:
     """An open ``urllib`` response for a route whose answer is not one JSON document. Errors
-    raise the same exceptions as :class:`determined.common.api.Session`."""
+    raise the same exceptions as :class:`determined.common.api.Session`, and, like it, a
+    master that is briefly unreachable (refused, reset, 502/503/504) is retried with backoff
+    for up to ``session.retry_seconds``."""
     req = urllib.request.Request(session.master_url + path, headers=_headers(session, accept))
-    try:
-        return urllib.request.urlopen(req, timeout=timeout or session.default_timeout)
-    except urllib.error.HTTPError as e:
+    deadline = time.monotonic() + float(getattr(session, "retry_seconds", 0.0) or 0.0)
+    backoff = 0.1
+    while True:
         try:
-            raw = e.read()
-        except Exception:  # noqa: BLE001 - the body of an error is best effort
-            raw = b""
-        message, reason, code = api._session._error_message(raw)
-        cls = api._session._ERROR_CLASSES.get(e.code, errors.APIException)
-        raise cls("GET", path, e.code, message, reason, code) from None
-    except (urllib.error.URLError, OSError) as e:
-        raise errors.MasterUnavailableError(f"GET {path}: master at {session.master_url} "
-                                            f"unreachable: {e}") from None
+            return urllib.request.urlopen(req, timeout=timeout or session.default_timeout)
+        except urllib.error.HTTPError as e:
+            try:
+                raw = e.read()
+            except Exception:  # noqa: BLE001 - the body of an error is best effort
+                raw = b""
+            if e.code not in api._session.RETRY_STATUSES:
+                message, reason, code = api._session._error_message(raw)
+                cls = api._session._ERROR_CLASSES.get(e.code, errors.APIException)
+                raise cls("GET", path, e.code, message, reason, code) from None
+            what = f"HTTP {e.code}"
+        except (urllib.error.URLError, OSError) as e:
+            what = f"{type(e).__name__}: {e}"
+        if time.monotonic() >= deadline:
+            raise errors.MasterUnavailableError(
+                f"GET {path}: master at {session.master_url} unavailable: {what}") from None
+        time.sleep(min(backoff, max(0.0, deadline - time.monotonic())))
+        backoff = min(backoff * 2, float(getattr(session, "max_backoff", 2.0)))
 
 
 def ndjson(session: api.Session, path: str, timeout: Optional[float] = None) -> Iterator[Any]:

@@ -89,8 +89,8 @@ class TrialOrderBy(enum.Enum, metaclass=_DeprecatedEnum):
         return str(self.value)
 
 
-def _sort_key(sort_by: TrialSortBy, t: Dict[str, Any], smaller_is_better: bool) -> Any:
-    """A key for one trial JSON; missing values sort last in ascending order."""
+def _sort_value(sort_by: TrialSortBy, t: Dict[str, Any]) -> Any:
+    """The value of one trial JSON that ``sort_by`` sorts on (None when it has none)."""
 
     def metric(field: str) -> Optional[float]:
         v = (t.get(field) or {}).get("searcherMetric")
@@ -117,15 +117,17 @@ def _sort_key(sort_by: TrialSortBy, t: Dict[str, Any], smaller_is_better: bool) 
         TrialSortBy.CHECKPOINT_SIZE: lambda: t.get("totalCheckpointSize"),
         TrialSortBy.LOG_RETENTION_DAYS: lambda: t.get("logRetentionDays"),
     }[sort_by]()
-    return (value is None, value if value is not None else 0, t.get("id", 0))
+    return value
 
 
 def sort_trials(trials: List[Dict[str, Any]], sort_by: TrialSortBy, order_by: Any) -> List[Any]:
-    desc = _util.is_descending(order_by)
-    present = [t for t in trials if _sort_key(sort_by, t, True)[0] is False]
-    missing = [t for t in trials if _sort_key(sort_by, t, True)[0] is True]
-    present.sort(key=lambda t: _sort_key(sort_by, t, True)[1:], reverse=desc)
-    return present + sorted(missing, key=lambda t: t.get("id", 0))
+    """Trials sorted by ``sort_by`` (ties by id); trials without the value come last in
+    either order."""
+    keyed = [(_sort_value(sort_by, t), t) for t in trials]
+    present = [(v, t) for v, t in keyed if v is not None]
+    missing = [t for v, t in keyed if v is None]
+    present.sort(key=lambda vt: (vt[0], vt[1].get("id", 0)), reverse=_util.is_descending(order_by))
+    return [t for _, t in present] + sorted(missing, key=lambda t: t.get("id", 0))
 
 
 class Trial:
