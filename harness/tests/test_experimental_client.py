@@ -597,3 +597,30 @@ def test_raw_routes_retry_while_the_master_is_unavailable(fake):
     fake.routes["GET /api/v1/trials/7/logs"] = lambda q, b, h: (404, {"error": {"error": "no"}})
     with pytest.raises(errors.NotFoundException, match="no"):
         list(_util.ndjson(d._session, "/api/v1/trials/7/logs"))
+
+
+@pytest.mark.parametrize("rules,path,is_dir,ignored", [
+    (["*.bin"], "a/b/c.bin", False, True),
+    (["/top.txt"], "top.txt", False, True),
+    (["/top.txt"], "sub/top.txt", False, False),
+    (["data/"], "data", True, True),
+    (["data/"], "data", False, False),
+    (["docs/**/*.md"], "docs/a/b/x.md", False, True),
+    (["docs/**/*.md"], "docs/x.md", False, True),
+    (["*.log", "!keep.log"], "keep.log", False, False),
+    (["*.py[co]"], "m.pyc", False, True),
+    (["# comment", ""], "# comment", False, False),
+])
+def test_detignore_rules(rules, path, is_dir, ignored):
+    from determined.common.experimental import _context
+
+    assert _context.Ignore(rules).ignored(path, is_dir) is ignored
+
+
+def test_context_size_limit(tmp_path):
+    from determined.common.experimental import _context
+
+    (tmp_path / "big").write_bytes(b"\0" * 100)
+    with pytest.raises(ValueError, match="maximum allowed size"):
+        _context.pack(tmp_path, max_bytes=100)
+    assert [f["path"] for f in _context.pack(tmp_path, max_bytes=101)] == ["big"]

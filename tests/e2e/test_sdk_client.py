@@ -76,7 +76,7 @@ def test_script_using_only_the_sdk(cluster, tmp_path):
 
 
 def test_iter_metrics_follows_a_running_trial(cluster, det):
-    exp = det.create_experiment(config=slow_config(12, 0.4, "sdk-follow"), model_dir=FIXTURES)
+    exp = det.create_experiment(config=slow_config(16, 0.4, "sdk-follow"), model_dir=FIXTURES)
     trial = exp.await_first_trial(interval=0.1)
     # Wait until at least one report exists, so the call starts part-way through the trial.
     wait_for(lambda: len(cluster.request("GET", f"/api/v1/trials/{trial.id}/metrics"
@@ -86,22 +86,22 @@ def test_iter_metrics_follows_a_running_trial(cluster, det):
     arrivals = []
     for m in trial.iter_metrics("training"):
         arrivals.append((m.steps_completed, time.time(), m.end_time.timestamp()))
-    assert [a[0] for a in arrivals] == list(range(1, 13))
+    assert [a[0] for a in arrivals] == list(range(1, 17))
     # Reports made after the call started came out of the same call, as they arrived.
     later = [a for a in arrivals if a[2] >= int(started) + 1]
-    assert len(later) >= 5, arrivals
+    assert len(later) >= 3, (started, arrivals)
     assert all(arrived >= reported - 1 for _, arrived, reported in later)
     # The generator ended because the trial did: it is over now.
     trial.reload()
     assert trial.state.value == "STATE_COMPLETED"
     assert exp.wait(interval=0.2).value == "STATE_COMPLETED"
     # The multi-trial form and the deprecated forms give the same reports once it has ended.
-    assert [m.steps_completed for m in det.iter_trials_metrics([trial.id], "validation")] == [12]
+    assert [m.steps_completed for m in det.iter_trials_metrics([trial.id], "validation")] == [16]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        assert [m.steps_completed for m in trial.stream_training_metrics()] == list(range(1, 13))
+        assert [m.steps_completed for m in trial.stream_training_metrics()] == list(range(1, 17))
         [v] = list(det.stream_trials_validation_metrics([trial.id]))
-    assert v.group == "validation" and v.metrics["batches"] == 12
+    assert v.group == "validation" and v.metrics["batches"] == 16
 
 
 def test_pause_activate_kill_and_logs(cluster, det):
