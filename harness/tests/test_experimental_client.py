@@ -624,3 +624,34 @@ def test_context_size_limit(tmp_path):
     with pytest.raises(ValueError, match="maximum allowed size"):
         _context.pack(tmp_path, max_bytes=100)
     assert [f["path"] for f in _context.pack(tmp_path, max_bytes=101)] == ["big"]
+
+
+def test_iter_trials_metrics_of_several_trials(fake, monkeypatch):
+    from determined.common.experimental import trial as trial_mod
+    from determined.experimental import Determined
+
+    monkeypatch.setattr(trial_mod, "METRICS_POLL_SECONDS", 0.01)
+    reads = {"n": 0}
+
+    def stream(q: Any, body: Any, h: Any) -> Tuple[int, Any]:
+        assert sorted(q["trialIds"]) == ["5", "6"]
+        reads["n"] += 1
+        five = [dict(_report(i, i, "validation"), trialId=5) for i in (1, 2)]
+        six = [dict(_report(10 + i, i, "validation"), trialId=6) for i in range(1, reads["n"] + 1)]
+        return 200, "".join(json.dumps({"result": {"metrics": chunk}}) + "\n"
+                            for chunk in (five, six))
+
+    def trial_route(tid: int, done: Callable[[], bool]) -> Handler:
+        return lambda q, b, h: (200, {"trial": {
+            "id": tid, "state": "STATE_COMPLETED" if done() else "STATE_RUNNING"}})
+
+    fake.routes["GET /api/v1/trials/metrics/trial_metrics"] = stream
+    fake.routes["GET /api/v1/trials/5"] = trial_route(5, lambda: True)
+    fake.routes["GET /api/v1/trials/6"] = trial_route(6, lambda: reads["n"] >= 3)
+    d = Determined(master=fake.url, user="determined", password="")
+    got = [(m.trial_id, m.steps_completed) for m in d.iter_trials_metrics([6, 5], "validation")]
+    assert got == [(5, 1), (5, 2), (6, 1), (6, 2), (6, 3), (6, 4)]
+    # Trial 5 had ended at the first look, so its state was read once.
+    assert len(fake.calls("GET", "/api/v1/trials/5")) == 1
+    with pytest.raises(ValueError, match="trial_ids"):
+        list(d.iter_trials_metrics([], "validation"))

@@ -408,9 +408,12 @@ def _iter_trials_metrics(session: api.Session, trial_ids: List[int], group: str,
     ids = sorted({int(t) for t in trial_ids})
     path = _util.query("/api/v1/trials/metrics/trial_metrics", {"trialIds": ids, "group": group})
     seen: Set[Tuple[int, Any]] = set()
+    ended: Set[int] = set()
     while True:
         # Read the states first: reports stored before a trial ended are then all in the read.
-        states = _trial_states(session, ids)
+        # A trial that has ended stays ended, so only the others are asked about.
+        states = _trial_states(session, [t for t in ids if t not in ended])
+        ended |= {t for t, s in states.items() if s in _TERMINAL_VALUES}
         for chunk in _util.ndjson(session, path):
             for report in chunk.get("metrics") or []:
                 key = (int(report.get("trialId", 0)),
@@ -419,6 +422,6 @@ def _iter_trials_metrics(session: api.Session, trial_ids: List[int], group: str,
                     continue
                 seen.add(key)
                 yield cls._from_json(report, group)
-        if all(s in _TERMINAL_VALUES for s in states.values()):
+        if len(ended) == len(ids):
             return
         time.sleep(METRICS_POLL_SECONDS)
