@@ -7,6 +7,7 @@ import datetime
 import json
 import pathlib
 import struct
+import threading
 import urllib.error
 import urllib.request
 
@@ -119,6 +120,14 @@ def test_system_metrics_are_served_while_and_after_the_trial_runs(cluster, profi
     exp_id, _ = profiled_experiment
     (trial,) = wait_for(lambda: cluster.trials(exp_id), 60, "the trial")
     tid = trial["id"]
+    # A follower started now sees every report and ends when the trial does.
+    followed = {}
+    follower = threading.Thread(target=lambda: followed.update(lines=ndjson(
+        cluster, f"/api/v1/trials/{tid}/profiler/metrics?labels.name=cpu_util_simple&follow=true")))
+    follower.start()
+    series_follower = threading.Thread(target=lambda: followed.update(series=ndjson(
+        cluster, f"/api/v1/trials/{tid}/profiler/available_series?follow=true")))
+    series_follower.start()
     # Reports arrive while it runs (one every 0.4 s).
     labels = wait_for(lambda: [l for l in series(cluster, tid) if l["name"] == "cpu_util_simple"],
                       120, "cpu_util_simple in available_series")
@@ -149,6 +158,14 @@ def test_system_metrics_are_served_while_and_after_the_trial_runs(cluster, profi
     memory = [r["batch"]["values"][0] for r in ndjson(
         cluster, f"/api/v1/trials/{tid}/profiler/metrics?labels.name=memory_free")]
     assert memory and all(v > 0 for v in memory)
+
+    follower.join(timeout=60)
+    series_follower.join(timeout=60)
+    assert not follower.is_alive() and not series_follower.is_alive(), "follow streams did not end"
+    assert [r["batch"] for r in followed["lines"]] == batches
+    # The series list is sent again whenever it changed; the last one is the full list.
+    assert followed["series"][-1]["labels"] == labels
+    assert all(a != b for a, b in zip(followed["series"], followed["series"][1:]))
 
     # follow=true on a finished trial ends after what is there.
     followed = ndjson(cluster, f"/api/v1/trials/{tid}/profiler/metrics?labels.name=cpu_util_simple"
