@@ -146,6 +146,7 @@ def test_manager_copies_changed_files_to_determineds_path(tmp_path):
     (base / "sub").mkdir()
     (base / "sub" / "trace.json").write_text("{}")
     m.sync()
+    m.wait()  # unforced syncs upload in the background
     root = tmp_path / "store" / "cluster-x" / "tensorboard" / "experiment" / "3" / "trial" / "7"
     assert m.storage_path() == "cluster-x/tensorboard/experiment/3/trial/7"
     assert (root / "events.1").read_bytes() == b"one"
@@ -154,9 +155,11 @@ def test_manager_copies_changed_files_to_determineds_path(tmp_path):
     # At most once per second unless forced.
     (base / "events.1").write_bytes(b"one-two")
     m.sync()
+    m.wait()
     assert (root / "events.1").read_bytes() == b"one"
     clock.now += 1.5
     m.sync()
+    m.wait()
     assert (root / "events.1").read_bytes() == b"one-two"
 
     # Selector and mangler (MANUAL uploads).
@@ -174,6 +177,31 @@ def private_tmp(tmp_path, monkeypatch):
     d.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(d))
     return d
+
+
+def test_a_background_upload_failure_is_retried_by_the_next_sync(tmp_path):
+    base = tmp_path / "tb"
+    base.mkdir()
+    (base / "events.1").write_bytes(b"x")
+    sm = storage.build({"type": "shared_fs", "host_path": str(tmp_path / "store")})
+    calls = []
+    real_upload = sm.upload
+
+    def flaky_upload(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("storage unavailable")
+        return real_upload(*args, **kwargs)
+
+    sm.upload = flaky_upload
+    clock = FakeClock()
+    m = tensorboard.TensorboardManager(base, sm, "c", 1, 2, clock=clock)
+    m.sync()
+    m.wait()  # failed in the background: logged, not raised
+    root = tmp_path / "store" / "c" / "tensorboard" / "experiment" / "1" / "trial" / "2"
+    assert not (root / "events.1").exists()
+    m.sync(force=True)
+    assert (root / "events.1").read_bytes() == b"x"
 
 
 def test_auto_mode_writes_and_uploads_reported_metrics(on_cluster, tmp_path, private_tmp):

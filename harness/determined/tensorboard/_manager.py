@@ -7,6 +7,7 @@ import os
 import pathlib
 import shutil
 import tempfile
+import threading
 import time
 from typing import Callable, Dict, Optional
 
@@ -43,6 +44,7 @@ class TensorboardManager:
         self._clock = clock
         self._last_sync: Optional[float] = None
         self._synced: Dict[str, float] = {}  # relative path -> mtime copied
+        self._upload: Optional[threading.Thread] = None
 
     def sync(
         self,
@@ -52,11 +54,39 @@ class TensorboardManager:
         *,
         force: bool = False,
     ) -> None:
-        """Copy new and changed files; at most once per ``min_interval`` unless ``force``."""
+        """Copy new and changed files. Unforced: at most once per ``min_interval``, in the
+        background (training does not wait for slow storage), skipped while one is running.
+        Forced: waits for a running one, then copies before returning (errors raise)."""
         now = self._clock()
-        if not force and self._last_sync is not None and now - self._last_sync < self._min_interval:
+        if force:
+            self.wait()
+            self._last_sync = now
+            self._sync_now(selector, mangler, rank)
             return
+        if self._last_sync is not None and now - self._last_sync < self._min_interval:
+            return
+        if self._upload is not None and self._upload.is_alive():
+            return  # the next sync picks up what changed meanwhile
         self._last_sync = now
+        self._upload = threading.Thread(
+            target=self._sync_logged, args=(selector, mangler, rank), daemon=True,
+            name="determined-tensorboard-upload",
+        )
+        self._upload.start()
+
+    def wait(self) -> None:
+        """Wait for a background upload to finish."""
+        if self._upload is not None:
+            self._upload.join()
+            self._upload = None
+
+    def _sync_logged(self, selector: Selector, mangler: Mangler, rank: int) -> None:
+        try:
+            self._sync_now(selector, mangler, rank)
+        except Exception as e:  # noqa: BLE001 - retried by the next sync
+            logger.warning("could not upload TensorBoard files: %s", e)
+
+    def _sync_now(self, selector: Selector, mangler: Mangler, rank: int) -> None:
         if not self.base_path.is_dir():
             return
         changed = {}
