@@ -292,3 +292,25 @@ def test_set_profiler_writes_torch_traces_into_the_tensorboard_path(tmp_path, pr
     assert len(traces) == 1, traces  # one active window of the schedule
     events = json.loads(traces[0].read_text())  # a Chrome trace: a list of events
     assert any(e.get("name", "").startswith("aten::") for e in events)
+
+
+def test_gc_task_deletes_an_experiments_tensorboard_files(tmp_path, capsys):
+    from determined.exec import gc_checkpoints
+
+    store = tmp_path / "store"
+    for exp in (3, 4):
+        d = store / "cluster-x" / "tensorboard" / "experiment" / str(exp) / "trial" / "1"
+        d.mkdir(parents=True)
+        (d / "events.out.tfevents.1").write_bytes(b"x")
+    config = json.dumps({"type": "shared_fs", "host_path": str(store)})
+    rc = gc_checkpoints.main(["--storage-config", config, "--delete", "", "--experiment-id", "3",
+                              "--delete-tensorboards", "cluster-x", "--no-report"])
+    assert rc == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["tensorboards"] == {"storageId": "cluster-x", "path": "tensorboard/experiment/3",
+                                      "error": None}
+    assert not (store / "cluster-x" / "tensorboard" / "experiment" / "3").exists()
+    assert (store / "cluster-x" / "tensorboard" / "experiment" / "4" / "trial" / "1").is_dir()
+    # Again: nothing left to delete is fine.
+    assert gc_checkpoints.main(["--storage-config", config, "--delete", "", "--experiment-id", "3",
+                                "--delete-tensorboards", "cluster-x", "--no-report"]) == 0

@@ -205,6 +205,10 @@ def test_tensorboard_event_files_reach_checkpoint_storage(cluster, profiled_expe
     assert abs(losses[4] - 0.25) < 1e-6
     assert (20, "Determined/validation_loss", 0.5) in points
 
+    # Deleting the experiment deletes its TensorBoard files too (the checkpoint GC task).
+    cluster.request("DELETE", f"/api/v1/experiments/{exp_id}")
+    wait_for(lambda: not root.parent.parent.exists(), 120, "the experiment's TensorBoard files to go")
+
 
 def test_config_profiling_enabled_profiles_a_legacy_pytorch_trial(cluster):
     """`profiling: {enabled: true}` in the experiment config turns the profiler on for a
