@@ -31,6 +31,7 @@
 #include "master/server/log_buffer.h"
 #include "master/server/master_config.h"
 #include "master/server/model_service.h"
+#include "master/server/profiler_service.h"
 #include "master/server/waiters.h"
 #include "master/store/store.h"
 
@@ -163,6 +164,8 @@ class Master {
   const std::shared_ptr<LogBuffer>& log_buffer() const { return log_buffer_; }
   // The model registry.
   ModelService* models() { return models_.get(); }
+  // System metrics of trials' profilers.
+  ProfilerService* profiler() { return profiler_.get(); }
 
   // Auth.
   Result<std::pair<std::string, store::UserRow>> Login(const std::string& username,
@@ -363,6 +366,7 @@ class Master {
   std::thread ticker_;
   std::unique_ptr<class CheckpointGcRunner> gc_;
   std::unique_ptr<ModelService> models_;
+  std::unique_ptr<ProfilerService> profiler_;
 };
 
 }  // namespace det::master::server

@@ -92,6 +92,13 @@ class SqliteStore : public Store {
   Status DeleteModelVersion(int64_t id) override;
   Result<std::vector<ModelVersionRow>> ListModelVersionsForCheckpoints(
       const std::vector<std::string>& uuids) override;
+  // Profiler (sqlite_store_profiler.cc).
+  Status AddSystemMetrics(const std::vector<SystemMetricRow>& rows) override;
+  Result<std::vector<SystemMetricRow>> ListSystemMetrics(int64_t trial_id,
+                                                         const std::string& group,
+                                                         const std::string& agent_id,
+                                                         int64_t after_id, int64_t limit) override;
+  Result<std::vector<SystemMetricRow>> LatestSystemMetrics(int64_t trial_id) override;
 
  private:
   // REQUIRES: mu_ held.
