@@ -92,10 +92,9 @@ def _trial_metrics(d: Dict[str, Any], group: Optional[str]) -> Any:
     )
     try:
         from determined.common.experimental import metrics as metrics_module
-
-        return metrics_module.TrialMetrics(**fields)
-    except (ImportError, AttributeError, TypeError):
+    except ImportError:
         return types.SimpleNamespace(**fields)
+    return metrics_module.TrialMetrics._from_json(d, group)
 
 
 class _CheckpointFields:
