@@ -243,6 +243,15 @@ def test_python_model_functions(cluster, trained):
 
     v2.delete()
     assert [v.model_version for v in got.list_versions()] == [1]
+    # The client SDK delegates to these functions; its Checkpoint wraps the version's checkpoint.
+    from determined.experimental import client
+
+    d = client.Determined._from_session(session)
+    assert d.get_model("py-model-2").model_id == created.model_id
+    assert "py-model-2" in [x.name for x in d.list_models()]
+    version = d.get_model(created.model_id).get_version(1)
+    assert version.checkpoint.uuid == uuids[5]
+    assert version.checkpoint.training.trial_id > 0
     got.delete()
     with pytest.raises(api.errors.NotFoundException):
         m.get_model(session, "py-model-2")
