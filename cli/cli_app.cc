@@ -68,6 +68,10 @@ int RunCli(int argc, char** argv) {
   RegisterPreviewCommands(app, ctx);
   RegisterCheckpointCommands(app, ctx);
   RegisterJobCommands(app, ctx);
+  RegisterTemplateCommands(app, ctx);
+  RegisterUserAdminCommands(app.get_subcommand("user"), ctx);
+  RegisterWorkspaceProjectCommands(app, ctx);
+  RegisterExperimentParityCommands(app.get_subcommand("experiment"), ctx);
 
   try {
     app.parse(argc, argv);

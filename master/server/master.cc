@@ -5,6 +5,9 @@
 #include "master/server/checkpoint_gc_runner.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
+#include "master/server/template_service.h"
+#include "master/server/user_admin_service.h"
+#include "master/server/workspace_service.h"
 
 namespace det::master::server {
 
@@ -20,7 +23,18 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
     : config_(std::move(config)),
       store_(std::move(store)),
       clock_(clock),
-      waiters_(std::make_unique<Waiters>()) {}
+      waiters_(std::make_unique<Waiters>()) {
+  workspaces_ = std::make_unique<WorkspaceService>(store_.get());
+  templates_ = std::make_unique<TemplateService>(
+      store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
+  // A changed user (deactivated, renamed, ...) is looked up again on its next request.
+  user_admin_ = std::make_unique<UserAdminService>(store_.get(), [this](int64_t user_id) {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    std::erase_if(sessions_, [user_id](const auto& kv) {
+      return kv.second.principal.user_id == user_id;
+    });
+  });
+}
 
 Master::~Master() { Stop(); }
 

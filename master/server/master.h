@@ -160,6 +160,10 @@ class Master {
   const std::string& master_id() const { return master_id_; }
   // The master's recent log lines; main() feeds it from spdlog.
   const std::shared_ptr<LogBuffer>& log_buffer() const { return log_buffer_; }
+  // Config templates; workspaces, projects and experiment placement; user administration.
+  class TemplateService* templates() { return templates_.get(); }
+  class WorkspaceService* workspaces() { return workspaces_.get(); }
+  class UserAdminService* user_admin() { return user_admin_.get(); }
 
   // Auth.
   Result<std::pair<std::string, store::UserRow>> Login(const std::string& username,
@@ -359,6 +363,9 @@ class Master {
   bool stopping_ = false;
   std::thread ticker_;
   std::unique_ptr<class CheckpointGcRunner> gc_;
+  std::unique_ptr<class TemplateService> templates_;
+  std::unique_ptr<class WorkspaceService> workspaces_;
+  std::unique_ptr<class UserAdminService> user_admin_;
 };
 
 }  // namespace det::master::server
