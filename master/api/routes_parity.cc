@@ -27,7 +27,10 @@ Result<json> ValidationHistoryJson(server::Master* master, int64_t experiment_id
                          master->ListMetrics(t.row.id, "validation"));
     for (const auto& m : rows) {
       if (m.archived) continue;
-      const json avg = m.metrics.value("avg_metrics", json::object());
+      // Validation reports are stored as {"validation_metrics": ...} (older: avg_metrics).
+      const json avg = m.metrics.contains("validation_metrics")
+                           ? m.metrics["validation_metrics"]
+                           : m.metrics.value("avg_metrics", json::object());
       if (!avg.contains(metric) || !avg[metric].is_number()) continue;
       points.push_back({t.row.id, m.report_time, avg[metric].get<double>()});
     }

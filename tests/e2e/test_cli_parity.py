@@ -22,7 +22,7 @@ def test_template_lifecycle_and_output_lines(cluster, tmp_path):
     assert "Created template parity-a" in out, out
 
     listed = cluster.det("template", "list").stdout
-    row = [line for line in listed.splitlines() if line.startswith("parity-a ")]
+    row = [line for line in listed.splitlines() if line.strip().startswith("parity-a ")]
     assert row and "Uncategorized" in row[0], listed
     assert "Name" in listed.splitlines()[0] and "Workspace" in listed.splitlines()[0], listed
     details = cluster.det("tpl", "ls", "-d").stdout
@@ -102,7 +102,7 @@ def test_experiment_create_with_template_merges_config(cluster, tmp_path):
     assert config["name"] == "with-template"
     assert config["description"] == "templated"
     assert config["searcher"]["metric"] == "loss"
-    assert config["searcher"]["max_length"] == {"batches": 1}
+    assert config["searcher"]["max_length"] == 1
     env = config["environment"]["environment_variables"]
     assert env["cpu"] == ["FROM_TEMPLATE=1", "SHARED=template", "SHARED=config"], env
     missing = cluster.det("experiment", "create", str(cfg), "--template", "no-such-template",
@@ -127,7 +127,8 @@ def test_user_administration(own_cluster):
                                        {"username": "parity-user", "password": "Parity-Pass1"})
     assert status == 200
     # Only admins create users.
-    refused = cluster.det("user", "create", "parity-other", "--password", "x", check=False)
+    refused = cluster.det("-u", "determined", "user", "create", "parity-other", "--password", "x",
+                          check=False)
     assert refused.returncode == 1 and "admin" in refused.stderr, refused.stderr
 
     cluster.det("-u", "admin", "user", "deactivate", "parity-user")
