@@ -62,8 +62,8 @@ std::string RenderProjects(const std::vector<json>& projects) {
 }
 
 Result<json> WorkspaceByName(Session& session, const std::string& name) {
-  DET_ASSIGN_OR_RETURN(
-      json resp, session.Get("/api/v1/workspaces?nameCaseSensitive=true&name=" + UrlEncode(name)));
+  DET_ASSIGN_OR_RETURN(json resp,
+                       session.Get("/api/v1/workspaces?nameCaseSensitive=" + UrlEncode(name)));
   for (const json& w : resp.value("workspaces", json::array())) {
     if (w.value("name", "") == name) return w;
   }
@@ -75,7 +75,7 @@ Result<json> ProjectByName(Session& session, const std::string& workspace,
   DET_ASSIGN_OR_RETURN(json w, WorkspaceByName(session, workspace));
   DET_ASSIGN_OR_RETURN(json resp,
                        session.Get("/api/v1/workspaces/" + std::to_string(w["id"].get<int64_t>()) +
-                                   "/projects?nameCaseSensitive=true&name=" + UrlEncode(project)));
+                                   "/projects?name=" + UrlEncode(project)));
   for (const json& p : resp.value("projects", json::array())) {
     if (p.value("name", "") == project) return p;
   }

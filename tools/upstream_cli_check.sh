@@ -101,7 +101,6 @@ run experiment wait "$EXP"
 run trial describe "$TRIAL"
 run trial logs "$TRIAL" --tail 3
 run trial logs "$TRIAL" --level INFO --stdtype stdout --rank-id 0
-run checkpoint list "$EXP"
 run template create check-tpl "$WORK/tpl.yaml"
 run template list
 run template list --details

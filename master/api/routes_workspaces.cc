@@ -114,13 +114,15 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// The list filters `name` (case-insensitive unless nameCaseSensitive; exact match) and
-// `archived` (absent = both).
-bool PassesFilters(const HttpRequest& req, const std::string& name, bool archived) {
+// The list filters as Determined's: `name` matches the whole name ignoring case,
+// `nameCaseSensitive` (workspaces only) the exact name; `archived` absent = both.
+bool PassesFilters(const HttpRequest& req, const std::string& name, bool archived,
+                   bool case_sensitive_param) {
   std::string want = req.Query("name");
-  if (!want.empty()) {
-    bool exact = QueryBool(req, "nameCaseSensitive", false);
-    if (exact ? want != name : Lower(want) != Lower(name)) return false;
+  if (!want.empty() && Lower(want) != Lower(name)) return false;
+  if (case_sensitive_param) {
+    std::string exact = req.Query("nameCaseSensitive");
+    if (!exact.empty() && exact != name) return false;
   }
   if (!req.Query("archived").empty() && QueryBool(req, "archived", false) != archived) {
     return false;
@@ -191,11 +193,15 @@ class Renderer {
   std::map<int64_t, std::string> users_;
 };
 
-server::HttpResponse WorkspaceResponse(server::Master* master, Result<WorkspaceRow> w) {
+// {workspace}; POST and PATCH answers also carry Determined's (empty) namespaceBindings.
+server::HttpResponse WorkspaceResponse(server::Master* master, Result<WorkspaceRow> w,
+                                       bool with_bindings = false) {
   if (!w.ok()) return ErrorResponse(w.status());
   Renderer r(master);
   if (Status st = r.Load(); !st.ok()) return ErrorResponse(st);
-  return JsonResponse({{"workspace", r.Workspace(*w)}});
+  json body = {{"workspace", r.Workspace(*w)}};
+  if (with_bindings) body["namespaceBindings"] = json::object();
+  return JsonResponse(body);
 }
 
 server::HttpResponse ProjectResponse(server::Master* master, Result<ProjectRow> p) {
@@ -246,7 +252,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                 bool pinned_only = QueryBool(req, "pinned", false);
                 json items = json::array();
                 for (const auto& w : r.workspaces()) {
-                  if (!PassesFilters(req, w.name, w.archived)) continue;
+                  if (!PassesFilters(req, w.name, w.archived, true)) continue;
                   if (pinned_only && !w.pinned) continue;
                   items.push_back(r.Workspace(w));
                 }
@@ -269,7 +275,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                 auto name = OptString(*body, "name", "name");
                 if (!name.ok()) return ErrorResponse(name.status());
                 if (!*name) return ErrorResponse(InvalidArgument("name: required"));
-                return WorkspaceResponse(master, ws->CreateWorkspace(**name, who.user_id));
+                return WorkspaceResponse(master, ws->CreateWorkspace(**name, who.user_id), true);
               }));
 
   router->Add("PATCH", "/api/v1/workspaces/{id}",
@@ -280,8 +286,8 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                 if (!body.ok()) return ErrorResponse(body.status());
                 auto name = OptString(*body, "name", "name");
                 if (!name.ok()) return ErrorResponse(name.status());
-                if (!*name) return WorkspaceResponse(master, ws->GetWorkspace(*id));
-                return WorkspaceResponse(master, ws->RenameWorkspace(*id, **name));
+                if (!*name) return WorkspaceResponse(master, ws->GetWorkspace(*id), true);
+                return WorkspaceResponse(master, ws->RenameWorkspace(*id, **name), true);
               }));
 
   router->Add("DELETE", "/api/v1/workspaces/{id}",
@@ -317,7 +323,8 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                 if (Status st = r.Load(); !st.ok()) return ErrorResponse(st);
                 json items = json::array();
                 for (const auto& p : r.projects()) {
-                  if (p.workspace_id != *id || !PassesFilters(req, p.name, p.archived)) continue;
+                  if (p.workspace_id != *id || !PassesFilters(req, p.name, p.archived, false))
+                    continue;
                   items.push_back(r.Project(p));
                 }
                 SortItems(req, items);
