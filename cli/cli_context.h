@@ -71,6 +71,8 @@ Status ListExperimentCheckpoints(CliContext& ctx, int64_t experiment_id,
 std::string ReadPassword(const std::string& prompt);
 // user list / create / activate / deactivate / rename / change-password / edit under `det user`.
 void RegisterUserAdminCommands(CLI::App* user, CliContext& ctx);
+// `-f/--follow-first-trial`: waits for the experiment's first trial and streams its logs.
+Status FollowFirstTrial(Session& session, int64_t experiment_id);
 // config, logs, wait, download-model-def, download under `det experiment`.
 void RegisterExperimentParityCommands(CLI::App* experiment, CliContext& ctx);
 // det workspace, det project and det experiment move.

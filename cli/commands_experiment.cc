@@ -101,6 +101,8 @@ Status FollowTestExperiment(Session& session, int64_t experiment_id) {
   }
 }
 
+}  // namespace
+
 Status FollowFirstTrial(Session& session, int64_t experiment_id) {
   Print("Waiting for first trial to begin...\n");
   std::string trials_path = "/api/v1/experiments/" + std::to_string(experiment_id) + "/trials";
@@ -135,6 +137,8 @@ Status FollowFirstTrial(Session& session, int64_t experiment_id) {
   options.follow = true;
   return PrintTrialLogs(session, *trial_id, options);
 }
+
+namespace {
 
 Status CreateExperiment(CliContext& ctx, const CreateArgs& args) {
   Result<std::string> text = ReadFile(args.config_file);
@@ -230,6 +234,7 @@ struct ListArgs {
   int64_t limit = 200;
   int64_t offset = 0;
   std::string pages = "1";
+  bool show_project = false;  // --show_project: Workspace and Project columns first
 };
 
 Status ListExperiments(CliContext& ctx, const ListArgs& args) {
@@ -276,6 +281,7 @@ Status ListExperiments(CliContext& ctx, const ListArgs& args) {
   }
   std::vector<std::string> headers = {"ID",    "Owner",    "Name",    "Parent ID",    "State",
                                       "Progress", "Started", "Ended", "Resource Pool"};
+  if (args.show_project) headers.insert(headers.begin(), {"Workspace", "Project"});
   if (args.all) headers.push_back("Archived");
   std::vector<TableRow> rows;
   for (const json& e : experiments) {
@@ -288,6 +294,9 @@ Status ListExperiments(CliContext& ctx, const ListArgs& args) {
                     FormatTime(e.value("startTime", json())),
                     FormatTime(e.value("endTime", json())),
                     JsonString(e, "resourcePool")};
+    if (args.show_project) {
+      row.insert(row.begin(), {JsonString(e, "workspaceName"), JsonString(e, "projectName")});
+    }
     if (args.all) row.push_back(JsonCell(e.value("archived", json(false))));
     rows.push_back(std::move(row));
   }
@@ -361,11 +370,12 @@ Status DescribeExperiments(CliContext& ctx, const DescribeArgs& args) {
     Print(responses.dump(4) + "\n");
     return Status::Ok();
   }
+  // With --outdir the sections are CSV files, as Determined's.
+  const bool csv = args.csv || !args.outdir.empty();
   auto render = [&](const std::vector<std::string>& h, const std::vector<TableRow>& r) {
-    return args.csv ? RenderCsv(h, r) : RenderPresto(h, r) + "\n";
+    return csv ? RenderCsv(h, r) : RenderPresto(h, r) + "\n";
   };
-  // Prints a section under its title, or with --outdir writes it to outdir/file (as
-  // Determined: CSV with --csv, else the table text).
+  // Prints a section under its title, or with --outdir writes it to outdir/file.
   auto emit = [&](const char* title, const char* file, const std::string& text) -> Status {
     if (args.outdir.empty()) {
       if (!args.csv) Print(title);
@@ -591,6 +601,8 @@ void RegisterExperimentCommands(CLI::App& app, CliContext& ctx) {
   CLI::App* list = exp->add_subcommand("list", "list experiments")->alias("ls");
   list->add_flag("--all,-a", list_args->all, "show all users' experiments, archived too");
   list->add_flag("--csv", list_args->csv, "print CSV");
+  list->add_flag("--show_project,--show-project", list_args->show_project,
+                 "include columns for workspace name and project name");
   list->add_flag("--json", list_args->json_out, "print JSON");
   list->add_option("--limit", list_args->limit, "maximum experiments per page (default 200)")
       ->check(PositiveInt());

@@ -30,6 +30,7 @@ struct DescribeArgs {
   bool json_out = false;
   bool csv = false;
   bool metrics = false;
+  bool metrics_summary = false;
   int64_t limit = 1000;
   int64_t offset = 0;
   std::string pages = "all";
@@ -105,6 +106,7 @@ Status DescribeTrial(CliContext& ctx, const DescribeArgs& args) {
   }
   Print("\nWorkloads:\n");
   Print(render(headers, rows));
+  if (args.metrics_summary) Print(t.value("summaryMetrics", json()).dump(4) + "\n");
   return Status::Ok();
 }
 
@@ -261,6 +263,8 @@ void RegisterTrialCommands(CLI::App& app, CliContext& ctx) {
   auto describe_args = std::make_shared<DescribeArgs>();
   CLI::App* describe = trial->add_subcommand("describe", "describe trial");
   describe->add_option("TRIAL_ID", describe_args->trial_id, "trial ID")->required();
+  describe->add_flag("--metrics-summary", describe_args->metrics_summary,
+                     "display summary of metrics (as JSON, after the tables)");
   describe->add_flag("--metrics", describe_args->metrics,
                      "display full metrics, such as batch metrics");
   CLI::Option* json_flag =

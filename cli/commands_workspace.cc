@@ -298,6 +298,10 @@ void RegisterProjectCommands(CLI::App& app, CliContext& ctx) {
       p->add_subcommand("list", "list the projects associated with a workspace")->alias("ls");
   list->add_option("WORKSPACE_NAME", *list_ws, "name of the workspace")->required();
   AddSortOptions(list, *list_opts);
+  list->add_option("--limit", list_opts->limit, "maximum items per page (default 200)")
+      ->check(PositiveInt());
+  list->add_option("--offset", list_opts->offset, "number of items to skip")
+      ->check(NonNegativeInt());
   list->callback([&ctx, list_ws, list_opts] {
     ctx.SetAction("list projects", [&ctx, list_ws, list_opts]() -> Status {
       Session& s = ctx.GetSession();
@@ -305,7 +309,12 @@ void RegisterProjectCommands(CLI::App& app, CliContext& ctx) {
       DET_ASSIGN_OR_RETURN(json resp, s.Get(IdPath("/api/v1/workspaces/", ws, "/projects")));
       std::vector<json> items = Items(resp, "projects");
       SortObjects(items, *list_opts);
-      Print(list_opts->json_out ? json(items).dump(2) + "\n" : RenderProjects(items));
+      std::vector<json> page;
+      for (size_t i = list_opts->offset;
+           i < items.size() && static_cast<int64_t>(page.size()) < list_opts->limit; ++i) {
+        page.push_back(items[i]);
+      }
+      Print(list_opts->json_out ? json(page).dump(2) + "\n" : RenderProjects(page));
       return Status::Ok();
     });
   });

@@ -90,8 +90,11 @@ run agent list
 run slot list
 run task list
 run job list
+run job list --yaml
 run experiment list
 run experiment describe "$EXP"
+run experiment describe "$EXP" --outdir .
+run experiment list --show_project --all
 run experiment config "$EXP"
 run experiment list-trials "$EXP"
 run experiment list-checkpoints "$EXP"
@@ -99,8 +102,10 @@ run experiment logs "$EXP" --tail 3
 run experiment download-model-def "$EXP"
 run experiment wait "$EXP"
 run trial describe "$TRIAL"
+run trial describe "$TRIAL" --metrics-summary --metrics
 run trial logs "$TRIAL" --tail 3
 run trial logs "$TRIAL" --level INFO --stdtype stdout --rank-id 0
+run trial logs "$TRIAL" --timestamp-after 2000-01-01T00:00:00Z --source task --json
 run template create check-tpl "$WORK/tpl.yaml"
 run template list
 run template list --details

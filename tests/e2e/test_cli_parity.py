@@ -174,6 +174,11 @@ def test_workspaces_projects_and_experiment_move(cluster, tmp_path):
     assert exp["workspaceName"] == "parity-ws", exp
     listed = cluster.det("project", "list-experiments", "parity-ws", "parity-proj").stdout
     assert re.search(rf"^\s*{exp_id}\s*\|", listed, re.M), listed
+    shown = cluster.det("experiment", "list", "--show_project", "--csv").stdout
+    assert shown.startswith("Workspace,Project,ID,"), shown
+    assert f"parity-ws,parity-proj,{exp_id}," in shown, shown
+    assert cluster.det("project", "list", "parity-ws", "--limit", "1", "--offset", "1",
+                       "--json").stdout.strip() == "[]"
     page = cluster.request("GET", "/api/v1/experiments?projectId=1&limit=1000")["experiments"]
     assert exp_id not in [e["id"] for e in page]
 
@@ -247,6 +252,11 @@ def test_experiment_and_trial_log_arguments(cluster, tmp_path):
     bad = cluster.det("trial", "logs", tid, "--timestamp-after", "yesterday", check=False)
     assert bad.returncode == 1 and "timestampAfter" in bad.stderr, bad.stderr
 
+    described = cluster.det("trial", "describe", tid, "--metrics-summary").stdout
+    assert '"avg"' in described or '"loss"' in described, described
+    jobs = yaml.safe_load(cluster.det("job", "list", "--yaml").stdout)
+    assert isinstance(jobs["jobs"], list), jobs
+
     cfg_out = yaml.safe_load(cluster.det("experiment", "config", str(exp_id)).stdout)
     assert cfg_out["searcher"]["metric"] == "loss", cfg_out
     cluster.det("experiment", "download-model-def", str(exp_id), "--output-dir", str(tmp_path))
@@ -254,7 +264,7 @@ def test_experiment_and_trial_log_arguments(cluster, tmp_path):
 
     outdir = tmp_path / "describe"
     outdir.mkdir()
-    cluster.det("experiment", "describe", str(exp_id), "--csv", "--outdir", str(outdir))
+    cluster.det("experiment", "describe", str(exp_id), "--outdir", str(outdir))
     experiments_csv = (outdir / "experiments.csv").read_text()
     assert experiments_csv.startswith("Experiment ID,") and f"\n{exp_id}," in experiments_csv
     assert tid in (outdir / "trials.csv").read_text()
