@@ -69,6 +69,10 @@ int RunCli(int argc, char** argv) {
   RegisterCheckpointCommands(app, ctx);
   RegisterJobCommands(app, ctx);
   RegisterModelCommands(app, ctx);
+  RegisterTemplateCommands(app, ctx);
+  RegisterUserAdminCommands(app.get_subcommand("user"), ctx);
+  RegisterWorkspaceProjectCommands(app, ctx);
+  RegisterExperimentParityCommands(app.get_subcommand("experiment"), ctx);
 
   try {
     app.parse(argc, argv);

@@ -48,6 +48,7 @@ void RegisterExperimentCommands(CLI::App& app, CliContext& ctx);
 void RegisterTrialCommands(CLI::App& app, CliContext& ctx);
 void RegisterDeployCommands(CLI::App& app, CliContext& ctx);
 void RegisterPreviewCommands(CLI::App& app, CliContext& ctx);
+void RegisterTemplateCommands(CLI::App& app, CliContext& ctx);  // det template (tpl)
 
 // Defaults for validating a config before upload: the master merges its own checkpoint storage
 // under the experiment's, so a config that sets only save_* values is valid; a placeholder
@@ -67,6 +68,17 @@ void RegisterExperimentManageCommands(CLI::App* experiment, CliContext& ctx);
 // or ?sortByAttr=SORT_BY_END_TIME, printed as a table (or CSV).
 Status ListExperimentCheckpoints(CliContext& ctx, int64_t experiment_id,
                                  std::optional<int64_t> best, bool csv);
+
+// Reads one line from stdin; with a TTY the prompt goes to stderr and echo is turned off.
+std::string ReadPassword(const std::string& prompt);
+// user list / create / activate / deactivate / rename / change-password / edit under `det user`.
+void RegisterUserAdminCommands(CLI::App* user, CliContext& ctx);
+// `-f/--follow-first-trial`: waits for the experiment's first trial and streams its logs.
+Status FollowFirstTrial(Session& session, int64_t experiment_id);
+// config, logs, wait, download-model-def, download under `det experiment`.
+void RegisterExperimentParityCommands(CLI::App* experiment, CliContext& ctx);
+// det workspace, det project and det experiment move.
+void RegisterWorkspaceProjectCommands(CLI::App& app, CliContext& ctx);
 
 // Asks `<prompt> [y/n]: ` on stdout until y/yes or n/no is read from stdin; end of input is no.
 bool AskYesOrNo(const std::string& prompt);

@@ -20,6 +20,7 @@
 #include "cli/trial_logs.h"
 #include "common/http_client.h"
 #include "master/config/experiment_config.h"
+#include "master/config/template_merge.h"
 
 namespace det::cli {
 namespace {
@@ -50,6 +51,8 @@ struct CreateArgs {
   bool follow = false;
   bool test_mode = false;
   bool local = false;
+  std::string template_name;  // --template: merged under the config by the master
+  int64_t project_id = 0;     // --project_id: 0 = the default project
 };
 
 // Validates the config with the master's own parser, so that a bad config is reported with the
@@ -98,6 +101,8 @@ Status FollowTestExperiment(Session& session, int64_t experiment_id) {
   }
 }
 
+}  // namespace
+
 Status FollowFirstTrial(Session& session, int64_t experiment_id) {
   Print("Waiting for first trial to begin...\n");
   std::string trials_path = "/api/v1/experiments/" + std::to_string(experiment_id) + "/trials";
@@ -133,10 +138,25 @@ Status FollowFirstTrial(Session& session, int64_t experiment_id) {
   return PrintTrialLogs(session, *trial_id, options);
 }
 
+namespace {
+
 Status CreateExperiment(CliContext& ctx, const CreateArgs& args) {
   Result<std::string> text = ReadFile(args.config_file);
   if (!text.ok()) return InvalidArgument("cannot read the config file " + args.config_file);
   DET_ASSIGN_OR_RETURN(std::string config, ApplyConfigOverrides(*text, args.overrides));
+  // With --template the master merges the template under the config; the config checked here
+  // (and turned into a test-mode config) is that merge.
+  std::string submitted = config;
+  if (!args.template_name.empty()) {
+    Session& session = ctx.GetSession();
+    DET_ASSIGN_OR_RETURN(json tpl,
+                         session.Get("/api/v1/templates/" + UrlEncode(args.template_name)));
+    DET_ASSIGN_OR_RETURN(json user_config, master::config::YamlToJson(config));
+    json tpl_config = tpl.value("template", json::object()).value("config", json::object());
+    config = master::config::MergeTemplate(user_config.is_null() ? json::object() : user_config,
+                                           tpl_config)
+                 .dump(2);
+  }
   if (args.local) {
     if (!args.test_mode) {
       return Unimplemented("--local: only --local --test-mode is supported (run without --local "
@@ -180,9 +200,13 @@ Status CreateExperiment(CliContext& ctx, const CreateArgs& args) {
 
   Session& session = ctx.GetSession();
   if (args.test_mode) Print("Creating test experiment...\n");
-  json body = {{"config", config},
+  // A test-mode config already holds the template; otherwise the master merges it.
+  bool send_template = !args.template_name.empty() && !args.test_mode;
+  json body = {{"config", send_template ? submitted : config},
                {"modelDefinition", std::move(packed.files)},
                {"activate", args.test_mode || !args.paused}};
+  if (send_template) body["template"] = args.template_name;
+  if (args.project_id > 0) body["projectId"] = args.project_id;
   DET_ASSIGN_OR_RETURN(json resp, session.Post("/api/v1/experiments", body, 600));
   json warnings = resp.value("warnings", json::array());
   if (warnings.is_array()) {
@@ -210,6 +234,7 @@ struct ListArgs {
   int64_t limit = 200;
   int64_t offset = 0;
   std::string pages = "1";
+  bool show_project = false;  // --show_project: Workspace and Project columns first
 };
 
 Status ListExperiments(CliContext& ctx, const ListArgs& args) {
@@ -256,6 +281,7 @@ Status ListExperiments(CliContext& ctx, const ListArgs& args) {
   }
   std::vector<std::string> headers = {"ID",    "Owner",    "Name",    "Parent ID",    "State",
                                       "Progress", "Started", "Ended", "Resource Pool"};
+  if (args.show_project) headers.insert(headers.begin(), {"Workspace", "Project"});
   if (args.all) headers.push_back("Archived");
   std::vector<TableRow> rows;
   for (const json& e : experiments) {
@@ -268,6 +294,9 @@ Status ListExperiments(CliContext& ctx, const ListArgs& args) {
                     FormatTime(e.value("startTime", json())),
                     FormatTime(e.value("endTime", json())),
                     JsonString(e, "resourcePool")};
+    if (args.show_project) {
+      row.insert(row.begin(), {JsonString(e, "workspaceName"), JsonString(e, "projectName")});
+    }
     if (args.all) row.push_back(JsonCell(e.value("archived", json(false))));
     rows.push_back(std::move(row));
   }
@@ -282,6 +311,7 @@ struct DescribeArgs {
   bool json_out = false;
   bool csv = false;
   bool metrics = false;  // accepted for compatibility; metrics are always shown
+  std::string outdir;    // --outdir: experiments.csv, trials.csv, workloads.csv there
 };
 
 std::vector<std::string> ScalarMetricNames(const json& workloads, const char* kind) {
@@ -340,8 +370,24 @@ Status DescribeExperiments(CliContext& ctx, const DescribeArgs& args) {
     Print(responses.dump(4) + "\n");
     return Status::Ok();
   }
+  // With --outdir the sections are CSV files, as Determined's.
+  const bool csv = args.csv || !args.outdir.empty();
   auto render = [&](const std::vector<std::string>& h, const std::vector<TableRow>& r) {
-    return args.csv ? RenderCsv(h, r) : RenderPresto(h, r) + "\n";
+    return csv ? RenderCsv(h, r) : RenderPresto(h, r) + "\n";
+  };
+  // Prints a section under its title, or with --outdir writes it to outdir/file.
+  auto emit = [&](const char* title, const char* file, const std::string& text) -> Status {
+    if (args.outdir.empty()) {
+      if (!args.csv) Print(title);
+      Print(text);
+      return Status::Ok();
+    }
+    std::string path = args.outdir + "/" + file;
+    std::ofstream out(path, std::ios::binary);
+    if (!out || !out.write(text.data(), static_cast<std::streamsize>(text.size()))) {
+      return InvalidArgument("--outdir: cannot write " + path);
+    }
+    return Status::Ok();
   };
 
   std::vector<TableRow> exp_rows;
@@ -365,10 +411,10 @@ Status DescribeExperiments(CliContext& ctx, const DescribeArgs& args) {
                         JsonString(e, "resourcePool"),
                         label_text});
   }
-  if (!args.csv) Print("Experiment:\n");
-  Print(render({"Experiment ID", "State", "Progress", "Started", "Ended", "Name", "Description",
-                "Archived", "Resource Pool", "Labels"},
-               exp_rows));
+  DET_RETURN_IF_ERROR(emit("Experiment:\n", "experiments.csv",
+                           render({"Experiment ID", "State", "Progress", "Started", "Ended",
+                                   "Name", "Description", "Archived", "Resource Pool", "Labels"},
+                                  exp_rows)));
 
   std::vector<TableRow> trial_rows;
   for (size_t i = 0; i < responses.size(); ++i) {
@@ -380,9 +426,9 @@ Status DescribeExperiments(CliContext& ctx, const DescribeArgs& args) {
                             t.value("hparams", json::object()).dump(4)});
     }
   }
-  if (!args.csv) Print("\nTrials:\n");
-  Print(render({"Trial ID", "Experiment ID", "State", "Started", "Ended", "H-Params"},
-               trial_rows));
+  DET_RETURN_IF_ERROR(emit(
+      "\nTrials:\n", "trials.csv",
+      render({"Trial ID", "Experiment ID", "State", "Started", "Ended", "H-Params"}, trial_rows)));
 
   // Workloads: one row per step (total batches), merging its training, validation and
   // checkpoint workloads, as Determined's describe does.
@@ -458,9 +504,7 @@ Status DescribeExperiments(CliContext& ctx, const DescribeArgs& args) {
     }
     for (int64_t b : order) wl_rows.push_back(std::move(by_batches[b]));
   }
-  if (!args.csv) Print("\nWorkloads:\n");
-  Print(render(headers, wl_rows));
-  return Status::Ok();
+  return emit("\nWorkloads:\n", "workloads.csv", render(headers, wl_rows));
 }
 
 // ---------------------------------------------------------------------------------- actions
@@ -536,6 +580,11 @@ void RegisterExperimentCommands(CLI::App& app, CliContext& ctx) {
                      "also upload this file or directory, under its base name (repeatable)")
       ->allow_extra_args(false);
   create->add_flag("--paused", create_args->paused, "create the experiment paused");
+  create->add_option("--template", create_args->template_name,
+                     "name of a config template to merge under the config");
+  create->add_option("--project_id,--project-id", create_args->project_id,
+                     "place this experiment inside the project with this id")
+      ->check(PositiveInt());
   create->add_flag("-f,--follow-first-trial", create_args->follow,
                    "stream the logs of the first trial");
   create->add_flag("-t,--test-mode,--test", create_args->test_mode,
@@ -552,6 +601,8 @@ void RegisterExperimentCommands(CLI::App& app, CliContext& ctx) {
   CLI::App* list = exp->add_subcommand("list", "list experiments")->alias("ls");
   list->add_flag("--all,-a", list_args->all, "show all users' experiments, archived too");
   list->add_flag("--csv", list_args->csv, "print CSV");
+  list->add_flag("--show_project,--show-project", list_args->show_project,
+                 "include columns for workspace name and project name");
   list->add_flag("--json", list_args->json_out, "print JSON");
   list->add_option("--limit", list_args->limit, "maximum experiments per page (default 200)")
       ->check(PositiveInt());
@@ -570,6 +621,8 @@ void RegisterExperimentCommands(CLI::App& app, CliContext& ctx) {
       ->required();
   describe->add_flag("--json", describe_args->json_out, "print JSON");
   describe->add_flag("--csv", describe_args->csv, "print CSV");
+  describe->add_option("--outdir", describe_args->outdir,
+                       "directory to save output (experiments.csv, trials.csv, workloads.csv)");
   describe->add_flag("--metrics", describe_args->metrics, "accepted for compatibility: metrics are always shown");
   describe->callback([&ctx, describe_args] {
     ctx.SetAction("describe experiment",

@@ -180,12 +180,15 @@ void RegisterExperimentManageCommands(CLI::App* exp, CliContext& ctx) {
     int64_t id = 0;
     std::string config_file;
     std::vector<std::string> overrides;
+    bool follow = false;
   };
   auto cont = std::make_shared<ContinueArgs>();
   CLI::App* cont_cmd = exp->add_subcommand(
       "continue", "resume or recover training for a single-searcher experiment");
   cont_cmd->add_option("EXPERIMENT_ID", cont->id, "experiment ID to continue")->required();
   cont_cmd->add_option("--config-file", cont->config_file, "experiment config file (.yaml)");
+  cont_cmd->add_flag("-f,--follow-first-trial", cont->follow,
+                     "stream the logs of the first trial of the experiment");
   cont_cmd->add_option("--config", cont->overrides,
                        "override a config value, e.g. --config hyperparameters.lr=0.1 "
                        "(repeatable)")
@@ -204,6 +207,7 @@ void RegisterExperimentManageCommands(CLI::App* exp, CliContext& ctx) {
       DET_RETURN_IF_ERROR(
           ctx.GetSession().Post(ExperimentPath(cont->id) + "/continue", body).status());
       Print("Continued experiment " + std::to_string(cont->id) + "\n");
+      if (cont->follow) return FollowFirstTrial(ctx.GetSession(), cont->id);
       return Status::Ok();
     });
   });

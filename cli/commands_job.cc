@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/cli_context.h"
+#include "cli/yaml_render.h"
 #include "cli/job_render.h"
 #include "cli/job_update_parse.h"
 #include "cli/paginate.h"
@@ -24,6 +25,8 @@ struct ListArgs {
   bool reverse = false;
   bool json_out = false;
   bool csv = false;
+  bool yaml = false;   // --yaml: the --json document as YAML
+  bool table = false;  // --table: the default
 };
 
 Status ListJobs(CliContext& ctx, const ListArgs& args) {
@@ -45,9 +48,10 @@ Status ListJobs(CliContext& ctx, const ListArgs& args) {
   DET_ASSIGN_OR_RETURN(json wrapped,
                        FetchPages(session, path, "jobs", args.offset, args.limit, max_pages));
   json jobs = UnpackJobs(wrapped);
-  if (args.json_out) {
+  if (args.json_out || args.yaml) {
     for (json& j : jobs) j.erase("limited");
-    Print(json{{"jobs", jobs}}.dump(2) + "\n");
+    json doc = {{"jobs", jobs}};
+    Print(args.yaml ? RenderYaml(doc) : doc.dump(2) + "\n");
     return Status::Ok();
   }
   std::vector<std::string> headers = JobListHeaders(is_priority);
@@ -84,7 +88,15 @@ void RegisterJobCommands(CLI::App& app, CliContext& ctx) {
       ->check(CLI::IsMember({"all", "1"}));
   list->add_flag("--reverse", list_args->reverse, "reverse the order of results");
   CLI::Option* json_flag = list->add_flag("--json", list_args->json_out, "print as JSON");
-  list->add_flag("--csv", list_args->csv, "print as CSV")->excludes(json_flag);
+  CLI::Option* csv_flag =
+      list->add_flag("--csv", list_args->csv, "print as CSV")->excludes(json_flag);
+  CLI::Option* yaml_flag = list->add_flag("--yaml", list_args->yaml, "print as YAML")
+                               ->excludes(json_flag)
+                               ->excludes(csv_flag);
+  list->add_flag("--table", list_args->table, "print as a table (the default)")
+      ->excludes(json_flag)
+      ->excludes(csv_flag)
+      ->excludes(yaml_flag);
   list->callback([&ctx, list_args] {
     ctx.SetAction("list jobs", [&ctx, list_args] { return ListJobs(ctx, *list_args); });
   });

@@ -7,9 +7,14 @@
 #include "cli/paginate.h"
 #include "cli/table.h"
 #include "cli/trial_logs.h"
+#include "common/http_client.h"
 
 namespace det::cli {
 namespace {
+
+// Determined's v1LogLevel names, lowest first; --level L asks for L and above.
+const std::vector<std::string> kLogLevels = {"TRACE", "DEBUG", "INFO", "WARNING", "ERROR",
+                                             "CRITICAL"};
 
 std::string MessageOf(const nlohmann::json& entry) {
   std::string msg = JsonString(entry, "message");
@@ -25,6 +30,7 @@ struct DescribeArgs {
   bool json_out = false;
   bool csv = false;
   bool metrics = false;
+  bool metrics_summary = false;
   int64_t limit = 1000;
   int64_t offset = 0;
   std::string pages = "all";
@@ -100,10 +106,75 @@ Status DescribeTrial(CliContext& ctx, const DescribeArgs& args) {
   }
   Print("\nWorkloads:\n");
   Print(render(headers, rows));
+  if (args.metrics_summary) Print(t.value("summaryMetrics", json()).dump(4) + "\n");
   return Status::Ok();
 }
 
+// `base` with the query parts joined ("" parts skipped).
+std::string WithQuery(const std::string& base, std::initializer_list<std::string> parts) {
+  std::string q;
+  for (const std::string& p : parts) {
+    if (p.empty()) continue;
+    q += (q.empty() ? "?" : "&") + p;
+  }
+  return base + q;
+}
+
 }  // namespace
+
+void TrialLogFilterArgs::AddTo(CLI::App* cmd) {
+  cmd->add_option("--agent-id", agent_ids, "agents to show logs from (repeat for multiple values)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--container-id", container_ids,
+                  "containers to show logs from (repeat for multiple values)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--rank-id", rank_ids, "ranks to show logs from (repeat for multiple values)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--timestamp-before", timestamp_before,
+                  "show logs only from before (RFC 3339 format), e.g. '2021-10-26T23:17:12Z'");
+  cmd->add_option("--timestamp-after", timestamp_after,
+                  "show logs only from after (RFC 3339 format), e.g. '2021-10-26T23:17:12Z'");
+  std::vector<std::string> levels = {"UNSPECIFIED"};
+  levels.insert(levels.end(), kLogLevels.begin(), kLogLevels.end());
+  cmd->add_option("--level", level, "show logs with this level or higher")
+      ->check(CLI::IsMember(levels));
+  cmd->add_option("--source", sources, "sources to show logs from (repeat for multiple values)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--stdtype", stdtypes,
+                  "output stream to show logs from (repeat for multiple values)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--json", json_out, "print the log entries as JSON");
+}
+
+void TrialLogFilterArgs::Finish(TrialLogOptions& options) const {
+  std::string q;
+  auto add = [&q](const std::string& name, const std::string& value) {
+    q += (q.empty() ? "" : "&") + name + "=" + UrlEncode(value);
+  };
+  for (const auto& v : agent_ids) add("agentIds", v);
+  for (const auto& v : container_ids) add("containerIds", v);
+  for (int64_t v : rank_ids) add("rankIds", std::to_string(v));
+  for (const auto& v : sources) add("sources", v);
+  for (const auto& v : stdtypes) add("stdtypes", v);
+  if (!timestamp_before.empty()) add("timestampBefore", timestamp_before);
+  if (!timestamp_after.empty()) add("timestampAfter", timestamp_after);
+  if (!level.empty()) {
+    // As Determined's levels_at_or_above: UNSPECIFIED is the lowest.
+    bool on = level == "UNSPECIFIED";
+    if (on) add("levels", "LOG_LEVEL_UNSPECIFIED");
+    for (const auto& l : kLogLevels) {
+      if (l == level) on = true;
+      if (on) add("levels", "LOG_LEVEL_" + l);
+    }
+  }
+  options.filters = q;
+  options.json_out = json_out;
+}
 
 Status PrintTrialLogs(Session& session, int64_t trial_id, const TrialLogOptions& options) {
   std::string base = "/api/v1/trials/" + std::to_string(trial_id) + "/logs";
@@ -116,13 +187,14 @@ Status PrintTrialLogs(Session& session, int64_t trial_id, const TrialLogOptions&
   if (options.tail) {
     std::vector<nlohmann::json> entries;
     DET_RETURN_IF_ERROR(session.StreamResults(
-        base + "?limit=" + std::to_string(*options.tail) + "&orderBy=ORDER_BY_DESC",
+        WithQuery(base, {"limit=" + std::to_string(*options.tail), "orderBy=ORDER_BY_DESC",
+                         options.filters}),
         [&](const nlohmann::json& e) {
           entries.push_back(e);
           return true;
         }));
     for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-      Print(MessageOf(*it));
+      Print(options.json_out ? it->dump() + "\n" : MessageOf(*it));
       if (std::optional<int64_t> id = JsonInt(it->value("id", nlohmann::json()))) {
         if (!last_id || *id > *last_id) last_id = id;
       }
@@ -132,18 +204,19 @@ Status PrintTrialLogs(Session& session, int64_t trial_id, const TrialLogOptions&
 
   std::string query;
   if (options.head && !options.follow) {
-    query = "?limit=" + std::to_string(*options.head) + "&orderBy=ORDER_BY_ASC";
+    query = "limit=" + std::to_string(*options.head) + "&orderBy=ORDER_BY_ASC";
   } else if (options.follow) {
-    query = "?follow=true";
+    query = "follow=true";
     if (options.head) query += "&limit=" + std::to_string(*options.head);
   }
-  DET_RETURN_IF_ERROR(session.StreamResults(base + query, [&](const nlohmann::json& e) {
+  std::string path = WithQuery(base, {query, options.filters});
+  DET_RETURN_IF_ERROR(session.StreamResults(path, [&](const nlohmann::json& e) {
     // With --tail and -f the stream starts from the beginning: skip what was printed.
     if (last_id) {
       std::optional<int64_t> id = JsonInt(e.value("id", nlohmann::json()));
       if (id && *id <= *last_id) return true;
     }
-    Print(MessageOf(e));
+    Print(options.json_out ? e.dump() + "\n" : MessageOf(e));
     return true;
   }));
   if (options.follow) {
@@ -162,6 +235,7 @@ void RegisterTrialCommands(CLI::App& app, CliContext& ctx) {
     bool follow = false;
     int64_t head = -1;
     int64_t tail = -1;
+    TrialLogFilterArgs filters;
   };
   auto args = std::make_shared<LogsArgs>();
   CLI::App* logs = trial->add_subcommand("logs", "print a trial's logs");
@@ -171,9 +245,11 @@ void RegisterTrialCommands(CLI::App& app, CliContext& ctx) {
       ->check(NonNegativeInt());
   logs->add_option("--tail", args->tail, "print only the last N lines")
       ->check(NonNegativeInt());
+  args->filters.AddTo(logs);
   logs->callback([&ctx, args] {
     ctx.SetAction("get trial logs", [&ctx, args]() -> Status {
       TrialLogOptions options;
+      args->filters.Finish(options);
       options.follow = args->follow;
       if (args->head >= 0) options.head = args->head;
       if (args->tail >= 0) options.tail = args->tail;
@@ -187,6 +263,8 @@ void RegisterTrialCommands(CLI::App& app, CliContext& ctx) {
   auto describe_args = std::make_shared<DescribeArgs>();
   CLI::App* describe = trial->add_subcommand("describe", "describe trial");
   describe->add_option("TRIAL_ID", describe_args->trial_id, "trial ID")->required();
+  describe->add_flag("--metrics-summary", describe_args->metrics_summary,
+                     "display summary of metrics (as JSON, after the tables)");
   describe->add_flag("--metrics", describe_args->metrics,
                      "display full metrics, such as batch metrics");
   CLI::Option* json_flag =

@@ -8,9 +8,7 @@
 #include "cli/cli_context.h"
 
 namespace det::cli {
-namespace {
 
-// Reads one line from stdin; with a TTY the prompt goes to stderr and echo is turned off.
 std::string ReadPassword(const std::string& prompt) {
   bool tty = isatty(STDIN_FILENO) != 0;
   std::cerr << prompt << std::flush;
@@ -32,8 +30,6 @@ std::string ReadPassword(const std::string& prompt) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
   return line;
 }
-
-}  // namespace
 
 void RegisterUserCommands(CLI::App& app, CliContext& ctx) {
   CLI::App* user = app.add_subcommand("user", "manage users and log in")->alias("u");

@@ -16,6 +16,8 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterWebhookRoutes(router, master);
   RegisterModelRoutes(router, master);
   RegisterProfilerRoutes(router, master);
+  RegisterTemplateRoutes(router, master);
+  RegisterParityRoutes(router, master);
 }
 
 }  // namespace det::master::api

@@ -23,11 +23,20 @@ void RegisterTaskRoutes(server::Router* router, server::Master* master);
 void RegisterWebhookRoutes(server::Router* router, server::Master* master);
 void RegisterModelRoutes(server::Router* router, server::Master* master);
 void RegisterProfilerRoutes(server::Router* router, server::Master* master);
+void RegisterTemplateRoutes(server::Router* router, server::Master* master);
+// Further routes of the upstream CLI (validation history, ...).
+void RegisterParityRoutes(server::Router* router, server::Master* master);
+
+// The submitted config (YAML) with template `name` merged in, as JSON text (routes_templates.cc).
+Result<std::string> ApplyTemplateToConfig(server::Master* master, const std::string& name,
+                                          const std::string& config_yaml);
 
 // GET /api/v1/experiments and /projects/{id}/experiments: one page of experiments (offset,
-// limit, archived); `in_project` false answers an empty page (an unknown project).
+// limit, archived), of one project or (nullopt) all.
 server::HttpResponse ListExperimentsResponse(server::Master* master, server::HttpRequest& req,
-                                             bool in_project);
+                                             std::optional<int64_t> project_id);
+// ExperimentJson with the project and workspace the experiment is in (routes_workspaces.cc).
+nlohmann::json PlacedExperimentJson(server::Master* master, const server::ExperimentView& v);
 
 // The training block of a checkpoint's JSON (trial, experiment, config, metrics at its step).
 nlohmann::json CheckpointTrainingJson(server::Master* master, const store::CheckpointRow& c);

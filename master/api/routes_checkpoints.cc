@@ -209,7 +209,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 if (!st.ok()) return ErrorResponse(st);
                 auto v = master->GetExperiment(*id);
                 if (!v.ok()) return ErrorResponse(v.status());
-                return JsonResponse({{"experiment", ExperimentJson(*v)}});
+                return JsonResponse({{"experiment", PlacedExperimentJson(master, *v)}});
               }));
 
   auto label = [master](HttpRequest& req, bool add) {

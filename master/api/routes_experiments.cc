@@ -3,6 +3,7 @@
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/server/workspace_service.h"
 
 namespace det::master::api {
 
@@ -71,7 +72,8 @@ Result<server::CreateExperimentRequest> ParseCreateRequest(const json& body) {
 
 }  // namespace
 
-HttpResponse ListExperimentsResponse(server::Master* master, HttpRequest& req, bool in_project) {
+HttpResponse ListExperimentsResponse(server::Master* master, HttpRequest& req,
+                                     std::optional<int64_t> project_id) {
   Result<int64_t> offset = QueryInt(req, "offset", 0);
   if (!offset.ok()) return ErrorResponse(offset.status());
   Result<int64_t> limit = QueryInt(req, "limit", 0);
@@ -79,14 +81,25 @@ HttpResponse ListExperimentsResponse(server::Master* master, HttpRequest& req, b
   std::optional<bool> archived;
   if (!req.Query("archived").empty()) archived = QueryBool(req, "archived", false);
   int64_t total = 0;
-  auto list = master->ListExperiments(archived, {*offset, *limit}, &total);
+  // One project: every experiment is read, filtered by its project, then paged here.
+  store::Page page = project_id ? store::Page{} : store::Page{*offset, *limit};
+  auto list = master->ListExperiments(archived, page, &total);
   if (!list.ok()) return ErrorResponse(list.status());
-  if (!in_project) {
+  if (project_id) {
+    std::vector<server::ExperimentView> in_project;
+    for (auto& v : *list) {
+      if (master->workspaces()->ProjectOf(v.row.id) == *project_id) {
+        in_project.push_back(std::move(v));
+      }
+    }
+    total = static_cast<int64_t>(in_project.size());
     list->clear();
-    total = 0;
+    for (int64_t i = *offset; i < total && (*limit <= 0 || i < *offset + *limit); ++i) {
+      list->push_back(std::move(in_project[i]));
+    }
   }
   json exps = json::array();
-  for (const auto& v : *list) exps.push_back(ExperimentJson(v));
+  for (const auto& v : *list) exps.push_back(PlacedExperimentJson(master, v));
   return JsonResponse(
       {{"experiments", exps},
        {"pagination", PaginationJson(*offset, *limit, static_cast<int64_t>(list->size()), total)}});
@@ -100,13 +113,44 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
         if (!body.ok()) return ErrorResponse(body.status());
         auto parsed = ParseCreateRequest(*body);
         if (!parsed.ok()) return ErrorResponse(parsed.status());
+        // `template`: Determined merges the named config template under the config.
+        if (const json* t = Field(*body, "template", "template"); t != nullptr) {
+          if (!t->is_string()) {
+            return ErrorResponse(InvalidArgument("template: must be a template name"));
+          }
+          if (!t->get<std::string>().empty()) {
+            auto merged = ApplyTemplateToConfig(master, t->get<std::string>(), parsed->config_yaml);
+            if (!merged.ok()) return ErrorResponse(merged.status());
+            parsed->config_yaml = std::move(merged).value();
+          }
+        }
+        // `projectId`: the project must exist and not be archived (routes_workspaces.cc).
+        int64_t project_id = 1;
+        if (const json* p = Field(*body, "projectId", "project_id"); p && !p->is_null()) {
+          if (!p->is_number_integer() || p->get<int64_t>() < 0) {
+            return ErrorResponse(InvalidArgument("projectId: must be a project id"));
+          }
+          if (p->get<int64_t>() > 0) project_id = p->get<int64_t>();
+        }
+        if (project_id != 1) {
+          auto project = master->workspaces()->GetProject(project_id);
+          if (!project.ok()) return ErrorResponse(project.status());
+          if (project->archived) {
+            return ErrorResponse(
+                FailedPrecondition("project '" + project->name + "' is archived"));
+          }
+        }
         auto created = master->CreateExperiment(*parsed, who);
         if (!created.ok()) return ErrorResponse(created.status());
+        if (created->experiment && project_id != 1) {
+          Status placed = master->workspaces()->MoveExperiment(created->experiment->id, project_id);
+          if (!placed.ok()) return ErrorResponse(placed);
+        }
         json exp = json::object();
         if (created->experiment) {
           auto view = master->GetExperiment(created->experiment->id);
           if (!view.ok()) return ErrorResponse(view.status());
-          exp = ExperimentJson(*view);
+          exp = PlacedExperimentJson(master, *view);
         }
         return JsonResponse(
             {{"experiment", exp}, {"config", created->config}, {"warnings", json::array()}});
@@ -114,10 +158,10 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
 
   router->Add("GET", "/api/v1/experiments",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                // Every experiment belongs to project 1 (routes_workspaces.cc).
                 Result<int64_t> project = QueryInt(req, "projectId", 0);
                 if (!project.ok()) return ErrorResponse(project.status());
-                return ListExperimentsResponse(master, req, *project == 0 || *project == 1);
+                return ListExperimentsResponse(
+                    master, req, *project > 0 ? std::optional<int64_t>(*project) : std::nullopt);
               }));
 
   router->Add(
@@ -129,7 +173,7 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
         if (!v.ok()) return ErrorResponse(v.status());
         std::string job_state =
             v->presented_state == "STATE_RUNNING" ? "STATE_SCHEDULED" : "STATE_QUEUED";
-        return JsonResponse({{"experiment", ExperimentJson(*v)},
+        return JsonResponse({{"experiment", PlacedExperimentJson(master, *v)},
                              {"jobSummary", {{"state", job_state}, {"jobsAhead", 0}}},
                              {"config", v->row.config}});
       }));

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "master/api/json_views.h"
+#include "master/api/log_filter.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/core/system_metrics.h"
@@ -99,16 +100,26 @@ HttpResponse StreamLogs(server::Master* master, int64_t trial_id, HttpRequest& r
   Result<int64_t> limit = QueryInt(req, "limit", 0);
   if (!limit.ok()) return ErrorResponse(limit.status());
   bool desc = req.Query("orderBy") == "ORDER_BY_DESC";
-  auto first = master->TrialLogs(trial_id, 0, *limit, desc);
+  // Filters (log_filter.h): with any, every log is read and the limit applies after them.
+  Result<LogFilter> filter =
+      ParseLogFilter([&req](const std::string& name) { return req.QueryAll(name); });
+  if (!filter.ok()) return ErrorResponse(filter.status());
+  auto first = master->TrialLogs(trial_id, 0, filter->Empty() ? *limit : 0, desc);
   if (!first.ok()) return ErrorResponse(first.status());
   HttpResponse resp;
   resp.content_type = "application/x-ndjson";
   auto rows = std::make_shared<std::vector<store::TaskLogRow>>(std::move(first).value());
-  resp.stream = [master, trial_id, follow, rows, desc](server::ResponseStream& out) {
-    int64_t last = 0;
+  int64_t seen = 0;
+  for (const auto& r : *rows) seen = std::max(seen, r.id);
+  if (!filter->Empty()) {
+    std::erase_if(*rows, [&filter](const store::TaskLogRow& r) { return !filter->Matches(r); });
+    if (*limit > 0 && static_cast<int64_t>(rows->size()) > *limit) rows->resize(*limit);
+  }
+  resp.stream = [master, trial_id, follow, rows, desc, seen,
+                 filter = *filter](server::ResponseStream& out) {
+    int64_t last = seen;
     for (const auto& r : *rows) {
       if (!out.Write(json{{"result", TrialLogJson(r)}}.dump() + "\n")) return;
-      last = std::max(last, r.id);
     }
     if (!follow || desc) return;
     // Follow until the trial is finished and nothing more arrives.
@@ -117,8 +128,9 @@ HttpResponse StreamLogs(server::Master* master, int64_t trial_id, HttpRequest& r
       auto more = master->TrialLogs(trial_id, last, 1000, false);
       if (!more.ok()) return;
       for (const auto& r : *more) {
-        if (!out.Write(json{{"result", TrialLogJson(r)}}.dump() + "\n")) return;
         last = r.id;
+        if (!filter.Matches(r)) continue;
+        if (!out.Write(json{{"result", TrialLogJson(r)}}.dump() + "\n")) return;
       }
       if (finished && more->empty()) return;
       if (more->empty()) {

@@ -1,73 +1,110 @@
-// Workspaces and projects, as a fresh Determined has them: the one workspace "Uncategorized"
-// (id 1) holding the one project "Uncategorized" (id 1), to which every experiment belongs.
-// Read-only: creating workspaces and projects is not supported.
+// Workspaces and projects (WorkspaceService): the built-in workspace "Uncategorized" (id 1)
+// holding the built-in project "Uncategorized" (id 1), and those users create. Every
+// experiment belongs to project 1 unless moved (POST /api/v1/experiments/{id}/move).
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <set>
 
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/server/workspace_service.h"
 
 namespace det::master::api {
 
 using nlohmann::json;
 using server::HttpRequest;
 using server::Principal;
+using server::WorkspaceService;
+using store::ProjectRow;
+using store::WorkspaceRow;
 
 namespace {
 
-constexpr int64_t kDefaultId = 1;
-constexpr const char* kDefaultName = "Uncategorized";
-
-struct ExperimentCounts {
+struct ProjectCounts {
   int64_t experiments = 0;
   int64_t active = 0;
   int64_t runs = 0;  // trials
   std::optional<int64_t> last_start;
 };
 
-Result<ExperimentCounts> CountExperiments(server::Master* master) {
+// Per-project experiment counts over every experiment.
+Result<std::map<int64_t, ProjectCounts>> CountByProject(server::Master* master) {
   int64_t total = 0;
   DET_ASSIGN_OR_RETURN(std::vector<server::ExperimentView> all,
                        master->ListExperiments(std::nullopt, store::Page{}, &total));
-  ExperimentCounts c;
-  c.experiments = static_cast<int64_t>(all.size());
+  std::map<int64_t, int64_t> placements = master->workspaces()->Placements();
+  std::map<int64_t, ProjectCounts> out;
   for (const auto& v : all) {
+    auto it = placements.find(v.row.id);
+    ProjectCounts& c = out[it == placements.end() ? 1 : it->second];
+    ++c.experiments;
     const std::string& s = v.presented_state;
     if (s == "STATE_ACTIVE" || s == "STATE_RUNNING" || s == "STATE_QUEUED") ++c.active;
     c.runs += v.num_trials;
     c.last_start = std::max(c.last_start.value_or(0), v.row.start_time);
   }
-  return c;
+  return out;
 }
 
-// The admin owns the built-in workspace and project (user 1, created first).
-json WorkspaceJson(const ExperimentCounts& c) {
-  return json{{"id", kDefaultId},  {"name", kDefaultName},
-              {"archived", false}, {"username", "admin"},
-              {"userId", 1},       {"immutable", true},
-              {"numProjects", 1},  {"numExperiments", c.experiments},
-              {"pinned", false},   {"state", "WORKSPACE_STATE_UNSPECIFIED"},
-              {"errorMessage", ""}};
+// Usernames by id, for the owner fields.
+std::map<int64_t, std::string> Usernames(server::Master* master) {
+  std::map<int64_t, std::string> names;
+  if (auto users = master->ListUsers(); users.ok()) {
+    for (const auto& u : *users) names[u.id] = u.username;
+  }
+  return names;
 }
 
-json ProjectJson(const ExperimentCounts& c) {
+json WorkspaceJson(const WorkspaceRow& w, const std::vector<ProjectRow>& projects,
+                   const std::map<int64_t, ProjectCounts>& counts,
+                   const std::map<int64_t, std::string>& users) {
+  int64_t num_projects = 0;
+  int64_t num_experiments = 0;
+  for (const auto& p : projects) {
+    if (p.workspace_id != w.id) continue;
+    ++num_projects;
+    if (auto it = counts.find(p.id); it != counts.end()) num_experiments += it->second.experiments;
+  }
+  auto user = users.find(w.user_id);
+  return json{{"id", w.id},
+              {"name", w.name},
+              {"archived", w.archived},
+              {"username", user == users.end() ? "" : user->second},
+              {"userId", w.user_id},
+              {"immutable", w.immutable},
+              {"numProjects", num_projects},
+              {"numExperiments", num_experiments},
+              {"pinned", w.pinned},
+              {"state", "WORKSPACE_STATE_UNSPECIFIED"},
+              {"errorMessage", ""},
+              {"defaultComputePool", ""},
+              {"defaultAuxPool", ""}};
+}
+
+json ProjectJson(const ProjectRow& p, const std::string& workspace_name,
+                 const std::map<int64_t, ProjectCounts>& counts,
+                 const std::map<int64_t, std::string>& users) {
+  ProjectCounts c;
+  if (auto it = counts.find(p.id); it != counts.end()) c = it->second;
+  auto user = users.find(p.user_id);
   return json{
-      {"id", kDefaultId},
-      {"name", kDefaultName},
-      {"key", "UNCAT"},
-      {"workspaceId", kDefaultId},
-      {"workspaceName", kDefaultName},
-      {"description", ""},
+      {"id", p.id},
+      {"name", p.name},
+      {"key", p.key},
+      {"workspaceId", p.workspace_id},
+      {"workspaceName", workspace_name},
+      {"description", p.description},
       {"lastExperimentStartedAt", c.last_start ? json(TimeOrNull(c.last_start)) : json(nullptr)},
-      {"notes", json::array()},
+      {"notes", p.notes},
       {"numExperiments", c.experiments},
       {"numActiveExperiments", c.active},
       {"numRuns", c.runs},
-      {"archived", false},
-      {"username", "admin"},
-      {"userId", 1},
-      {"immutable", true},
+      {"archived", p.archived},
+      {"username", user == users.end() ? "" : user->second},
+      {"userId", p.user_id},
+      {"immutable", p.immutable},
       {"state", "WORKSPACE_STATE_UNSPECIFIED"},
       {"errorMessage", ""}};
 }
@@ -77,68 +114,337 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// Whether the built-in object passes the list filters `name` (case-insensitive unless
-// nameCaseSensitive) and `archived`.
-bool PassesFilters(const HttpRequest& req) {
-  std::string name = req.Query("name");
-  if (!name.empty()) {
-    bool exact = QueryBool(req, "nameCaseSensitive", false);
-    if (exact ? name != kDefaultName : Lower(name) != Lower(kDefaultName)) return false;
+// The list filters as Determined's: `name` matches the whole name ignoring case,
+// `nameCaseSensitive` (workspaces only) the exact name; `archived` absent = both.
+bool PassesFilters(const HttpRequest& req, const std::string& name, bool archived,
+                   bool case_sensitive_param) {
+  std::string want = req.Query("name");
+  if (!want.empty() && Lower(want) != Lower(name)) return false;
+  if (case_sensitive_param) {
+    std::string exact = req.Query("nameCaseSensitive");
+    if (!exact.empty() && exact != name) return false;
   }
-  return !QueryBool(req, "archived", false);
+  if (!req.Query("archived").empty() && QueryBool(req, "archived", false) != archived) {
+    return false;
+  }
+  return true;
 }
 
-Status CheckId(const HttpRequest& req, const char* what) {
-  DET_ASSIGN_OR_RETURN(int64_t id, PathId(req, "id"));
-  if (id != kDefaultId)
-    return NotFound(std::string(what) + " " + std::to_string(id) + " not found");
-  return Status::Ok();
+// Sorts list items by the request's sortBy (SORT_BY_ID default, SORT_BY_NAME) and orderBy.
+void SortItems(const HttpRequest& req, json& items) {
+  std::string sort_by = req.Query("sortBy");
+  bool by_name = sort_by == "SORT_BY_NAME";
+  std::stable_sort(items.begin(), items.end(), [by_name](const json& a, const json& b) {
+    if (by_name) return a["name"].get<std::string>() < b["name"].get<std::string>();
+    return a["id"].get<int64_t>() < b["id"].get<int64_t>();
+  });
+  if (req.Query("orderBy") == "ORDER_BY_DESC") std::reverse(items.begin(), items.end());
+}
+
+// A string field of a request body, if present.
+Result<std::optional<std::string>> OptString(const json& body, const char* camel,
+                                             const char* snake) {
+  const json* f = Field(body, camel, snake);
+  if (f == nullptr) return std::optional<std::string>();
+  if (!f->is_string()) return InvalidArgument(std::string(camel) + ": must be a string");
+  return std::optional<std::string>(f->get<std::string>());
+}
+
+Result<int64_t> RequiredId(const json& body, const char* camel, const char* snake) {
+  const json* f = Field(body, camel, snake);
+  if (f == nullptr || !f->is_number_integer() || f->get<int64_t>() <= 0) {
+    return InvalidArgument(std::string(camel) + ": required, a positive id");
+  }
+  return f->get<int64_t>();
+}
+
+class Renderer {
+ public:
+  explicit Renderer(server::Master* master) : master_(master) {}
+  Status Load() {
+    DET_ASSIGN_OR_RETURN(counts_, CountByProject(master_));
+    DET_ASSIGN_OR_RETURN(projects_, master_->workspaces()->ListProjects(std::nullopt));
+    DET_ASSIGN_OR_RETURN(workspaces_, master_->workspaces()->ListWorkspaces());
+    users_ = Usernames(master_);
+    return Status::Ok();
+  }
+  json Workspace(const WorkspaceRow& w) const {
+    return WorkspaceJson(w, projects_, counts_, users_);
+  }
+  json Project(const ProjectRow& p) const {
+    std::string ws_name;
+    for (const auto& w : workspaces_) {
+      if (w.id == p.workspace_id) ws_name = w.name;
+    }
+    return ProjectJson(p, ws_name, counts_, users_);
+  }
+  const std::vector<WorkspaceRow>& workspaces() const { return workspaces_; }
+  const std::vector<ProjectRow>& projects() const { return projects_; }
+  bool HasExperiments(int64_t project_id) const {
+    auto it = counts_.find(project_id);
+    return it != counts_.end() && it->second.experiments > 0;
+  }
+
+ private:
+  server::Master* master_;
+  std::map<int64_t, ProjectCounts> counts_;
+  std::vector<ProjectRow> projects_;
+  std::vector<WorkspaceRow> workspaces_;
+  std::map<int64_t, std::string> users_;
+};
+
+// {workspace}; POST and PATCH answers also carry Determined's (empty) namespaceBindings.
+server::HttpResponse WorkspaceResponse(server::Master* master, Result<WorkspaceRow> w,
+                                       bool with_bindings = false) {
+  if (!w.ok()) return ErrorResponse(w.status());
+  Renderer r(master);
+  if (Status st = r.Load(); !st.ok()) return ErrorResponse(st);
+  json body = {{"workspace", r.Workspace(*w)}};
+  if (with_bindings) body["namespaceBindings"] = json::object();
+  return JsonResponse(body);
+}
+
+server::HttpResponse ProjectResponse(server::Master* master, Result<ProjectRow> p) {
+  if (!p.ok()) return ErrorResponse(p.status());
+  Renderer r(master);
+  if (Status st = r.Load(); !st.ok()) return ErrorResponse(st);
+  return JsonResponse({{"project", r.Project(*p)}});
+}
+
+// A route on {id} that runs `action(id)` and answers `answer`.
+server::Handler IdRoute(server::Master* master, std::function<Status(int64_t)> action,
+                        json answer = json::object()) {
+  return WithAuth(master, Auth::kUser,
+                  [action, answer](HttpRequest& req, const Principal&) -> server::HttpResponse {
+                    Result<int64_t> id = PathId(req, "id");
+                    if (!id.ok()) return ErrorResponse(id.status());
+                    Status st = action(*id);
+                    return st.ok() ? JsonResponse(answer) : ErrorResponse(st);
+                  });
 }
 
 }  // namespace
 
+json PlacedExperimentJson(server::Master* master, const server::ExperimentView& v) {
+  json out = ExperimentJson(v);
+  int64_t project_id = master->workspaces()->ProjectOf(v.row.id);
+  if (project_id == 1) return out;
+  auto p = master->workspaces()->GetProject(project_id);
+  if (!p.ok()) return out;
+  out["projectId"] = p->id;
+  out["projectName"] = p->name;
+  out["projectOwnerId"] = p->user_id;
+  out["workspaceId"] = p->workspace_id;
+  if (auto w = master->workspaces()->GetWorkspace(p->workspace_id); w.ok()) {
+    out["workspaceName"] = w->name;
+  }
+  return out;
+}
+
 void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
+  WorkspaceService* ws = master->workspaces();
+
+  // Workspaces.
   router->Add("GET", "/api/v1/workspaces",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                auto counts = CountExperiments(master);
-                if (!counts.ok()) return ErrorResponse(counts.status());
+                Renderer r(master);
+                if (Status st = r.Load(); !st.ok()) return ErrorResponse(st);
+                bool pinned_only = QueryBool(req, "pinned", false);
                 json items = json::array();
-                if (PassesFilters(req)) items.push_back(WorkspaceJson(*counts));
+                for (const auto& w : r.workspaces()) {
+                  if (!PassesFilters(req, w.name, w.archived, true)) continue;
+                  if (pinned_only && !w.pinned) continue;
+                  items.push_back(r.Workspace(w));
+                }
+                SortItems(req, items);
                 auto page = Paginate(req, items, "workspaces");
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
 
   router->Add("GET", "/api/v1/workspaces/{id}",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                if (Status st = CheckId(req, "workspace"); !st.ok()) return ErrorResponse(st);
-                auto counts = CountExperiments(master);
-                if (!counts.ok()) return ErrorResponse(counts.status());
-                return JsonResponse({{"workspace", WorkspaceJson(*counts)}});
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                return WorkspaceResponse(master, ws->GetWorkspace(*id));
               }));
 
+  router->Add("POST", "/api/v1/workspaces",
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal& who) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                auto name = OptString(*body, "name", "name");
+                if (!name.ok()) return ErrorResponse(name.status());
+                if (!*name) return ErrorResponse(InvalidArgument("name: required"));
+                return WorkspaceResponse(master, ws->CreateWorkspace(**name, who.user_id), true);
+              }));
+
+  router->Add("PATCH", "/api/v1/workspaces/{id}",
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                auto name = OptString(*body, "name", "name");
+                if (!name.ok()) return ErrorResponse(name.status());
+                if (!*name) return WorkspaceResponse(master, ws->GetWorkspace(*id), true);
+                return WorkspaceResponse(master, ws->RenameWorkspace(*id, **name), true);
+              }));
+
+  router->Add("DELETE", "/api/v1/workspaces/{id}",
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Renderer r(master);
+                if (Status st = r.Load(); !st.ok()) return ErrorResponse(st);
+                std::set<int64_t> busy;
+                for (const auto& p : r.projects()) {
+                  if (r.HasExperiments(p.id)) busy.insert(p.id);
+                }
+                Status st = ws->DeleteWorkspace(*id, busy);
+                return st.ok() ? JsonResponse({{"completed", true}}) : ErrorResponse(st);
+              }));
+
+  router->Add("POST", "/api/v1/workspaces/{id}/archive",
+              IdRoute(master, [ws](int64_t id) { return ws->SetWorkspaceArchived(id, true); }));
+  router->Add("POST", "/api/v1/workspaces/{id}/unarchive",
+              IdRoute(master, [ws](int64_t id) { return ws->SetWorkspaceArchived(id, false); }));
+  router->Add("POST", "/api/v1/workspaces/{id}/pin",
+              IdRoute(master, [ws](int64_t id) { return ws->SetWorkspacePinned(id, true); }));
+  router->Add("POST", "/api/v1/workspaces/{id}/unpin",
+              IdRoute(master, [ws](int64_t id) { return ws->SetWorkspacePinned(id, false); }));
+
+  // Projects.
   router->Add("GET", "/api/v1/workspaces/{id}/projects",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                if (Status st = CheckId(req, "workspace"); !st.ok()) return ErrorResponse(st);
-                auto counts = CountExperiments(master);
-                if (!counts.ok()) return ErrorResponse(counts.status());
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                if (auto w = ws->GetWorkspace(*id); !w.ok()) return ErrorResponse(w.status());
+                Renderer r(master);
+                if (Status st = r.Load(); !st.ok()) return ErrorResponse(st);
                 json items = json::array();
-                if (PassesFilters(req)) items.push_back(ProjectJson(*counts));
+                for (const auto& p : r.projects()) {
+                  if (p.workspace_id != *id || !PassesFilters(req, p.name, p.archived, false))
+                    continue;
+                  items.push_back(r.Project(p));
+                }
+                SortItems(req, items);
                 auto page = Paginate(req, items, "projects");
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
 
+  router->Add("POST", "/api/v1/workspaces/{id}/projects",
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal& who) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                auto name = OptString(*body, "name", "name");
+                if (!name.ok()) return ErrorResponse(name.status());
+                if (!*name) return ErrorResponse(InvalidArgument("name: required"));
+                auto description = OptString(*body, "description", "description");
+                if (!description.ok()) return ErrorResponse(description.status());
+                auto key = OptString(*body, "key", "key");
+                if (!key.ok()) return ErrorResponse(key.status());
+                return ProjectResponse(master,
+                                       ws->CreateProject(*id, **name, description->value_or(""),
+                                                         key->value_or(""), who.user_id));
+              }));
+
   router->Add("GET", "/api/v1/projects/{id}",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                if (Status st = CheckId(req, "project"); !st.ok()) return ErrorResponse(st);
-                auto counts = CountExperiments(master);
-                if (!counts.ok()) return ErrorResponse(counts.status());
-                return JsonResponse({{"project", ProjectJson(*counts)}});
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                return ProjectResponse(master, ws->GetProject(*id));
+              }));
+
+  router->Add("PATCH", "/api/v1/projects/{id}",
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                server::ProjectPatch patch;
+                for (auto [camel, field] :
+                     {std::pair{"name", &patch.name}, std::pair{"description", &patch.description},
+                      std::pair{"key", &patch.key}}) {
+                  auto v = OptString(*body, camel, camel);
+                  if (!v.ok()) return ErrorResponse(v.status());
+                  *field = *v;
+                }
+                return ProjectResponse(master, ws->PatchProject(*id, patch));
+              }));
+
+  router->Add("DELETE", "/api/v1/projects/{id}",
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Renderer r(master);
+                if (Status st = r.Load(); !st.ok()) return ErrorResponse(st);
+                Status st = ws->DeleteProject(*id, r.HasExperiments(*id));
+                return st.ok() ? JsonResponse({{"completed", true}}) : ErrorResponse(st);
+              }));
+
+  router->Add("POST", "/api/v1/projects/{id}/archive",
+              IdRoute(master, [ws](int64_t id) { return ws->SetProjectArchived(id, true); }));
+  router->Add("POST", "/api/v1/projects/{id}/unarchive",
+              IdRoute(master, [ws](int64_t id) { return ws->SetProjectArchived(id, false); }));
+
+  router->Add("POST", "/api/v1/projects/{id}/move",
+              WithAuth(master, Auth::kUser, [ws](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                auto dest = RequiredId(*body, "destinationWorkspaceId", "destination_workspace_id");
+                if (!dest.ok()) return ErrorResponse(dest.status());
+                Status st = ws->MoveProject(*id, *dest);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
   router->Add("GET", "/api/v1/projects/{id}/experiments",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                if (Status st = CheckId(req, "project"); !st.ok()) return ErrorResponse(st);
-                return ListExperimentsResponse(master, req, true);
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                if (auto p = ws->GetProject(*id); !p.ok()) return ErrorResponse(p.status());
+                return ListExperimentsResponse(master, req, *id);
+              }));
+
+  // Experiments between projects.
+  router->Add("POST", "/api/v1/experiments/{id}/move",
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                auto dest = RequiredId(*body, "destinationProjectId", "destination_project_id");
+                if (!dest.ok()) return ErrorResponse(dest.status());
+                if (auto e = master->GetExperiment(*id); !e.ok()) return ErrorResponse(e.status());
+                Status st = ws->MoveExperiment(*id, *dest);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
+  // Bulk form: {projectId, destinationProjectId, experimentIds} -> {results: [{id, error}]}.
+  router->Add("POST", "/api/v1/experiments/move",
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                auto dest = RequiredId(*body, "destinationProjectId", "destination_project_id");
+                if (!dest.ok()) return ErrorResponse(dest.status());
+                const json* ids = Field(*body, "experimentIds", "experiment_ids");
+                if (ids == nullptr || !ids->is_array()) {
+                  return ErrorResponse(InvalidArgument("experimentIds: required, a list of ids"));
+                }
+                json results = json::array();
+                for (const json& e : *ids) {
+                  if (!e.is_number_integer()) {
+                    return ErrorResponse(InvalidArgument("experimentIds: must be integers"));
+                  }
+                  int64_t exp_id = e.get<int64_t>();
+                  Status st = master->GetExperiment(exp_id).status();
+                  if (st.ok()) st = ws->MoveExperiment(exp_id, *dest);
+                  results.push_back({{"id", exp_id}, {"error", st.ok() ? "" : st.message()}});
+                }
+                return JsonResponse({{"results", results}});
               }));
 }
 

@@ -5,6 +5,9 @@
 #include "master/server/checkpoint_gc_runner.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
+#include "master/server/template_service.h"
+#include "master/server/user_admin_service.h"
+#include "master/server/workspace_service.h"
 
 namespace det::master::server {
 
@@ -21,8 +24,31 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       store_(std::move(store)),
       clock_(clock),
       waiters_(std::make_unique<Waiters>()),
-      models_(std::make_unique<ModelService>(store_.get(), clock)),
-      profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)) {}
+      profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)) {
+  workspaces_ = std::make_unique<WorkspaceService>(store_.get());
+  templates_ = std::make_unique<TemplateService>(
+      store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
+  // A changed user (deactivated, renamed, ...) is looked up again on its next request.
+  user_admin_ = std::make_unique<UserAdminService>(store_.get(), [this](int64_t user_id) {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    std::erase_if(sessions_, [user_id](const auto& kv) {
+      return kv.second.principal.user_id == user_id;
+    });
+  });
+  WorkspaceLookup lookup;
+  lookup.by_id = [this](int64_t id) -> Result<WorkspaceRef> {
+    DET_ASSIGN_OR_RETURN(store::WorkspaceRow row, workspaces_->GetWorkspace(id));
+    return WorkspaceRef{row.id, row.name};
+  };
+  lookup.by_name = [this](const std::string& name) -> Result<WorkspaceRef> {
+    DET_ASSIGN_OR_RETURN(std::vector<store::WorkspaceRow> rows, workspaces_->ListWorkspaces());
+    for (const store::WorkspaceRow& row : rows) {
+      if (row.name == name) return WorkspaceRef{row.id, row.name};
+    }
+    return NotFound("workspace \"" + name + "\" not found");
+  };
+  models_ = std::make_unique<ModelService>(store_.get(), clock, std::move(lookup));
+}
 
 Master::~Master() { Stop(); }
 

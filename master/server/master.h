@@ -166,6 +166,10 @@ class Master {
   ModelService* models() { return models_.get(); }
   // System metrics of trials' profilers.
   ProfilerService* profiler() { return profiler_.get(); }
+  // Config templates; workspaces, projects and experiment placement; user administration.
+  class TemplateService* templates() { return templates_.get(); }
+  class WorkspaceService* workspaces() { return workspaces_.get(); }
+  class UserAdminService* user_admin() { return user_admin_.get(); }
 
   // Auth.
   Result<std::pair<std::string, store::UserRow>> Login(const std::string& username,
@@ -367,6 +371,9 @@ class Master {
   std::unique_ptr<class CheckpointGcRunner> gc_;
   std::unique_ptr<ModelService> models_;
   std::unique_ptr<ProfilerService> profiler_;
+  std::unique_ptr<class TemplateService> templates_;
+  std::unique_ptr<class WorkspaceService> workspaces_;
+  std::unique_ptr<class UserAdminService> user_admin_;
 };
 
 }  // namespace det::master::server

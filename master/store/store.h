@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -179,6 +180,36 @@ struct SystemMetricRow {
   int64_t end_time = 0;  // micros
 };
 
+// A config template (see templates in the migrations).
+struct TemplateRow {
+  std::string name;
+  int64_t workspace_id = 1;
+  nlohmann::json config = nlohmann::json::object();
+};
+
+// A workspace and a project (see workspaces / projects in the migrations). Id 1 of each is the
+// built-in "Uncategorized".
+struct WorkspaceRow {
+  int64_t id = 0;
+  std::string name;
+  bool archived = false;
+  int64_t user_id = 1;
+  bool immutable = false;
+  bool pinned = false;
+};
+
+struct ProjectRow {
+  int64_t id = 0;
+  std::string name;
+  int64_t workspace_id = 1;
+  std::string description;
+  std::string key;
+  bool archived = false;
+  int64_t user_id = 1;
+  bool immutable = false;
+  nlohmann::json notes = nlohmann::json::array();
+};
+
 struct Page {
   int64_t offset = 0;
   int64_t limit = 0;                 // 0 = no limit
@@ -303,6 +334,42 @@ class Store {
                                                                  int64_t limit) = 0;
   // The latest row of each (group, agent) of a trial, by group then agent.
   virtual Result<std::vector<SystemMetricRow>> LatestSystemMetrics(int64_t trial_id) = 0;
+
+  // Config templates (clicompat).
+  // Every template, by name.
+  virtual Result<std::vector<TemplateRow>> ListTemplates() = 0;
+  virtual Result<TemplateRow> GetTemplate(const std::string& name) = 0;
+  // AlreadyExists when the name is taken.
+  virtual Status InsertTemplate(const TemplateRow& row) = 0;
+  // Replaces config and workspace of an existing template; NotFound otherwise.
+  virtual Status UpdateTemplate(const TemplateRow& row) = 0;
+  // NotFound when there is no such template; AlreadyExists when new_name is taken.
+  virtual Status RenameTemplate(const std::string& old_name, const std::string& new_name) = 0;
+  virtual Status DeleteTemplate(const std::string& name) = 0;
+
+  // Workspaces, projects and the project of each experiment (clicompat).
+  virtual Result<std::vector<WorkspaceRow>> ListWorkspaces() = 0;
+  // The new id; AlreadyExists when the name is taken.
+  virtual Result<int64_t> InsertWorkspace(const WorkspaceRow& row) = 0;
+  // Name, archived, pinned; NotFound / AlreadyExists.
+  virtual Status UpdateWorkspace(const WorkspaceRow& row) = 0;
+  // Removes the workspace with its projects and templates (their experiments must be gone).
+  virtual Status DeleteWorkspace(int64_t id) = 0;
+  virtual Result<std::vector<ProjectRow>> ListProjects() = 0;
+  // The new id; AlreadyExists when the name is taken in the workspace or the key anywhere.
+  virtual Result<int64_t> InsertProject(const ProjectRow& row) = 0;
+  // Name, description, key, archived, notes, workspace; NotFound / AlreadyExists.
+  virtual Status UpdateProject(const ProjectRow& row) = 0;
+  virtual Status DeleteProject(int64_t id) = 0;
+  // Experiments outside project 1: (experiment id, project id), by experiment id.
+  virtual Result<std::vector<std::pair<int64_t, int64_t>>> ListExperimentProjects() = 0;
+  // Places an experiment in a project (1 = the default).
+  virtual Status SetExperimentProject(int64_t experiment_id, int64_t project_id) = 0;
+
+  // User administration (clicompat): the new id; AlreadyExists when the username is taken.
+  virtual Result<int64_t> InsertUser(const UserRow& row) = 0;
+  // Username, admin, active and display name; NotFound / AlreadyExists.
+  virtual Status UpdateUser(const UserRow& row) = 0;
 };
 
 }  // namespace det::master::store

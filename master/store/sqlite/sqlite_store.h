@@ -99,6 +99,28 @@ class SqliteStore : public Store {
                                                          const std::string& agent_id,
                                                          int64_t after_id, int64_t limit) override;
   Result<std::vector<SystemMetricRow>> LatestSystemMetrics(int64_t trial_id) override;
+  // Config templates (sqlite_store_templates.cc).
+  Result<std::vector<TemplateRow>> ListTemplates() override;
+  Result<TemplateRow> GetTemplate(const std::string& name) override;
+  Status InsertTemplate(const TemplateRow& row) override;
+  Status UpdateTemplate(const TemplateRow& row) override;
+  Status RenameTemplate(const std::string& old_name, const std::string& new_name) override;
+  Status DeleteTemplate(const std::string& name) override;
+
+  // Workspaces, projects, experiment placement, user administration
+  // (sqlite_store_workspaces.cc).
+  Result<std::vector<WorkspaceRow>> ListWorkspaces() override;
+  Result<int64_t> InsertWorkspace(const WorkspaceRow& row) override;
+  Status UpdateWorkspace(const WorkspaceRow& row) override;
+  Status DeleteWorkspace(int64_t id) override;
+  Result<std::vector<ProjectRow>> ListProjects() override;
+  Result<int64_t> InsertProject(const ProjectRow& row) override;
+  Status UpdateProject(const ProjectRow& row) override;
+  Status DeleteProject(int64_t id) override;
+  Result<std::vector<std::pair<int64_t, int64_t>>> ListExperimentProjects() override;
+  Status SetExperimentProject(int64_t experiment_id, int64_t project_id) override;
+  Result<int64_t> InsertUser(const UserRow& row) override;
+  Status UpdateUser(const UserRow& row) override;
 
  private:
   // REQUIRES: mu_ held.

@@ -1,0 +1,78 @@
+#include "master/api/log_filter.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "common/clock.h"
+
+namespace det::master::api {
+
+namespace {
+
+template <typename T>
+bool In(const std::vector<T>& set, const T& v) {
+  return set.empty() || std::find(set.begin(), set.end(), v) != set.end();
+}
+
+Result<std::optional<int64_t>> Time(const std::vector<std::string>& values, const char* name) {
+  if (values.empty() || values.back().empty()) return std::optional<int64_t>();
+  std::optional<int64_t> t = ParseRfc3339(values.back());
+  if (!t) {
+    return InvalidArgument(std::string(name) +
+                           ": must be an RFC 3339 time such as "
+                           "2021-10-26T23:17:12Z (got '" +
+                           values.back() + "')");
+  }
+  return t;
+}
+
+}  // namespace
+
+bool LogFilter::Empty() const {
+  return agent_ids.empty() && container_ids.empty() && rank_ids.empty() && sources.empty() &&
+         stdtypes.empty() && levels.empty() && !before && !after && search_text.empty();
+}
+
+bool LogFilter::Matches(const store::TaskLogRow& r) const {
+  if (!In(agent_ids, r.agent_id) || !In(container_ids, r.container_id)) return false;
+  if (!rank_ids.empty() && (!r.rank_id || !In(rank_ids, *r.rank_id))) return false;
+  if (!In(sources, r.source) || !In(stdtypes, r.stdtype)) return false;
+  if (!In(levels, r.level.empty() ? std::string("LOG_LEVEL_INFO") : r.level)) return false;
+  if (before && r.timestamp >= *before) return false;
+  if (after && r.timestamp <= *after) return false;
+  if (!search_text.empty() && r.log.find(search_text) == std::string::npos) return false;
+  return true;
+}
+
+Result<LogFilter> ParseLogFilter(
+    const std::function<std::vector<std::string>(const std::string&)>& query_all) {
+  LogFilter f;
+  f.agent_ids = query_all("agentIds");
+  f.container_ids = query_all("containerIds");
+  f.sources = query_all("sources");
+  f.stdtypes = query_all("stdtypes");
+  for (const std::string& l : query_all("levels")) {
+    if (l.rfind("LOG_LEVEL_", 0) != 0) {
+      return InvalidArgument(
+          "levels: must be LOG_LEVEL_TRACE, _DEBUG, _INFO, _WARNING, _ERROR "
+          "or _CRITICAL (got '" +
+          l + "')");
+    }
+    f.levels.push_back(l);
+  }
+  for (const std::string& v : query_all("rankIds")) {
+    char* end = nullptr;
+    long long id = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0') {
+      return InvalidArgument("rankIds: must be integers (got '" + v + "')");
+    }
+    f.rank_ids.push_back(id);
+  }
+  DET_ASSIGN_OR_RETURN(f.before, Time(query_all("timestampBefore"), "timestampBefore"));
+  DET_ASSIGN_OR_RETURN(f.after, Time(query_all("timestampAfter"), "timestampAfter"));
+  std::vector<std::string> search = query_all("searchText");
+  if (!search.empty()) f.search_text = search.back();
+  return f;
+}
+
+}  // namespace det::master::api

@@ -1,0 +1,38 @@
+#pragma once
+// The filters of GET /api/v1/trials/{id}/logs, as Determined's: agentIds, containerIds,
+// rankIds, sources, stdtypes, levels (each repeated; a log passes when it matches one value of
+// every filter given), timestampBefore / timestampAfter (RFC 3339) and searchText (substring).
+// Pure.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "master/store/store.h"
+
+namespace det::master::api {
+
+struct LogFilter {
+  std::vector<std::string> agent_ids;
+  std::vector<std::string> container_ids;
+  std::vector<int64_t> rank_ids;
+  std::vector<std::string> sources;
+  std::vector<std::string> stdtypes;
+  std::vector<std::string> levels;  // LOG_LEVEL_*; a log without a level counts as INFO
+  std::optional<int64_t> before;    // micros, exclusive
+  std::optional<int64_t> after;     // micros, exclusive
+  std::string search_text;
+
+  bool Empty() const;
+  bool Matches(const store::TaskLogRow& row) const;
+};
+
+// Reads the filters through `query_all(name)` (every value of a query parameter); bad values
+// are errors naming the parameter.
+Result<LogFilter> ParseLogFilter(
+    const std::function<std::vector<std::string>(const std::string&)>& query_all);
+
+}  // namespace det::master::api
