@@ -21,6 +21,8 @@ void RegisterUserRoutes(server::Router* router, server::Master* master);
 void RegisterWorkspaceRoutes(server::Router* router, server::Master* master);
 void RegisterTaskRoutes(server::Router* router, server::Master* master);
 void RegisterWebhookRoutes(server::Router* router, server::Master* master);
+// GET / (a redirect) and /det/... (the web UI's files, master/server/static_files.h).
+void RegisterWebUiRoutes(server::Router* router, server::Master* master);
 
 // GET /api/v1/experiments and /projects/{id}/experiments: one page of experiments (offset,
 // limit, archived); `in_project` false answers an empty page (an unknown project).

@@ -1,5 +1,6 @@
 // Experiments: create, list, get, lifecycle, trials, checkpoints, context.
 #include "common/base64.h"
+#include "master/api/experiment_filter.h"
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -76,10 +77,10 @@ HttpResponse ListExperimentsResponse(server::Master* master, HttpRequest& req, b
   if (!offset.ok()) return ErrorResponse(offset.status());
   Result<int64_t> limit = QueryInt(req, "limit", 0);
   if (!limit.ok()) return ErrorResponse(limit.status());
-  std::optional<bool> archived;
-  if (!req.Query("archived").empty()) archived = QueryBool(req, "archived", false);
+  Result<store::ExperimentFilter> filter = ParseExperimentFilter(req);
+  if (!filter.ok()) return ErrorResponse(filter.status());
   int64_t total = 0;
-  auto list = master->ListExperiments(archived, {*offset, *limit}, &total);
+  auto list = master->ListExperiments(*filter, {*offset, *limit}, &total);
   if (!list.ok()) return ErrorResponse(list.status());
   if (!in_project) {
     list->clear();

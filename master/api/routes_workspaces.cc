@@ -29,7 +29,7 @@ struct ExperimentCounts {
 Result<ExperimentCounts> CountExperiments(server::Master* master) {
   int64_t total = 0;
   DET_ASSIGN_OR_RETURN(std::vector<server::ExperimentView> all,
-                       master->ListExperiments(std::nullopt, store::Page{}, &total));
+                       master->ListExperiments(store::ExperimentFilter{}, store::Page{}, &total));
   ExperimentCounts c;
   c.experiments = static_cast<int64_t>(all.size());
   for (const auto& v : all) {

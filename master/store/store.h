@@ -140,6 +140,25 @@ struct Page {
   int64_t limit = 0;                 // 0 = no limit
 };
 
+// Web UI experiment list: which experiments and in what order (GET /api/v1/experiments with
+// Determined's query parameters, parsed in master/api/experiment_filter.h).
+enum class ExperimentSortKey {
+  kId, kDescription, kStartTime, kEndTime, kState, kNumTrials, kProgress, kUser, kName,
+  kForkedFrom, kResourcePool, kCheckpointSize, kCheckpointCount,
+};
+
+struct ExperimentFilter {
+  std::optional<bool> archived;
+  std::vector<std::string> states;     // stored run states (ACTIVE, PAUSED, ...); any of them
+  std::vector<std::string> usernames;  // any of them
+  std::vector<int64_t> user_ids;       // any of them
+  std::vector<std::string> labels;     // every one of them
+  std::string name;                    // case-insensitive substring of config.name
+  std::string description;             // case-insensitive substring of config.description
+  ExperimentSortKey sort_by = ExperimentSortKey::kId;
+  bool descending = false;             // ties are broken by id in the same direction
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -221,6 +240,11 @@ class Store {
   // Logs of a trial with id > after_id, ascending, at most `limit` (0 = all).
   virtual Result<std::vector<TaskLogRow>> ListTrialLogs(int64_t trial_id, int64_t after_id,
                                                         int64_t limit, bool descending) = 0;
+
+  // Web UI: experiment list with server-side filtering, sorting and paging.
+  // Ids of the experiments matching `filter`, in its order, one page; `total` counts every match.
+  virtual Result<std::vector<int64_t>> ListExperimentIds(const ExperimentFilter& filter,
+                                                         const Page& page, int64_t* total) = 0;
 };
 
 }  // namespace det::master::store

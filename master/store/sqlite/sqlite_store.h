@@ -78,6 +78,10 @@ class SqliteStore : public Store {
   Result<std::vector<TaskLogRow>> ListTrialLogs(int64_t trial_id, int64_t after_id, int64_t limit,
                                                 bool descending) override;
 
+  // Web UI (sqlite_store_webui.cc).
+  Result<std::vector<int64_t>> ListExperimentIds(const ExperimentFilter& filter, const Page& page,
+                                                 int64_t* total) override;
+
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   struct PendingMetric {
