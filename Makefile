@@ -66,7 +66,7 @@ $(BUILD_DIR)/webui/index.html: $(WEBUI_SOURCES)
 webui-test: build
 	set -o pipefail; cd webui && DET_BUILD_DIR=$(abspath $(BUILD_DIR)) node --test \
 	  --test-reporter=spec tests/ | tee /dev/stderr | \
-	  awk '/^. pass /{p=$$3} /^. fail /{f=$$3} END{print p+0 " passed, " f+0 " failed"}'
+	  awk '/ pass [0-9]+$$/{p=$$NF} / fail [0-9]+$$/{f=$$NF} END{print p+0 " passed, " f+0 " failed"}'
 
 unit-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
