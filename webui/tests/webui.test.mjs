@@ -178,8 +178,12 @@ test('the experiment list shows both experiments and filters on the server', asy
   await page.fill('input[aria-label="name filter"]', 'long-running');
   await page.press('input[aria-label="name filter"]', 'Enter');
   await page.waitForURL(/name=long-running/);
-  await waitFor('the name filter', async () => (await page.locator(`[data-testid=experiment-row-${searchId}]`).count()) === 0);
-  assert.equal(await page.locator(`[data-testid=experiment-row-${longId}]`).count(), 1);
+  // The rows go while the filtered page loads: wait for the matching row alone.
+  await waitFor('only the matching row', async () =>
+    (await page.locator(`[data-testid=experiment-row-${longId}]`).count()) === 1 &&
+    (await page.locator(`[data-testid=experiment-row-${searchId}]`).count()) === 0, 20_000);
+  await waitFor('the total of the filtered list', async () =>
+    (await page.locator('.toolbar .muted').first().innerText()) === '1 experiment', 20_000);
 });
 
 test('the experiment page draws a learning curve that is not blank', async () => {
@@ -187,6 +191,13 @@ test('the experiment page draws a learning curve that is not blank', async () =>
     const e = (await rest('GET', `experiments/${searchId}`)).experiment;
     return e.state === 'STATE_COMPLETED' || e.state === 'STATE_ERROR' ? e.state : false;
   }, 180_000, 1000);
+  // The list route filters on the server, with Determined's parameter names.
+  const done = await rest('GET', 'experiments?states=STATE_COMPLETED&users=determined&sortBy=SORT_BY_NAME');
+  assert.deepEqual(done.experiments.map((e) => e.id), [searchId]);
+  const bad = await fetch(`${url}/api/v1/experiments?sortBy=SORT_BY_NOPE`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.equal(bad.status, 400);
+  assert.match((await bad.json()).error.error, /sortBy: "SORT_BY_NOPE"/);
+
   await page.goto(`${url}/det/experiments/${searchId}`);
   const canvas = page.locator('[data-testid=learning-curve] canvas');
   await canvas.waitFor();

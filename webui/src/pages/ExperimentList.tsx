@@ -133,7 +133,7 @@ export function ExperimentList() {
         </label>
       </div>
       <div className="toolbar">
-        <span className="muted">{selected.size ? `${selected.size} selected` : `${total} experiments`}</span>
+        <span className="muted">{selected.size ? `${selected.size} selected` : `${total} experiment${total === 1 ? "" : "s"}`}</span>
         {ACTIONS.map((a) => (
           <button key={a} disabled={!selected.size || busy} onClick={() => runAction(a)} data-testid={`batch-${a}`}>
             {a[0].toUpperCase() + a.slice(1)}
