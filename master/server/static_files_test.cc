@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "master/server/master_config.h"
+
 namespace det::master::server {
 namespace {
 
@@ -129,6 +131,17 @@ TEST(RouterPrefixTest, PrefixRoutesTakeEverythingBelowWhenNothingElseMatches) {
   EXPECT_EQ(get("GET", "/det").body, "prefix:/det");
   EXPECT_EQ(get("GET", "/detx").status, 404);
   EXPECT_EQ(get("POST", "/det/a").status, 405);
+}
+
+TEST(WebUiDirConfigTest, MasterYamlKeyIsMadeAbsolute) {
+  MasterConfig config;
+  config.data_dir = (fs::temp_directory_path() / "webui_cfg_test").string();
+  ASSERT_TRUE(ApplyMasterYaml("webui_dir: some/../ui\n", &config).ok());
+  EXPECT_EQ(config.webui_dir, "some/../ui");
+  ASSERT_TRUE(FinalizeMasterConfig(&config).ok());
+  EXPECT_EQ(config.webui_dir, (fs::current_path() / "ui").string());
+  MasterConfig bad;
+  EXPECT_FALSE(ApplyMasterYaml("webui_dir: [1]\n", &bad).ok());
 }
 
 }  // namespace
