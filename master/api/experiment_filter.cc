@@ -23,6 +23,27 @@ std::vector<std::string> Values(const server::HttpRequest& req, const char* name
   return out;
 }
 
+Result<std::vector<int64_t>> Ints(const server::HttpRequest& req, const char* name) {
+  std::vector<int64_t> out;
+  for (const std::string& v : Values(req, name)) {
+    try {
+      size_t used = 0;
+      int64_t id = std::stoll(v, &used);
+      if (used != v.size()) throw std::invalid_argument(v);
+      out.push_back(id);
+    } catch (const std::exception&) {
+      return InvalidArgument(std::string(name) + ": \"" + v + "\" is not an integer");
+    }
+  }
+  return out;
+}
+
+Result<std::optional<int64_t>> OptInt(const server::HttpRequest& req, const char* name) {
+  DET_ASSIGN_OR_RETURN(std::vector<int64_t> all, Ints(req, name));
+  if (all.empty()) return std::optional<int64_t>();
+  return std::optional<int64_t>(all.back());
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> StoredStatesFor(const std::string& api_state) {
@@ -108,16 +129,13 @@ Result<store::ExperimentFilter> ParseExperimentFilter(const server::HttpRequest&
     }
   }
   f.usernames = Values(req, "users");
-  for (const std::string& v : Values(req, "userIds")) {
-    try {
-      size_t used = 0;
-      int64_t id = std::stoll(v, &used);
-      if (used != v.size()) throw std::invalid_argument(v);
-      f.user_ids.push_back(id);
-    } catch (const std::exception&) {
-      return InvalidArgument("userIds: \"" + v + "\" is not an integer");
-    }
-  }
+  DET_ASSIGN_OR_RETURN(f.user_ids, Ints(req, "userIds"));
+  DET_ASSIGN_OR_RETURN(f.id_gt, OptInt(req, "experimentIdFilter.gt"));
+  DET_ASSIGN_OR_RETURN(f.id_gte, OptInt(req, "experimentIdFilter.gte"));
+  DET_ASSIGN_OR_RETURN(f.id_lt, OptInt(req, "experimentIdFilter.lt"));
+  DET_ASSIGN_OR_RETURN(f.id_lte, OptInt(req, "experimentIdFilter.lte"));
+  DET_ASSIGN_OR_RETURN(f.id_in, Ints(req, "experimentIdFilter.incl"));
+  DET_ASSIGN_OR_RETURN(f.id_not_in, Ints(req, "experimentIdFilter.notIn"));
   f.labels = Values(req, "labels");
   f.name = req.Query("name");
   f.description = req.Query("description");

@@ -2,7 +2,8 @@
 // Parses GET /api/v1/experiments' query parameters, with Determined's names, into a
 // store::ExperimentFilter: sortBy (SORT_BY_*), orderBy (ORDER_BY_ASC|DESC), states (STATE_*,
 // repeated), users (repeated usernames), userIds, labels (repeated, all must be present), name
-// and description (case-insensitive substrings), archived. Pure: no I/O.
+// and description (case-insensitive substrings), archived, experimentIdFilter.{gt,gte,lt,lte,
+// incl,notIn}. Pure: no I/O.
 
 #include "common/status.h"
 #include "master/server/http_server.h"

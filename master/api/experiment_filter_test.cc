@@ -38,6 +38,21 @@ TEST(ExperimentFilterTest, ParsesDeterminedNames) {
   EXPECT_EQ(f->archived, false);
 }
 
+TEST(ExperimentFilterTest, ExperimentIdFilter) {
+  auto f = ParseExperimentFilter(
+      Req("experimentIdFilter.gt=1&experimentIdFilter.lte=9&experimentIdFilter.incl=2&"
+          "experimentIdFilter.incl=3&experimentIdFilter.notIn=4"));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->id_gt, 1);
+  EXPECT_EQ(f->id_gte, std::nullopt);
+  EXPECT_EQ(f->id_lte, 9);
+  EXPECT_EQ(f->id_in, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(f->id_not_in, (std::vector<int64_t>{4}));
+  auto bad = ParseExperimentFilter(Req("experimentIdFilter.incl=x"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("experimentIdFilter.incl: \"x\""), std::string::npos);
+}
+
 TEST(ExperimentFilterTest, CommaSeparatedValues) {
   auto f = ParseExperimentFilter(Req("states=STATE_COMPLETED,STATE_ERROR&labels=x,y"));
   ASSERT_TRUE(f.ok());

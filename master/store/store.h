@@ -155,6 +155,9 @@ struct ExperimentFilter {
   std::vector<std::string> labels;     // every one of them
   std::string name;                    // case-insensitive substring of config.name
   std::string description;             // case-insensitive substring of config.description
+  // Determined's experimentIdFilter: bounds and sets of ids (empty / nullopt: no condition).
+  std::optional<int64_t> id_gt, id_gte, id_lt, id_lte;
+  std::vector<int64_t> id_in, id_not_in;
   ExperimentSortKey sort_by = ExperimentSortKey::kId;
   bool descending = false;             // ties are broken by id in the same direction
 };

@@ -194,6 +194,8 @@ test('the experiment page draws a learning curve that is not blank', async () =>
   // The list route filters on the server, with Determined's parameter names.
   const done = await rest('GET', 'experiments?states=STATE_COMPLETED&users=determined&sortBy=SORT_BY_NAME');
   assert.deepEqual(done.experiments.map((e) => e.id), [searchId]);
+  const byId = await rest('GET', `experiments?experimentIdFilter.incl=${longId}&sortBy=SORT_BY_START_TIME&orderBy=ORDER_BY_DESC`);
+  assert.deepEqual(byId.experiments.map((e) => e.id), [longId]);
   const bad = await fetch(`${url}/api/v1/experiments?sortBy=SORT_BY_NOPE`, { headers: { Authorization: `Bearer ${token}` } });
   assert.equal(bad.status, 400);
   assert.match((await bad.json()).error.error, /sortBy: "SORT_BY_NOPE"/);

@@ -76,6 +76,14 @@ Result<std::vector<int64_t>> SqliteStore::ListExperimentIds(const ExperimentFilt
   if (!filter.name.empty()) {
     where += " AND instr(lower(COALESCE(json_extract(e.config, '$.name'), '')), lower(?)) > 0";
   }
+  if (filter.id_gt) where += " AND e.id > ?";
+  if (filter.id_gte) where += " AND e.id >= ?";
+  if (filter.id_lt) where += " AND e.id < ?";
+  if (filter.id_lte) where += " AND e.id <= ?";
+  if (!filter.id_in.empty()) where += " AND e.id IN (" + Placeholders(filter.id_in.size()) + ")";
+  if (!filter.id_not_in.empty()) {
+    where += " AND e.id NOT IN (" + Placeholders(filter.id_not_in.size()) + ")";
+  }
   if (!filter.description.empty()) {
     where +=
         " AND instr(lower(COALESCE(json_extract(e.config, '$.description'), '')), lower(?)) > 0";
@@ -91,6 +99,11 @@ Result<std::vector<int64_t>> SqliteStore::ListExperimentIds(const ExperimentFilt
     for (int64_t v : filter.user_ids) s.Bind(i++, v);
     for (const auto& v : filter.labels) s.Bind(i++, v);
     if (!filter.name.empty()) s.Bind(i++, filter.name);
+    for (const auto& bound : {filter.id_gt, filter.id_gte, filter.id_lt, filter.id_lte}) {
+      if (bound) s.Bind(i++, *bound);
+    }
+    for (int64_t v : filter.id_in) s.Bind(i++, v);
+    for (int64_t v : filter.id_not_in) s.Bind(i++, v);
     if (!filter.description.empty()) s.Bind(i++, filter.description);
     return i;
   };
