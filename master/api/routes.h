@@ -21,6 +21,7 @@ void RegisterUserRoutes(server::Router* router, server::Master* master);
 void RegisterWorkspaceRoutes(server::Router* router, server::Master* master);
 void RegisterTaskRoutes(server::Router* router, server::Master* master);
 void RegisterWebhookRoutes(server::Router* router, server::Master* master);
+void RegisterProfilerRoutes(server::Router* router, server::Master* master);
 // GET / (a redirect) and /det/... (the web UI's files, master/server/static_files.h).
 void RegisterWebUiRoutes(server::Router* router, server::Master* master);
 
@@ -28,5 +29,12 @@ void RegisterWebUiRoutes(server::Router* router, server::Master* master);
 // limit, archived); `in_project` false answers an empty page (an unknown project).
 server::HttpResponse ListExperimentsResponse(server::Master* master, server::HttpRequest& req,
                                              bool in_project);
+
+// POST /api/v1/trials/{id}/metrics of a system group (cpu, gpu, memory, disk, network): a
+// profiler report, stored by the ProfilerService (no stepsCompleted needed).
+server::HttpResponse ReportSystemMetricsResponse(server::Master* master,
+                                                 const server::Principal& who, int64_t trial_id,
+                                                 const std::string& group,
+                                                 const nlohmann::json& metrics);
 
 }  // namespace det::master::api
