@@ -12,12 +12,14 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   python3-sklearn python3-boto3 \
   python3-psutil \
   python3-protobuf \
-  nodejs
+  nodejs \
+  chromium
 
 FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
-.PHONY: setup configure build test unit-test e2e-test harness-test demo bench clean fuzz fuzz-smoke
+.PHONY: setup configure build test unit-test e2e-test harness-test demo bench clean fuzz fuzz-smoke \
+  webui webui-deps webui-test
 
 setup:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -31,12 +33,42 @@ setup:
 	   [ ! tools/s3rver/package-lock.json -nt tools/s3rver/node_modules/.det-installed ]; then \
 	  echo "s3rver present"; \
 	else npm ci --prefix tools/s3rver --no-audit --no-fund && touch tools/s3rver/node_modules/.det-installed; fi
+	@$(MAKE) --no-print-directory webui-deps
 
 configure:
 	@[ -f $(BUILD_DIR)/build.ninja ] || cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+	@$(MAKE) --no-print-directory webui
+
+# The web UI (webui/): npm ci from its lock file when node_modules is older than the lock (no
+# browser download: the tests drive Debian's chromium), then tsc + vite into $(BUILD_DIR)/webui,
+# where the master finds it from $(BUILD_DIR)/bin.
+webui-deps:
+	@if [ -f webui/node_modules/.det-installed ] && \
+	   [ ! webui/package-lock.json -nt webui/node_modules/.det-installed ]; then \
+	  echo "webui node_modules present"; \
+	else PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix webui --no-audit --no-fund && \
+	  touch webui/node_modules/.det-installed; fi
+
+WEBUI_SOURCES := $(shell find webui/src -type f 2>/dev/null) webui/index.html webui/package-lock.json \
+  webui/tsconfig.json webui/vite.config.mts
+
+webui: webui-deps $(BUILD_DIR)/webui/index.html
+
+$(BUILD_DIR)/webui/index.html: $(WEBUI_SOURCES)
+	cd webui && ./node_modules/.bin/tsc -p . && \
+	  ./node_modules/.bin/vite build --config vite.config.mts --logLevel warn \
+	    --outDir $(abspath $(BUILD_DIR))/webui --emptyOutDir
+	@touch $@
+
+# Browser tests: a real local cluster, a real search, Debian's chromium driven by playwright-core.
+# Screenshots go to $(BUILD_DIR)/webui-test-artifacts.
+webui-test: build
+	set -o pipefail; cd webui && DET_BUILD_DIR=$(abspath $(BUILD_DIR)) node --test \
+	  --test-reporter=spec tests/ | tee /dev/stderr | \
+	  awk '/ pass [0-9]+$$/{p=$$NF} / fail [0-9]+$$/{f=$$NF} END{print p+0 " passed, " f+0 " failed"}'
 
 unit-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
@@ -54,7 +86,7 @@ e2e-test: build
 	PYTHONPATH=harness DET_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q \
 	  -n $(E2E_WORKERS) --dist loadfile tests/e2e
 
-test: unit-test harness-test e2e-test fuzz-smoke
+test: unit-test harness-test e2e-test webui-test fuzz-smoke
 
 # libFuzzer over the config parser (clang only), seeded with tests/config_corpus; new inputs it
 # finds go to $(FUZZ_BUILD_DIR)/corpus, crashes to $(FUZZ_BUILD_DIR)/artifacts.

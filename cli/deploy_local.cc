@@ -451,6 +451,7 @@ Status ClusterUp(const ClusterUpOptions& options) {
   DET_RETURN_IF_ERROR(AgentsUp(options));
   Print("Cluster is up: master http://127.0.0.1:" + std::to_string(options.master_port) + ", " +
         std::to_string(options.agents) + (options.agents == 1 ? " agent" : " agents") + "\n");
+  Print("Web UI: http://127.0.0.1:" + std::to_string(options.master_port) + "/det/\n");
   return Status::Ok();
 }
 

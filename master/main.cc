@@ -28,13 +28,14 @@ int main(int argc, char** argv) {
   CLI::App app{"determined-master: the Determined training platform master"};
   std::string config_file;
   std::optional<int> port;
-  std::optional<std::string> bind, data_dir, store, log_level;
+  std::optional<std::string> bind, data_dir, store, log_level, webui_dir;
   app.add_option("--config-file", config_file, "master.yaml to read");
   app.add_option("--port", port, "HTTP port (default 8080)");
   app.add_option("--bind", bind, "address to listen on (default 127.0.0.1)");
   app.add_option("--data-dir", data_dir, "directory for the database and default checkpoints");
   app.add_option("--store", store, "sqlite (default)");
   app.add_option("--log-level", log_level, "debug|info|warn|error");
+  app.add_option("--webui-dir", webui_dir, "directory of the built web UI (default: build/webui)");
   app.set_version_flag("--version", det::kVersion);
   try {
     app.parse(argc, argv);
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
   if (data_dir) config.data_dir = *data_dir;
   if (store) config.store = *store;
   if (log_level) config.log_level = *log_level;
+  if (webui_dir) config.webui_dir = *webui_dir;
   if (det::Status st = det::master::server::FinalizeMasterConfig(&config); !st.ok()) {
     return Fail(st.message());
   }
@@ -87,6 +89,12 @@ int main(int argc, char** argv) {
   if (det::Status st = server.Start(); !st.ok()) return Fail(st.message());
   spdlog::info("determined-master {} listening on http://{}:{} (data dir {})", det::kVersion,
                config.bind_address, server.port(), config.data_dir);
+  if (config.webui_dir.empty()) {
+    spdlog::warn("web UI not found (run `make build` or pass --webui-dir); /det/ answers 404");
+  } else {
+    spdlog::info("web UI at http://{}:{}/det/ (files in {})", config.bind_address, server.port(),
+                 config.webui_dir);
+  }
 
   int sig = 0;
   sigwait(&signals, &sig);

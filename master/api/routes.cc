@@ -18,6 +18,7 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterProfilerRoutes(router, master);
   RegisterTemplateRoutes(router, master);
   RegisterParityRoutes(router, master);
+  RegisterWebUiRoutes(router, master);
 }
 
 }  // namespace det::master::api

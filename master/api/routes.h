@@ -30,6 +30,8 @@ void RegisterParityRoutes(server::Router* router, server::Master* master);
 // The submitted config (YAML) with template `name` merged in, as JSON text (routes_templates.cc).
 Result<std::string> ApplyTemplateToConfig(server::Master* master, const std::string& name,
                                           const std::string& config_yaml);
+// GET / (a redirect) and /det/... (the web UI's files, master/server/static_files.h).
+void RegisterWebUiRoutes(server::Router* router, server::Master* master);
 
 // GET /api/v1/experiments and /projects/{id}/experiments: one page of experiments (offset,
 // limit, archived), of one project or (nullopt) all.

@@ -1,5 +1,6 @@
 // Experiments: create, list, get, lifecycle, trials, checkpoints, context.
 #include "common/base64.h"
+#include "master/api/experiment_filter.h"
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -78,12 +79,12 @@ HttpResponse ListExperimentsResponse(server::Master* master, HttpRequest& req,
   if (!offset.ok()) return ErrorResponse(offset.status());
   Result<int64_t> limit = QueryInt(req, "limit", 0);
   if (!limit.ok()) return ErrorResponse(limit.status());
-  std::optional<bool> archived;
-  if (!req.Query("archived").empty()) archived = QueryBool(req, "archived", false);
+  Result<store::ExperimentFilter> filter = ParseExperimentFilter(req);
+  if (!filter.ok()) return ErrorResponse(filter.status());
   int64_t total = 0;
-  // One project: every experiment is read, filtered by its project, then paged here.
+  // One project: every match is read, filtered by its project, then paged here.
   store::Page page = project_id ? store::Page{} : store::Page{*offset, *limit};
-  auto list = master->ListExperiments(archived, page, &total);
+  auto list = master->ListExperiments(*filter, page, &total);
   if (!list.ok()) return ErrorResponse(list.status());
   if (project_id) {
     std::vector<server::ExperimentView> in_project;

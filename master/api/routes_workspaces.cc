@@ -33,7 +33,7 @@ struct ProjectCounts {
 Result<std::map<int64_t, ProjectCounts>> CountByProject(server::Master* master) {
   int64_t total = 0;
   DET_ASSIGN_OR_RETURN(std::vector<server::ExperimentView> all,
-                       master->ListExperiments(std::nullopt, store::Page{}, &total));
+                       master->ListExperiments(store::ExperimentFilter{}, store::Page{}, &total));
   std::map<int64_t, int64_t> placements = master->workspaces()->Placements();
   std::map<int64_t, ProjectCounts> out;
   for (const auto& v : all) {

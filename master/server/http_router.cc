@@ -89,6 +89,10 @@ void Router::Add(const std::string& method, const std::string& pattern, Handler 
   routes_.push_back(Route{method, SplitPath(pattern), std::move(handler)});
 }
 
+void Router::AddPrefix(const std::string& method, const std::string& prefix, Handler handler) {
+  prefix_routes_.emplace_back(prefix, Route{method, {}, std::move(handler)});
+}
+
 HttpResponse Router::Dispatch(HttpRequest& req) const {
   std::vector<std::string> segs = SplitPath(req.path);
   bool path_matched = false;
@@ -109,6 +113,16 @@ HttpResponse Router::Dispatch(HttpRequest& req) const {
     if (r.method != req.method) continue;
     req.params = std::move(params);
     return r.handler(req);
+  }
+  if (!path_matched) {
+    for (const auto& [prefix, r] : prefix_routes_) {
+      bool under = req.path == prefix || req.path.rfind(prefix + "/", 0) == 0;
+      if (!under) continue;
+      path_matched = true;
+      if (r.method != req.method) continue;
+      req.params.clear();
+      return r.handler(req);
+    }
   }
   HttpResponse resp;
   if (path_matched) {

@@ -74,6 +74,9 @@ using Handler = std::function<HttpResponse(HttpRequest&)>;
 class Router {
  public:
   void Add(const std::string& method, const std::string& pattern, Handler handler);
+  // A handler for `prefix` itself and every path below it ("/det" takes /det, /det/ and
+  // /det/a/b), tried only when no pattern route matches the path.
+  void AddPrefix(const std::string& method, const std::string& prefix, Handler handler);
   // Returns 404/405 JSON errors when nothing matches.
   HttpResponse Dispatch(HttpRequest& req) const;
 
@@ -84,6 +87,7 @@ class Router {
     Handler handler;
   };
   std::vector<Route> routes_;
+  std::vector<std::pair<std::string, Route>> prefix_routes_;  // prefix -> method and handler
 };
 
 struct HttpServerOptions {

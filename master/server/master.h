@@ -185,7 +185,8 @@ class Master {
   Result<CreateExperimentResult> CreateExperiment(const CreateExperimentRequest& req,
                                                   const Principal& who);
   Result<ExperimentView> GetExperiment(int64_t id);
-  Result<std::vector<ExperimentView>> ListExperiments(std::optional<bool> archived,
+  // One page of the experiments matching `filter`, in its order; `total` counts every match.
+  Result<std::vector<ExperimentView>> ListExperiments(const store::ExperimentFilter& filter,
                                                       const store::Page& page, int64_t* total);
   Status ActivateExperiment(int64_t id);
   Status PauseExperiment(int64_t id);

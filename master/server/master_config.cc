@@ -5,6 +5,7 @@
 
 #include "common/paths.h"
 #include "master/config/experiment_config.h"
+#include "master/server/static_files.h"
 
 namespace det::master::server {
 
@@ -14,10 +15,23 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
   DET_ASSIGN_OR_RETURN(json doc, config::YamlToJson(yaml_text));
   if (doc.is_null()) return Status::Ok();
   if (!doc.is_object()) return InvalidArgument("master config: must be a mapping");
-  static const std::set<std::string> kKnown = {
-      "port", "bind_address", "data_dir", "db", "cluster_name", "security",
-      "checkpoint_storage", "agent_timeout", "task_container_defaults", "log",
-      "resource_manager", "resource_pools", "scheduler", "root", "telemetry", "webhooks"};
+  static const std::set<std::string> kKnown = {"port",
+                                               "bind_address",
+                                               "data_dir",
+                                               "db",
+                                               "cluster_name",
+                                               "security",
+                                               "checkpoint_storage",
+                                               "agent_timeout",
+                                               "task_container_defaults",
+                                               "log",
+                                               "resource_manager",
+                                               "resource_pools",
+                                               "scheduler",
+                                               "root",
+                                               "telemetry",
+                                               "webhooks",
+                                               "webui_dir"};
   std::string errors;
   for (auto& [k, v] : doc.items()) {
     if (!kKnown.count(k)) errors += k + ": unknown field\n";
@@ -26,6 +40,7 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
     if (doc.contains("port")) config->port = doc["port"].get<int>();
     if (doc.contains("bind_address")) config->bind_address = doc["bind_address"].get<std::string>();
     if (doc.contains("data_dir")) config->data_dir = doc["data_dir"].get<std::string>();
+    if (doc.contains("webui_dir")) config->webui_dir = doc["webui_dir"].get<std::string>();
     if (doc.contains("cluster_name")) config->cluster_name = doc["cluster_name"].get<std::string>();
     if (doc.contains("db")) {
       const json& db = doc["db"];
@@ -36,7 +51,8 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
       config->initial_user_password = doc["security"]["initial_user_password"].get<std::string>();
     }
     if (doc.contains("checkpoint_storage")) config->checkpoint_storage = doc["checkpoint_storage"];
-    if (doc.contains("agent_timeout")) config->agent_timeout_seconds = doc["agent_timeout"].get<int64_t>();
+    if (doc.contains("agent_timeout"))
+      config->agent_timeout_seconds = doc["agent_timeout"].get<int64_t>();
     if (doc.contains("task_container_defaults")) {
       const json& t = doc["task_container_defaults"];
       config->task_container_defaults = t;
@@ -80,6 +96,11 @@ Status FinalizeMasterConfig(MasterConfig* config) {
   if (config->db_path.empty()) config->db_path = (data / "determined.db").string();
   if (config->python.empty()) config->python = DefaultPythonExecutable();
   if (config->harness_dir.empty()) config->harness_dir = HarnessDirNearExecutable();
+  if (config->webui_dir.empty()) {
+    config->webui_dir = WebUiDirNearExecutable();
+  } else {
+    config->webui_dir = fs::absolute(config->webui_dir, ec).lexically_normal().string();
+  }
   json rm = config->resource_manager;
   if (rm.is_object()) {
     // Only the agent resource manager exists here; its `type` may be stated.

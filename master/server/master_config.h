@@ -13,20 +13,21 @@
 namespace det::master::server {
 
 struct MasterConfig {
-  int port = 8080;                      // Default: 8080
+  int port = 8080;  // Default: 8080
   std::string bind_address = "127.0.0.1";
   std::string data_dir = "./det-data";  // SQLite db, default checkpoints
   std::string store = "sqlite";         // sqlite (postgres: later)
   std::string db_path;                  // Default: <data_dir>/determined.db
   std::string cluster_name;
   std::optional<std::string> initial_user_password;
-  nlohmann::json checkpoint_storage;    // Default: shared_fs under <data_dir>/checkpoints
-  int64_t agent_timeout_seconds = 30;   // an agent silent this long is considered lost
+  nlohmann::json checkpoint_storage;   // Default: shared_fs under <data_dir>/checkpoints
+  int64_t agent_timeout_seconds = 30;  // an agent silent this long is considered lost
   int64_t preemption_timeout_seconds = 3600;
   nlohmann::json task_container_defaults;  // merged under each experiment's environment etc.
   std::string log_level = "info";
   std::string python;       // runs the checkpoint GC task. Default: DefaultPythonExecutable()
   std::string harness_dir;  // the Python package. Default: HarnessDirNearExecutable()
+  std::string webui_dir;    // the built web UI (index.html). Default: WebUiDirNearExecutable()
   // `resource_manager` and `resource_pools` as written (the legacy top-level `scheduler` is
   // folded into resource_manager.scheduler); parsed into `pools` by FinalizeMasterConfig.
   nlohmann::json resource_manager;

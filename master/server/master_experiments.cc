@@ -386,14 +386,13 @@ Result<ExperimentView> Master::GetExperiment(int64_t id) {
   return v;
 }
 
-Result<std::vector<ExperimentView>> Master::ListExperiments(std::optional<bool> archived,
+Result<std::vector<ExperimentView>> Master::ListExperiments(const store::ExperimentFilter& filter,
                                                             const store::Page& page,
                                                             int64_t* total) {
-  DET_ASSIGN_OR_RETURN(std::vector<store::ExperimentRow> rows,
-                       store_->ListExperiments(archived, page, total));
+  DET_ASSIGN_OR_RETURN(std::vector<int64_t> ids, store_->ListExperimentIds(filter, page, total));
   std::vector<ExperimentView> out;
-  for (auto& row : rows) {
-    DET_ASSIGN_OR_RETURN(ExperimentView v, GetExperiment(row.id));
+  for (int64_t id : ids) {
+    DET_ASSIGN_OR_RETURN(ExperimentView v, GetExperiment(id));
     out.push_back(std::move(v));
   }
   return out;

@@ -215,6 +215,28 @@ struct Page {
   int64_t limit = 0;                 // 0 = no limit
 };
 
+// Web UI experiment list: which experiments and in what order (GET /api/v1/experiments with
+// Determined's query parameters, parsed in master/api/experiment_filter.h).
+enum class ExperimentSortKey {
+  kId, kDescription, kStartTime, kEndTime, kState, kNumTrials, kProgress, kUser, kName,
+  kForkedFrom, kResourcePool, kCheckpointSize, kCheckpointCount,
+};
+
+struct ExperimentFilter {
+  std::optional<bool> archived;
+  std::vector<std::string> states;     // stored run states (ACTIVE, PAUSED, ...); any of them
+  std::vector<std::string> usernames;  // any of them
+  std::vector<int64_t> user_ids;       // any of them
+  std::vector<std::string> labels;     // every one of them
+  std::string name;                    // case-insensitive substring of config.name
+  std::string description;             // case-insensitive substring of config.description
+  // Determined's experimentIdFilter: bounds and sets of ids (empty / nullopt: no condition).
+  std::optional<int64_t> id_gt, id_gte, id_lt, id_lte;
+  std::vector<int64_t> id_in, id_not_in;
+  ExperimentSortKey sort_by = ExperimentSortKey::kId;
+  bool descending = false;             // ties are broken by id in the same direction
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -370,6 +392,10 @@ class Store {
   virtual Result<int64_t> InsertUser(const UserRow& row) = 0;
   // Username, admin, active and display name; NotFound / AlreadyExists.
   virtual Status UpdateUser(const UserRow& row) = 0;
+  // Web UI: experiment list with server-side filtering, sorting and paging.
+  // Ids of the experiments matching `filter`, in its order, one page; `total` counts every match.
+  virtual Result<std::vector<int64_t>> ListExperimentIds(const ExperimentFilter& filter,
+                                                         const Page& page, int64_t* total) = 0;
 };
 
 }  // namespace det::master::store

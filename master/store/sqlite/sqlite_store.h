@@ -122,6 +122,10 @@ class SqliteStore : public Store {
   Result<int64_t> InsertUser(const UserRow& row) override;
   Status UpdateUser(const UserRow& row) override;
 
+  // Web UI (sqlite_store_webui.cc).
+  Result<std::vector<int64_t>> ListExperimentIds(const ExperimentFilter& filter, const Page& page,
+                                                 int64_t* total) override;
+
  private:
   // REQUIRES: mu_ held.
   Result<ModelRow> GetModelLocked(const char* where, int64_t id, const std::string& name);

@@ -1,0 +1,161 @@
+// ListExperimentIds against a real SQLite store: filters, sort keys, paging and the total.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "master/store/sqlite/sqlite_store.h"
+
+namespace det::master::store {
+namespace {
+
+class ExperimentIdsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("det_store_webui_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto s = SqliteStore::Open((dir_ / "det.db").string());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+    ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
+    admin_ = store_->GetUserByName("admin")->id;
+    determined_ = store_->GetUserByName("determined")->id;
+    // id 1: "mnist-a" ACTIVE by admin [x]; 2: "Mnist-b" PAUSED by determined [x, y], archived;
+    // 3: "cifar" COMPLETED by determined [], two trials.
+    a_ = Insert("mnist-a", "ACTIVE", admin_, {"x"}, false, 30, 0.5);
+    b_ = Insert("Mnist-b", "PAUSED", determined_, {"x", "y"}, true, 10, 0.9);
+    c_ = Insert("cifar", "COMPLETED", determined_, {}, false, 20, 1.0);
+    for (int i = 0; i < 2; ++i) {
+      TrialRow t;
+      t.experiment_id = c_;
+      t.request_id = "r" + std::to_string(i);
+      t.hparams = nlohmann::json::object();
+      t.state = "COMPLETED";
+      ASSERT_TRUE(store_->InsertTrial(t).ok());
+    }
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  int64_t Insert(const std::string& name, const std::string& state, int64_t owner,
+                 std::vector<std::string> labels, bool archived, int64_t start, double progress) {
+    ExperimentRow e;
+    e.state = state;
+    e.config = {{"name", name}, {"labels", labels}, {"description", "about " + name}};
+    e.original_config = "name: " + name;
+    e.owner_id = owner;
+    e.job_id = "job-" + name;
+    e.start_time = start;
+    e.progress = progress;
+    e.archived = archived;
+    auto id = store_->InsertExperiment(e, "tgz");
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    if (archived) {
+      EXPECT_TRUE(store_->UpdateExperimentMeta(*id, e.config, true, "").ok());
+    }
+    if (progress > 0) {
+      EXPECT_TRUE(store_->UpdateExperimentProgress(*id, progress).ok());
+    }
+    return *id;
+  }
+  std::vector<int64_t> Ids(const ExperimentFilter& f, Page page = {}, int64_t* total = nullptr) {
+    int64_t t = 0;
+    auto r = store_->ListExperimentIds(f, page, &t);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (total) *total = t;
+    return r.ok() ? *r : std::vector<int64_t>{};
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Store> store_;
+  int64_t admin_ = 0, determined_ = 0, a_ = 0, b_ = 0, c_ = 0;
+};
+
+TEST_F(ExperimentIdsTest, NoFilterListsAllById) {
+  int64_t total = 0;
+  EXPECT_EQ(Ids({}, {}, &total), (std::vector<int64_t>{a_, b_, c_}));
+  EXPECT_EQ(total, 3);
+}
+
+TEST_F(ExperimentIdsTest, Filters) {
+  ExperimentFilter f;
+  f.states = {"PAUSED", "COMPLETED"};
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{b_, c_}));
+  f = {};
+  f.usernames = {"admin"};
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{a_}));
+  f = {};
+  f.user_ids = {determined_};
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{b_, c_}));
+  f = {};
+  f.labels = {"x"};
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{a_, b_}));
+  f.labels = {"x", "y"};  // every label must be present
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{b_}));
+  f = {};
+  f.name = "MNIST";  // case-insensitive substring
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{a_, b_}));
+  f = {};
+  f.description = "about cif";
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{c_}));
+  f = {};
+  f.id_gt = a_;
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{b_, c_}));
+  f.id_lte = b_;
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{b_}));
+  f = {};
+  f.id_gte = b_;
+  f.id_lt = c_;
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{b_}));
+  f = {};
+  f.id_in = {a_, c_};
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{a_, c_}));
+  f.id_not_in = {a_};
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{c_}));
+  f = {};
+  f.archived = false;
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{a_, c_}));
+  f.name = "mnist";
+  f.usernames = {"determined"};
+  EXPECT_EQ(Ids(f), std::vector<int64_t>{});
+}
+
+TEST_F(ExperimentIdsTest, SortsAndPages) {
+  ExperimentFilter f;
+  f.sort_by = ExperimentSortKey::kStartTime;
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{b_, c_, a_}));
+  f.descending = true;
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{a_, c_, b_}));
+  f.sort_by = ExperimentSortKey::kName;
+  f.descending = false;
+  // Binary collation: upper case first.
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{b_, c_, a_}));
+  f.sort_by = ExperimentSortKey::kNumTrials;
+  f.descending = true;
+  EXPECT_EQ(Ids(f).front(), c_);
+  f.sort_by = ExperimentSortKey::kProgress;
+  f.descending = false;
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{a_, b_, c_}));
+  f.sort_by = ExperimentSortKey::kUser;
+  EXPECT_EQ(Ids(f).front(), a_);
+  f = {};
+  int64_t total = 0;
+  EXPECT_EQ(Ids(f, {1, 1}, &total), (std::vector<int64_t>{b_}));
+  EXPECT_EQ(total, 3);
+  EXPECT_EQ(Ids(f, {5, 10}, &total), std::vector<int64_t>{});
+  EXPECT_EQ(total, 3);
+  for (auto key :
+       {ExperimentSortKey::kDescription, ExperimentSortKey::kEndTime, ExperimentSortKey::kState,
+        ExperimentSortKey::kForkedFrom, ExperimentSortKey::kResourcePool,
+        ExperimentSortKey::kCheckpointSize, ExperimentSortKey::kCheckpointCount}) {
+    f.sort_by = key;
+    EXPECT_EQ(Ids(f).size(), 3u);
+  }
+}
+
+}  // namespace
+}  // namespace det::master::store
