@@ -21,10 +21,17 @@ void RegisterUserRoutes(server::Router* router, server::Master* master);
 void RegisterWorkspaceRoutes(server::Router* router, server::Master* master);
 void RegisterTaskRoutes(server::Router* router, server::Master* master);
 void RegisterWebhookRoutes(server::Router* router, server::Master* master);
+void RegisterUnmanagedRoutes(server::Router* router, server::Master* master);
 
 // GET /api/v1/experiments and /projects/{id}/experiments: one page of experiments (offset,
 // limit, archived); `in_project` false answers an empty page (an unknown project).
 server::HttpResponse ListExperimentsResponse(server::Master* master, server::HttpRequest& req,
                                              bool in_project);
+
+// POST /api/v1/experiments with unmanaged: true, and PUT /experiments/by-external-id/{id}: a
+// core_v2 script's experiment (routes_unmanaged.cc).
+server::HttpResponse CreateUnmanagedExperimentResponse(
+    server::Master* master, const nlohmann::json& body, const server::Principal& who,
+    const std::optional<std::string>& external_id);
 
 }  // namespace det::master::api

@@ -98,6 +98,9 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
       WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal& who) {
         Result<json> body = ParseBody(req);
         if (!body.ok()) return ErrorResponse(body.status());
+        if (const json* u = Field(*body, "unmanaged", "unmanaged"); u && *u == true) {
+          return CreateUnmanagedExperimentResponse(master, *body, who, std::nullopt);
+        }
         auto parsed = ParseCreateRequest(*body);
         if (!parsed.ok()) return ErrorResponse(parsed.status());
         auto created = master->CreateExperiment(*parsed, who);

@@ -20,7 +20,8 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
     : config_(std::move(config)),
       store_(std::move(store)),
       clock_(clock),
-      waiters_(std::make_unique<Waiters>()) {}
+      waiters_(std::make_unique<Waiters>()),
+      unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)) {}
 
 Master::~Master() { Stop(); }
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "master/core/unmanaged_states.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
@@ -540,6 +541,11 @@ Result<TrialView> Master::GetTrial(int64_t trial_id) {
       v.best_checkpoint = c;
     }
     if (!v.best_checkpoint && c.steps_completed >= 0) v.best_checkpoint = c;
+  }
+  if (unmanaged_->IsUnmanagedTrial(trial_id)) {
+    v.presented_state = core::PresentedUnmanagedState(row.state);
+    v.row = std::move(row);
+    return v;
   }
   std::lock_guard<std::mutex> lock(mu_);
   v.presented_state = PresentedTrialStateLocked(trial_id, row.state);
