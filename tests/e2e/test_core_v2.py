@@ -1,0 +1,156 @@
+"""determined.experimental.core_v2: a plain script (not submitted) reports to the master as an
+unmanaged experiment that shows like any other (REST lists, det experiment list/describe,
+metrics, checkpoints, logs) and ends COMPLETED on close or ERROR when the script raises; a re-run
+with external ids resumes the same trial; the same script submitted as an experiment runs as
+an ordinary managed trial."""
+
+import json
+import os
+import pathlib
+import subprocess
+import uuid
+
+from cluster import PYTHON, wait_for
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "core_v2"
+
+
+def script_env(cluster, **extra):
+    env = dict(cluster.env)
+    # As Determined's own tests run detached scripts: the user comes from DET_USER/DET_PASS.
+    env.update({"DET_USER": "determined", "DET_PASS": ""})
+    env.update(extra)
+    return env
+
+
+def run_script(cluster, name, timeout=120, **extra):
+    return subprocess.run(
+        [PYTHON, str(FIXTURES / name)], env=script_env(cluster, **extra), capture_output=True,
+        text=True, timeout=timeout, cwd=str(cluster.tmp),
+    )
+
+
+def ids_from(output):
+    for line in output.splitlines():
+        if line.startswith("core_v2 experiment "):
+            words = line.split()
+            return int(words[2]), int(words[4])
+    raise AssertionError(f"no 'core_v2 experiment N trial M' line in:\n{output}")
+
+
+def listed(cluster):
+    return {e["id"]: e for e in cluster.request("GET", "/api/v1/experiments?limit=1000")["experiments"]}
+
+
+def trial(cluster, trial_id):
+    return cluster.request("GET", f"/api/v1/trials/{trial_id}")["trial"]
+
+
+def test_detached_script_reports_an_unmanaged_experiment(cluster):
+    name = f"detached-{uuid.uuid4().hex[:8]}"
+    storage = cluster.tmp / f"ckpt-{name}"
+    go = cluster.tmp / f"go-{name}"
+    proc = subprocess.Popen(
+        [PYTHON, str(FIXTURES / "train.py")],
+        env=script_env(cluster, CORE_V2_NAME=name, CORE_V2_STORAGE=str(storage),
+                       CORE_V2_GO_FILE=str(go)),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=str(cluster.tmp),
+    )
+    try:
+        # While the script runs, its experiment is listed as running and unmanaged.
+        exp = wait_for(
+            lambda: next((e for e in listed(cluster).values()
+                          if e["name"] == name and e["state"] == "STATE_RUNNING"), None),
+            60, "the detached experiment to be listed as running")
+        assert exp["unmanaged"] is True
+        assert exp["labels"] == ["detached"] and exp["description"] == "a core_v2 script"
+        running = cluster.det("experiment", "list").stdout
+        assert any(str(exp["id"]) in line and name in line and "RUNNING" in line
+                   for line in running.splitlines()), running
+        # No agent runs it: it is no job and holds no slot.
+        jobs = cluster.request("GET", "/api/v1/job-queues-v2")
+        assert all(str(exp["id"]) not in json.dumps(j) for j in jobs.get("jobs", [])), jobs
+        assert cluster.request("GET", "/api/v1/tasks").get("allocationIdToSummary", {}) == {}
+    finally:
+        go.touch()
+        out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out
+    exp_id, trial_id = ids_from(out)
+    assert exp_id == exp["id"]
+
+    exp = cluster.experiment(exp_id)
+    assert exp["state"] == "STATE_COMPLETED" and exp["progress"] == 1, exp
+    assert exp["unmanaged"] is True and exp["config"]["checkpoint_storage"]["host_path"] == str(storage)
+    assert listed(cluster)[exp_id]["state"] == "STATE_COMPLETED"
+    lines = cluster.det("experiment", "list").stdout.splitlines()
+    assert any(str(exp_id) in line and name in line and "COMPLETED" in line for line in lines), lines
+    described = cluster.det("experiment", "describe", str(exp_id)).stdout
+    assert name in described and "COMPLETED" in described, described
+
+    t = trial(cluster, trial_id)
+    assert t["state"] == "STATE_COMPLETED" and t["experimentId"] == exp_id
+    assert t["hparams"] == {"lr": 0.5}
+    training = cluster.metrics(trial_id, "training")
+    assert [m["stepsCompleted"] for m in training] == list(range(20))
+    assert training[3]["metrics"]["avgMetrics"]["loss"] == 0.25
+    validation = cluster.metrics(trial_id, "validation")
+    assert [(m["stepsCompleted"], m["metrics"]["avgMetrics"]["loss"]) for m in validation] == [
+        (9, 0.05), (19, 0.025)]
+
+    ckpts = cluster.request("GET", f"/api/v1/experiments/{exp_id}/checkpoints")["checkpoints"]
+    assert sorted(c["metadata"]["steps_completed"] for c in ckpts) == [9, 19], ckpts
+    latest = max(ckpts, key=lambda c: c["metadata"]["steps_completed"])
+    assert latest["taskId"] == t["taskId"]
+    target = cluster.tmp / f"download-{name}"
+    cluster.det("checkpoint", "download", latest["uuid"], "-o", str(target))
+    assert (target / "step").read_text() == "19"
+    assert json.loads((target / "metadata.json").read_text())["steps_completed"] == 19
+
+    # The script's output was shipped to the master.
+    logs = cluster.det("trial", "logs", str(trial_id)).stdout
+    assert f"checkpoint {latest['uuid']} at step 19" in logs, logs
+
+
+def test_detached_script_that_raises_ends_in_error(cluster):
+    external = f"raises-{uuid.uuid4().hex[:8]}"
+    proc = run_script(cluster, "raises.py", timeout=60, CORE_V2_EXTERNAL_ID=external,
+                      CORE_V2_STORAGE=str(cluster.tmp / f"ckpt-{external}"))
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert "ValueError: oops at step 15" in proc.stderr
+    (exp,) = [e for e in listed(cluster).values() if e.get("externalExperimentId") == external]
+    assert exp["state"] == "STATE_ERROR", exp
+    (t,) = cluster.trials(exp["id"])
+    assert t["state"] == "STATE_ERROR"
+    assert len(cluster.metrics(t["id"], "training")) == 16
+    logs = cluster.det("trial", "logs", str(t["id"])).stdout
+    assert "ValueError: oops at step 15" in logs, logs
+
+
+def test_rerun_with_external_ids_resumes_the_same_trial(cluster):
+    external = f"resume-{uuid.uuid4().hex[:8]}"
+    extra = {"CORE_V2_NAME": external, "CORE_V2_EXTERNAL_ID": external,
+             "CORE_V2_STORAGE": str(cluster.tmp / f"ckpt-{external}")}
+    first = run_script(cluster, "train.py", **extra)
+    assert first.returncode == 0, first.stdout + first.stderr
+    second = run_script(cluster, "train.py", **extra)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert ids_from(first.stdout) == ids_from(second.stdout)
+    exp_id, trial_id = ids_from(second.stdout)
+    assert "at step 20" in second.stdout, second.stdout  # resumed from the step-19 checkpoint
+    training = cluster.metrics(trial_id, "training")
+    assert [m["stepsCompleted"] for m in training] == list(range(40))
+    assert {m["trialRunId"] for m in training} == {1, 2}
+    assert cluster.experiment(exp_id)["state"] == "STATE_COMPLETED"
+    assert len(cluster.trials(exp_id)) == 1
+
+
+def test_core_v2_script_submitted_as_a_managed_experiment_completes(cluster):
+    exp_id = cluster.create(FIXTURES / "managed.yaml", FIXTURES)
+    exp = cluster.wait_state(exp_id, "STATE_COMPLETED", timeout=240)
+    assert exp["unmanaged"] is False
+    (t,) = cluster.trials(exp_id)
+    assert [m["stepsCompleted"] for m in cluster.metrics(t["id"], "training")] == list(range(20))
+    ckpts = cluster.request("GET", f"/api/v1/trials/{t['id']}/checkpoints")["checkpoints"]
+    assert sorted(c["metadata"]["steps_completed"] for c in ckpts) == [9, 19]
+    # The config passed to core_v2.init is ignored on the cluster: the experiment's name holds.
+    assert exp["name"] == "core-v2-managed"
