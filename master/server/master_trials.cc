@@ -496,6 +496,12 @@ Result<std::vector<store::TaskLogRow>> Master::TrialLogs(int64_t trial_id, int64
 }
 
 bool Master::TrialFinished(int64_t trial_id) {
+  if (unmanaged_->IsUnmanagedTrial(trial_id)) {
+    // Its script says when it is done: logs are followed until the trial is terminal.
+    Result<store::TrialRow> row = store_->GetTrial(trial_id);
+    std::optional<RunState> state = row.ok() ? core::ParseRunState(row->state) : std::nullopt;
+    return !state || core::IsTerminal(*state);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end()) return true;

@@ -10,7 +10,7 @@ import pathlib
 import subprocess
 import uuid
 
-from cluster import PYTHON, wait_for
+from cluster import BIN, PYTHON, wait_for
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "core_v2"
 
@@ -71,10 +71,22 @@ def test_detached_script_reports_an_unmanaged_experiment(cluster):
         jobs = cluster.request("GET", "/api/v1/job-queues-v2")
         assert all(str(exp["id"]) not in json.dumps(j) for j in jobs.get("jobs", [])), jobs
         assert cluster.request("GET", "/api/v1/tasks").get("allocationIdToSummary", {}) == {}
+        # `det trial logs -f` follows the running trial until its script closes it.
+        (running_trial,) = cluster.trials(exp["id"])
+        follow_out = cluster.tmp / f"follow-{name}.txt"
+        with open(follow_out, "w") as sink:
+            follow = subprocess.Popen(
+                [str(BIN / "det"), "trial", "logs", "-f", str(running_trial["id"])],
+                env=cluster.env, stdout=sink, stderr=subprocess.STDOUT)
+        wait_for(lambda: "waiting for the test" in follow_out.read_text(), 60,
+                 "the script's output in the followed logs")
+        assert follow.poll() is None, "det trial logs -f stopped while the trial runs"
     finally:
         go.touch()
         out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, out
+    assert follow.wait(timeout=60) == 0
+    assert "checkpoint " in follow_out.read_text()
     exp_id, trial_id = ids_from(out)
     assert exp_id == exp["id"]
 
