@@ -1,6 +1,7 @@
 // Unmanaged (core_v2) experiments and trials: a script outside the cluster creates its
 // experiment and trial, starts the trial, heartbeats and reports its state. Metrics, checkpoints
 // and logs then go through the ordinary trial routes.
+#include "common/clock.h"
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -155,6 +156,71 @@ void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
                   out["latestCheckpoint"] = *started->latest_checkpoint;
                 return JsonResponse(out);
               }));
+
+  // Determined's detached log shipper posts here (a list of its TaskLog model objects, snake
+  // case); Determined leaves the path unauthenticated, this master wants the caller's token.
+  router->Add(
+      "POST", "/task-logs",
+      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        if (!body->is_array()) {
+          return ErrorResponse(InvalidArgument("task logs: the body must be a list of task logs"));
+        }
+        std::vector<store::TaskLogRow> rows;
+        for (size_t i = 0; i < body->size(); ++i) {
+          const json& l = (*body)[i];
+          std::string where = "task logs[" + std::to_string(i) + "]";
+          if (!l.is_object() || !l.contains("task_id") || !l["task_id"].is_string()) {
+            return ErrorResponse(InvalidArgument(where + ".task_id: required string"));
+          }
+          store::TaskLogRow r;
+          r.task_id = l["task_id"].get<std::string>();
+          r.allocation_id = l.value("allocation_id", std::string());
+          r.agent_id = l.value("agent_id", std::string());
+          r.container_id = l.value("container_id", std::string());
+          if (l.contains("rank_id") && l["rank_id"].is_number_integer()) {
+            r.rank_id = l["rank_id"].get<int64_t>();
+          }
+          r.level = l.value("level", std::string());
+          r.stdtype = l.value("stdtype", std::string());
+          r.source = l.value("source", std::string("task"));
+          r.log = l.value("log", std::string());
+          if (l.contains("timestamp") && l["timestamp"].is_string()) {
+            r.timestamp = ParseRfc3339(l["timestamp"].get<std::string>()).value_or(0);
+          }
+          if (!who.is_allocation) {
+            r.trial_id = master->unmanaged()->TrialOfTask(r.task_id).value_or(0);
+          }
+          rows.push_back(std::move(r));
+        }
+        Status st = master->AddTaskLogs(who, std::move(rows));
+        return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+      }));
+
+  // Determined's core.init (managed and detached) registers the run's checkpoint storage here
+  // and gets a storage backend id for its checkpoint reports. Checkpoints here carry their
+  // experiment's storage instead, so this only checks the run and answers no storageId.
+  router->Add(
+      "POST", "/api/v1/runs/start",
+      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        Result<int64_t> run = PositiveInt(*body, "runId", "run_id");
+        if (!run.ok()) return ErrorResponse(run.status());
+        if (who.is_allocation && who.trial_id != *run) {
+          return ErrorResponse(PermissionDenied("allocation " + who.allocation_id +
+                                                " may not act on run " + std::to_string(*run)));
+        }
+        if (const json* cs = Field(*body, "checkpointStorage", "checkpoint_storage");
+            cs && !cs->is_object()) {
+          return ErrorResponse(
+              InvalidArgument("checkpointStorage: must be an object (got " + cs->dump() + ")"));
+        }
+        auto trial = master->GetTrial(*run);
+        if (!trial.ok()) return ErrorResponse(trial.status());
+        return JsonResponse(json::object());
+      }));
 
   router->Add("PATCH", "/api/v1/trials/{id}",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
