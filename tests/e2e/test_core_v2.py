@@ -166,3 +166,48 @@ def test_core_v2_script_submitted_as_a_managed_experiment_completes(cluster):
     assert sorted(c["metadata"]["steps_completed"] for c in ckpts) == [9, 19]
     # The config passed to core_v2.init is ignored on the cluster: the experiment's name holds.
     assert exp["name"] == "core-v2-managed"
+
+
+def test_the_rest_calls_of_determined_detached_clients(cluster):
+    """The calls Determined 0.38's core_v2 makes, in its order and shapes, straight over REST."""
+    config = "name: rest-detached\nsearcher: {name: single, metric: unmanaged}\n"
+    exp = cluster.request("POST", "/api/v1/experiments", {"config": config, "unmanaged": True})
+    exp_id = exp["experiment"]["id"]
+    assert exp["experiment"]["state"] == "STATE_PAUSED" and exp["experiment"]["unmanaged"] is True
+    assert exp["config"]["entrypoint"] is None
+    t = cluster.request("POST", "/api/v1/trials",
+                        {"experimentId": exp_id, "hparams": {"a": 1}, "unmanaged": True})["trial"]
+    assert t["taskId"].startswith(f"{exp_id}.") and t["state"] == "STATE_PAUSED"
+    started = cluster.request("POST", f"/api/v1/trials/{t['id']}/start",
+                              {"trialId": t["id"], "resume": True})
+    assert started == {"trialRunId": 1, "stepsCompleted": 0}
+    assert cluster.request("POST", "/api/v1/runs/start",
+                           {"runId": t["id"], "checkpointStorage": None}) == {}
+    status, _ = cluster.request_status("POST", "/api/v1/runs/start", {"runId": 999999},
+                                       {"Authorization": f"Bearer {cluster.token()}"})
+    assert status == 404
+    assert cluster.experiment(exp_id)["state"] == "STATE_RUNNING"
+    hb = cluster.request("PATCH", f"/api/v1/trials/{t['id']}", {"trialId": t["id"]})
+    assert hb["trial"]["state"] == "STATE_RUNNING"
+    cluster.request("POST", "/task-logs", [{"task_id": t["taskId"], "timestamp":
+                                            "2024-01-02T03:04:05.000001+00:00",
+                                            "log": "hello from a detached script\n"}])
+    assert "hello from a detached script" in cluster.det("trial", "logs", str(t["id"])).stdout
+    done = cluster.request("PATCH", f"/api/v1/trials/{t['id']}",
+                           {"trialId": t["id"], "state": "STATE_COMPLETED"})
+    assert done["trial"]["state"] == "STATE_COMPLETED"
+    assert cluster.experiment(exp_id)["state"] == "STATE_COMPLETED"
+    # Killing it afterwards changes nothing (as Determined answers for unmanaged experiments).
+    cluster.request("POST", f"/api/v1/experiments/{exp_id}/kill", {})
+    assert cluster.experiment(exp_id)["state"] == "STATE_COMPLETED"
+    # An unknown trial is 404, and a managed experiment takes no unmanaged trials.
+    auth = {"Authorization": f"Bearer {cluster.token()}"}
+    status, body = cluster.request_status(
+        "PATCH", f"/api/v1/trials/{t['id'] + 100000}", {"state": "STATE_COMPLETED"}, auth)
+    assert status == 404, body
+    managed = cluster.request("POST", "/api/v1/experiments", {
+        "config": "name: paused\nentrypoint: python3 x.py\nsearcher: {name: single, metric: x}\n",
+        "activate": False})["experiment"]
+    status, body = cluster.request_status(
+        "POST", "/api/v1/trials", {"experimentId": managed["id"], "unmanaged": True}, auth)
+    assert status == 400 and "not unmanaged" in body["error"]["error"], body
