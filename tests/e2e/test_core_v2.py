@@ -211,3 +211,22 @@ def test_the_rest_calls_of_determined_detached_clients(cluster):
     status, body = cluster.request_status(
         "POST", "/api/v1/trials", {"experimentId": managed["id"], "unmanaged": True}, auth)
     assert status == 400 and "not unmanaged" in body["error"]["error"], body
+
+
+def test_the_detached_example_runs_and_resumes(cluster):
+    example = FIXTURES.parents[3] / "examples" / "detached"
+    storage = cluster.tmp / "example-ckpts"
+    script = (example / "train.py").read_text().replace(
+        "/tmp/determined-detached-checkpoints", str(storage))
+    copy = cluster.tmp / "detached_example.py"
+    copy.write_text(script)
+    for run in (1, 2):
+        proc = subprocess.run([PYTHON, str(copy)], env=script_env(cluster), capture_output=True,
+                              text=True, timeout=120, cwd=str(cluster.tmp))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "resuming at step 100" in proc.stdout, proc.stdout
+    (exp,) = [e for e in listed(cluster).values()
+              if e.get("externalExperimentId") == "detached-example"]
+    assert exp["state"] == "STATE_COMPLETED"
+    (t,) = cluster.trials(exp["id"])
+    assert len(cluster.metrics(t["id"], "training")) == 200
