@@ -68,8 +68,8 @@ def test_detached_script_reports_an_unmanaged_experiment(cluster):
         assert any(str(exp["id"]) in line and name in line and "RUNNING" in line
                    for line in running.splitlines()), running
         # No agent runs it: it is no job and holds no slot.
-        jobs = cluster.request("GET", "/api/v1/job-queues-v2")
-        assert all(str(exp["id"]) not in json.dumps(j) for j in jobs.get("jobs", [])), jobs
+        jobs = cluster.request("GET", "/api/v1/job-queues-v2")["jobs"]
+        assert str(exp["id"]) not in [(j.get("full") or {}).get("entityId") for j in jobs], jobs
         assert cluster.request("GET", "/api/v1/tasks").get("allocationIdToSummary", {}) == {}
         # `det trial logs -f` follows the running trial until its script closes it.
         (running_trial,) = cluster.trials(exp["id"])
