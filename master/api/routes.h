@@ -34,4 +34,7 @@ server::HttpResponse CreateUnmanagedExperimentResponse(
     server::Master* master, const nlohmann::json& body, const server::Principal& who,
     const std::optional<std::string>& external_id);
 
+// An error for an unmanaged experiment, which only its script can run (activate, pause).
+Status RefuseIfUnmanaged(server::Master* master, int64_t experiment_id, const char* action);
+
 }  // namespace det::master::api

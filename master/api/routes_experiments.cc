@@ -137,10 +137,14 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                              {"config", v->row.config}});
       }));
 
-  router->Add("POST", "/api/v1/experiments/{id}/activate",
-              IdAction(master, [master](int64_t id) { return master->ActivateExperiment(id); }));
-  router->Add("POST", "/api/v1/experiments/{id}/pause",
-              IdAction(master, [master](int64_t id) { return master->PauseExperiment(id); }));
+  router->Add("POST", "/api/v1/experiments/{id}/activate", IdAction(master, [master](int64_t id) {
+                DET_RETURN_IF_ERROR(RefuseIfUnmanaged(master, id, "activated"));
+                return master->ActivateExperiment(id);
+              }));
+  router->Add("POST", "/api/v1/experiments/{id}/pause", IdAction(master, [master](int64_t id) {
+                DET_RETURN_IF_ERROR(RefuseIfUnmanaged(master, id, "paused"));
+                return master->PauseExperiment(id);
+              }));
   router->Add("POST", "/api/v1/experiments/{id}/cancel",
               IdAction(master, [master](int64_t id) { return master->CancelExperiment(id); }));
   router->Add("POST", "/api/v1/experiments/{id}/kill",

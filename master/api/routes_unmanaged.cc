@@ -110,6 +110,13 @@ HttpResponse CreateUnmanagedExperimentResponse(server::Master* master, const jso
       {{"experiment", exp}, {"config", created->config}, {"warnings", json::array()}});
 }
 
+Status RefuseIfUnmanaged(server::Master* master, int64_t experiment_id, const char* action) {
+  if (!master->unmanaged()->FindExperiment(experiment_id)) return Status::Ok();
+  return FailedPrecondition("experiment " + std::to_string(experiment_id) +
+                            " is unmanaged: its own script runs it, so it cannot be " + action +
+                            " here");
+}
+
 void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
   router->Add("PUT", "/api/v1/experiments/by-external-id/{externalExperimentId}",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal& who) {

@@ -197,11 +197,16 @@ def test_the_rest_calls_of_determined_detached_clients(cluster):
                            {"trialId": t["id"], "state": "STATE_COMPLETED"})
     assert done["trial"]["state"] == "STATE_COMPLETED"
     assert cluster.experiment(exp_id)["state"] == "STATE_COMPLETED"
-    # Killing it afterwards changes nothing (as Determined answers for unmanaged experiments).
+    # Killing it afterwards changes nothing (as Determined answers for unmanaged experiments);
+    # activating or pausing it is refused: only its script runs it.
     cluster.request("POST", f"/api/v1/experiments/{exp_id}/kill", {})
     assert cluster.experiment(exp_id)["state"] == "STATE_COMPLETED"
-    # An unknown trial is 404, and a managed experiment takes no unmanaged trials.
     auth = {"Authorization": f"Bearer {cluster.token()}"}
+    for action in ("activate", "pause"):
+        status, body = cluster.request_status(
+            "POST", f"/api/v1/experiments/{exp_id}/{action}", {}, auth)
+        assert status == 400 and "is unmanaged" in body["error"]["error"], body
+    # An unknown trial is 404, and a managed experiment takes no unmanaged trials.
     status, body = cluster.request_status(
         "PATCH", f"/api/v1/trials/{t['id'] + 100000}", {"state": "STATE_COMPLETED"}, auth)
     assert status == 404, body
