@@ -22,6 +22,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master);
 void RegisterTaskRoutes(server::Router* router, server::Master* master);
 void RegisterWebhookRoutes(server::Router* router, server::Master* master);
 void RegisterUnmanagedRoutes(server::Router* router, server::Master* master);
+void RegisterProfilerRoutes(server::Router* router, server::Master* master);
 
 // GET /api/v1/experiments and /projects/{id}/experiments: one page of experiments (offset,
 // limit, archived); `in_project` false answers an empty page (an unknown project).
@@ -36,5 +37,12 @@ server::HttpResponse CreateUnmanagedExperimentResponse(
 
 // An error for an unmanaged experiment, which only its script can run (activate, pause).
 Status RefuseIfUnmanaged(server::Master* master, int64_t experiment_id, const char* action);
+
+// POST /api/v1/trials/{id}/metrics of a system group (cpu, gpu, memory, disk, network): a
+// profiler report, stored by the ProfilerService (no stepsCompleted needed).
+server::HttpResponse ReportSystemMetricsResponse(server::Master* master,
+                                                 const server::Principal& who, int64_t trial_id,
+                                                 const std::string& group,
+                                                 const nlohmann::json& metrics);
 
 }  // namespace det::master::api

@@ -6,6 +6,7 @@
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/core/system_metrics.h"
 
 namespace det::master::api {
 
@@ -302,6 +303,9 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 std::string group = "training";
                 if (const json* g = Field(*body, "group", "group"); g && g->is_string()) {
                   group = g->get<std::string>();
+                }
+                if (core::IsSystemMetricGroup(group)) {
+                  return ReportSystemMetricsResponse(master, who, *id, group, *metrics);
                 }
                 Result<int64_t> run = IntField(*metrics, "trialRunId", "trial_run_id");
                 if (!run.ok()) return ErrorResponse(run.status());

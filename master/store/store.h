@@ -135,6 +135,18 @@ struct TrialSourceInfoRow {
   std::optional<int64_t> model_version;
 };
 
+// One profiler report of one agent (see system_metrics in the migrations).
+struct SystemMetricRow {
+  int64_t id = 0;
+  int64_t trial_id = 0;
+  int64_t trial_run_id = 0;
+  std::string group;     // cpu | gpu | memory | disk | network
+  std::string agent_id;
+  // {name: number} plus, for labelled metrics, {label: {name: number}} (GPU uuid, disk path).
+  nlohmann::json metrics = nlohmann::json::object();
+  int64_t end_time = 0;  // micros
+};
+
 // The mark of an unmanaged (core_v2) experiment (see unmanaged_experiments in the migrations).
 struct UnmanagedExperimentRow {
   int64_t experiment_id = 0;
@@ -237,6 +249,19 @@ class Store {
   // Logs of a trial with id > after_id, ascending, at most `limit` (0 = all).
   virtual Result<std::vector<TaskLogRow>> ListTrialLogs(int64_t trial_id, int64_t after_id,
                                                         int64_t limit, bool descending) = 0;
+
+  // Profiler: system metrics.
+  // Stores the rows of one report in one transaction.
+  virtual Status AddSystemMetrics(const std::vector<SystemMetricRow>& rows) = 0;
+  // Rows of a trial's group with id > after_id, by id, at most `limit` (0 = all); agent_id ""
+  // = every agent.
+  virtual Result<std::vector<SystemMetricRow>> ListSystemMetrics(int64_t trial_id,
+                                                                 const std::string& group,
+                                                                 const std::string& agent_id,
+                                                                 int64_t after_id,
+                                                                 int64_t limit) = 0;
+  // The latest row of each (group, agent) of a trial, by group then agent.
+  virtual Result<std::vector<SystemMetricRow>> LatestSystemMetrics(int64_t trial_id) = 0;
 
   // Unmanaged experiments and trials (core_v2). ListNonTerminalExperiments leaves them out.
   // Inserts the experiment and its mark in one transaction. When `external_id` already names an

@@ -144,7 +144,8 @@ def test_rerun_with_external_ids_resumes_the_same_trial(cluster):
              "CORE_V2_STORAGE": str(cluster.tmp / f"ckpt-{external}")}
     first = run_script(cluster, "train.py", **extra)
     assert first.returncode == 0, first.stdout + first.stderr
-    second = run_script(cluster, "train.py", **extra)
+    # The second run logs in through the SDK's Determined() client.
+    second = run_script(cluster, "train.py", CORE_V2_SDK_CLIENT="1", **extra)
     assert second.returncode == 0, second.stdout + second.stderr
     assert ids_from(first.stdout) == ids_from(second.stdout)
     exp_id, trial_id = ids_from(second.stdout)

@@ -78,6 +78,14 @@ class SqliteStore : public Store {
   Result<std::vector<TaskLogRow>> ListTrialLogs(int64_t trial_id, int64_t after_id, int64_t limit,
                                                 bool descending) override;
 
+  // Profiler (sqlite_store_profiler.cc).
+  Status AddSystemMetrics(const std::vector<SystemMetricRow>& rows) override;
+  Result<std::vector<SystemMetricRow>> ListSystemMetrics(int64_t trial_id,
+                                                         const std::string& group,
+                                                         const std::string& agent_id,
+                                                         int64_t after_id, int64_t limit) override;
+  Result<std::vector<SystemMetricRow>> LatestSystemMetrics(int64_t trial_id) override;
+
   // Unmanaged experiments and trials (sqlite_store_unmanaged.cc).
   Result<int64_t> UpsertUnmanagedExperiment(const ExperimentRow& row,
                                             const std::string& model_definition,
