@@ -14,6 +14,7 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterWorkspaceRoutes(router, master);
   RegisterTaskRoutes(router, master);
   RegisterWebhookRoutes(router, master);
+  RegisterModelRoutes(router, master);
   RegisterUnmanagedRoutes(router, master);
   RegisterProfilerRoutes(router, master);
 }

@@ -21,6 +21,7 @@ void RegisterUserRoutes(server::Router* router, server::Master* master);
 void RegisterWorkspaceRoutes(server::Router* router, server::Master* master);
 void RegisterTaskRoutes(server::Router* router, server::Master* master);
 void RegisterWebhookRoutes(server::Router* router, server::Master* master);
+void RegisterModelRoutes(server::Router* router, server::Master* master);
 void RegisterUnmanagedRoutes(server::Router* router, server::Master* master);
 void RegisterProfilerRoutes(server::Router* router, server::Master* master);
 
@@ -28,6 +29,11 @@ void RegisterProfilerRoutes(server::Router* router, server::Master* master);
 // limit, archived); `in_project` false answers an empty page (an unknown project).
 server::HttpResponse ListExperimentsResponse(server::Master* master, server::HttpRequest& req,
                                              bool in_project);
+
+// The training block of a checkpoint's JSON (trial, experiment, config, metrics at its step).
+nlohmann::json CheckpointTrainingJson(server::Master* master, const store::CheckpointRow& c);
+// One trialv1.MetricsReport.
+nlohmann::json MetricsReportJsonOf(const store::MetricRow& m);
 
 // POST /api/v1/experiments with unmanaged: true, and PUT /experiments/by-external-id/{id}: a
 // core_v2 script's experiment (routes_unmanaged.cc).

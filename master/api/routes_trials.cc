@@ -192,6 +192,8 @@ HttpResponse TrialsMetrics(server::Master* master, const HttpRequest& req, std::
 
 }  // namespace
 
+json MetricsReportJsonOf(const store::MetricRow& m) { return MetricsReportJson(m); }
+
 void RegisterTrialRoutes(server::Router* router, server::Master* master) {
   router->Add("GET", "/api/v1/trials/{id}",
               WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {

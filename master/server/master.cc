@@ -21,6 +21,7 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       store_(std::move(store)),
       clock_(clock),
       waiters_(std::make_unique<Waiters>()),
+      models_(std::make_unique<ModelService>(store_.get(), clock)),
       profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)),
       unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)) {}
 

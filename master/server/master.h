@@ -30,6 +30,7 @@
 #include "master/searcher/searcher.h"
 #include "master/server/log_buffer.h"
 #include "master/server/master_config.h"
+#include "master/server/model_service.h"
 #include "master/server/profiler_service.h"
 #include "master/server/unmanaged_service.h"
 #include "master/server/waiters.h"
@@ -164,6 +165,8 @@ class Master {
   const std::string& master_id() const { return master_id_; }
   // The master's recent log lines; main() feeds it from spdlog.
   const std::shared_ptr<LogBuffer>& log_buffer() const { return log_buffer_; }
+  // The model registry.
+  ModelService* models() { return models_.get(); }
   // System metrics of trials' profilers.
   ProfilerService* profiler() { return profiler_.get(); }
 
@@ -368,6 +371,7 @@ class Master {
   bool stopping_ = false;
   std::thread ticker_;
   std::unique_ptr<class CheckpointGcRunner> gc_;
+  std::unique_ptr<ModelService> models_;
   std::unique_ptr<ProfilerService> profiler_;
   std::unique_ptr<UnmanagedService> unmanaged_;
 };

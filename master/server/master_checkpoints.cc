@@ -206,6 +206,11 @@ Status Master::CollectExperimentCheckpoints(int64_t experiment_id) {
                        store_->ListCheckpointsForExperiment(experiment_id));
   if (ckpts.empty()) return Status::Ok();
   DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trials, store_->ListTrials(experiment_id));
+  std::vector<std::string> all_uuids;
+  for (const auto& c : ckpts) all_uuids.push_back(c.uuid);
+  // Checkpoints registered in the model registry are never collected.
+  DET_ASSIGN_OR_RETURN(std::set<std::string> registered,
+                       RegisteredCheckpoints(store_.get(), all_uuids));
   std::set<std::string> warm_starts;
   std::string metric = exp.config.value("searcher", json::object()).value("metric", "");
   std::map<std::pair<int64_t, int64_t>, double> metric_at;  // (trial, steps) -> searcher metric
@@ -230,7 +235,7 @@ Status Master::CollectExperimentCheckpoints(int64_t experiment_id) {
     g.report_time = c.report_time;
     g.state = c.state;
     g.id = ++order;
-    g.keep = warm_starts.count(c.uuid) > 0;
+    g.keep = warm_starts.count(c.uuid) > 0 || registered.count(c.uuid) > 0;
     auto it = metric_at.find({c.trial_id, c.steps_completed});
     if (it != metric_at.end()) g.searcher_metric = it->second;
     input.push_back(std::move(g));
@@ -245,6 +250,7 @@ Status Master::CollectExperimentCheckpoints(int64_t experiment_id) {
 
 Status Master::SubmitDeletions(const std::vector<std::string>& uuids,
                                const std::vector<std::string>& globs) {
+  DET_RETURN_IF_ERROR(RefuseRegisteredCheckpoints(store_.get(), uuids, "deleted"));
   std::map<int64_t, std::vector<std::string>> by_experiment;
   std::map<int64_t, json> storage;
   for (const auto& uuid : uuids) {
@@ -296,6 +302,7 @@ Status Master::RemoveCheckpointFiles(const std::vector<std::string>& uuids,
 Status Master::PatchCheckpointResources(const std::string& uuid, const json& resources) {
   if (!resources.is_object()) return InvalidArgument("resources: must be an object");
   DET_ASSIGN_OR_RETURN(store::CheckpointRow c, store_->GetCheckpoint(uuid));
+  DET_RETURN_IF_ERROR(RefuseRegisteredCheckpoints(store_.get(), {uuid}, "patched"));
   c.state = resources.empty() ? "DELETED" : "PARTIALLY_DELETED";
   c.resources = resources;
   int64_t size = 0;
@@ -342,6 +349,13 @@ Status Master::DeleteExperiment(int64_t id) {
   std::vector<std::string> uuids;
   for (const auto& c : ckpts) {
     if (c.state != "DELETED") uuids.push_back(c.uuid);
+  }
+  DET_ASSIGN_OR_RETURN(std::set<std::string> registered,
+                       RegisteredCheckpoints(store_.get(), uuids));
+  if (!registered.empty()) {
+    std::string which = *registered.begin() + (registered.size() > 1 ? " and others are" : " is");
+    return InvalidArgument("experiment " + std::to_string(id) + " cannot be deleted: checkpoint " +
+                           which + " registered as a model version (delete those versions first)");
   }
   DET_RETURN_IF_ERROR(store_->UpdateExperimentState(id, "DELETING", row.end_time));
   auto it = experiments_.find(id);

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <set>
+
 #include "master/store/migrations.h"
 #include "master/store/sqlite/statement.h"
 
@@ -15,8 +17,8 @@ json ParseJson(const std::string& text) {
   return j.is_discarded() ? json() : j;
 }
 
-#define DET_PREPARE(var, sql)        \
-  Statement var(db_, sql);           \
+#define DET_PREPARE(var, sql) \
+  Statement var(db_, sql);    \
   DET_RETURN_IF_ERROR(var.prepared())
 
 constexpr const char* kExperimentColumns =
@@ -122,9 +124,9 @@ UserRow ReadUser(const Statement& s) {
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
@@ -156,20 +158,26 @@ Status SqliteStore::Migrate() {
   DET_RETURN_IF_ERROR(
       Exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
            "name TEXT NOT NULL)"));
-  int64_t current = 0;
+  // Every version not yet recorded, not only those above the highest: a database made by a
+  // build that had a later migration still gets an earlier one merged after it.
+  std::set<int64_t> applied;
   {
-    DET_PREPARE(s, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
-    DET_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (row) current = s.Int(0);
+    DET_PREPARE(s, "SELECT version FROM schema_migrations");
+    while (true) {
+      DET_ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      applied.insert(s.Int(0));
+    }
   }
   for (const Migration& m : Migrations()) {
-    if (m.version <= current) continue;
+    if (applied.count(m.version)) continue;
     DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
     Status st = Exec(m.sql);
     if (st.ok()) {
       Statement s(db_, "INSERT INTO schema_migrations (version, name) VALUES (?, ?)");
       st = s.prepared();
-      if (st.ok()) st = s.Bind(1, static_cast<int64_t>(m.version)).Bind(2, std::string(m.name)).Run();
+      if (st.ok())
+        st = s.Bind(1, static_cast<int64_t>(m.version)).Bind(2, std::string(m.name)).Run();
     }
     if (!st.ok()) {
       (void)Exec("ROLLBACK");
@@ -194,8 +202,9 @@ Result<std::string> SqliteStore::GetOrCreateClusterId(const std::string& fresh_i
 
 Result<UserRow> SqliteStore::GetUserByName(const std::string& username) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "SELECT id, username, password_hash, admin, active, display_name FROM users "
-                 "WHERE username = ?");
+  DET_PREPARE(s,
+              "SELECT id, username, password_hash, admin, active, display_name FROM users "
+              "WHERE username = ?");
   s.Bind(1, username);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return NotFound("user '" + username + "' not found");
@@ -204,8 +213,9 @@ Result<UserRow> SqliteStore::GetUserByName(const std::string& username) {
 
 Result<UserRow> SqliteStore::GetUserById(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "SELECT id, username, password_hash, admin, active, display_name FROM users "
-                 "WHERE id = ?");
+  DET_PREPARE(s,
+              "SELECT id, username, password_hash, admin, active, display_name FROM users "
+              "WHERE id = ?");
   s.Bind(1, id);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return NotFound("user " + std::to_string(id) + " not found");
@@ -233,22 +243,25 @@ Result<bool> SqliteStore::EnsureBuiltinUsers(const std::optional<std::string>& i
     DET_ASSIGN_OR_RETURN(bool row, s.Step());
     if (row && s.Int(0) > 0) return false;
   }
-  DET_PREPARE(s, "INSERT INTO users (username, password_hash, admin, active) VALUES "
-                 "('admin', ?, 1, 1), ('determined', ?, 0, 1)");
+  DET_PREPARE(s,
+              "INSERT INTO users (username, password_hash, admin, active) VALUES "
+              "('admin', ?, 1, 1), ('determined', ?, 0, 1)");
   DET_RETURN_IF_ERROR(s.Bind(1, initial_hash).Bind(2, initial_hash).Run());
   return true;
 }
 
 Status SqliteStore::CreateSession(const std::string& token, int64_t user_id, int64_t expiry) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "INSERT INTO user_sessions (token, user_id, created_at, expiry) "
-                 "VALUES (?, ?, strftime('%s','now') * 1000000, ?)");
+  DET_PREPARE(s,
+              "INSERT INTO user_sessions (token, user_id, created_at, expiry) "
+              "VALUES (?, ?, strftime('%s','now') * 1000000, ?)");
   return s.Bind(1, token).Bind(2, user_id).Bind(3, expiry).Run();
 }
 
 Result<int64_t> SqliteStore::LookupSession(const std::string& token, int64_t now) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "SELECT user_id FROM user_sessions WHERE token = ? AND revoked = 0 AND expiry > ?");
+  DET_PREPARE(s,
+              "SELECT user_id FROM user_sessions WHERE token = ? AND revoked = 0 AND expiry > ?");
   s.Bind(1, token).Bind(2, now);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return Unauthenticated("invalid credentials");
@@ -264,9 +277,10 @@ Status SqliteStore::RevokeSession(const std::string& token) {
 Result<int64_t> SqliteStore::InsertExperiment(const ExperimentRow& row,
                                               const std::string& model_definition) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "INSERT INTO experiments (state, config, original_config, model_definition, "
-                 "owner_id, job_id, start_time, end_time, archived, progress, parent_id, notes, "
-                 "snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  DET_PREPARE(s,
+              "INSERT INTO experiments (state, config, original_config, model_definition, "
+              "owner_id, job_id, start_time, end_time, archived, progress, parent_id, notes, "
+              "snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   s.Bind(1, row.state).Bind(2, row.config.dump()).Bind(3, row.original_config);
   s.BindBlob(4, model_definition);
   s.Bind(5, row.owner_id).Bind(6, row.job_id).Bind(7, row.start_time).Bind(8, row.end_time);
@@ -383,10 +397,11 @@ Status SqliteStore::DeleteExperiment(int64_t id) {
 
 Result<int64_t> SqliteStore::InsertTrial(const TrialRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "INSERT INTO trials (experiment_id, request_id, seed, hparams, state, start_time, "
-                 "end_time, restarts, run_id, total_batches, runner_state, searcher_metric, "
-                 "task_id, metadata, warm_start_checkpoint_uuid) VALUES "
-                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  DET_PREPARE(s,
+              "INSERT INTO trials (experiment_id, request_id, seed, hparams, state, start_time, "
+              "end_time, restarts, run_id, total_batches, runner_state, searcher_metric, "
+              "task_id, metadata, warm_start_checkpoint_uuid) VALUES "
+              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   s.Bind(1, row.experiment_id).Bind(2, row.request_id).Bind(3, row.seed);
   s.Bind(4, row.hparams.dump()).Bind(5, row.state).Bind(6, row.start_time).Bind(7, row.end_time);
   s.Bind(8, row.restarts).Bind(9, row.run_id).Bind(10, row.total_batches);
@@ -418,9 +433,11 @@ Result<std::vector<TrialRow>> SqliteStore::ListTrials(int64_t experiment_id) {
 Status SqliteStore::UpdateTrial(const TrialRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   // total_batches only grows: metric reports raise it concurrently with other trial updates.
-  DET_PREPARE(s, "UPDATE trials SET state = ?, end_time = ?, restarts = ?, run_id = ?, "
-                 "total_batches = MAX(total_batches, ?), runner_state = ?, searcher_metric = ?, task_id = ?, "
-                 "metadata = ?, hparams = ? WHERE id = ?");
+  DET_PREPARE(
+      s,
+      "UPDATE trials SET state = ?, end_time = ?, restarts = ?, run_id = ?, "
+      "total_batches = MAX(total_batches, ?), runner_state = ?, searcher_metric = ?, task_id = ?, "
+      "metadata = ?, hparams = ? WHERE id = ?");
   s.Bind(1, row.state).Bind(2, row.end_time).Bind(3, row.restarts).Bind(4, row.run_id);
   s.Bind(5, row.total_batches).Bind(6, row.runner_state).Bind(7, row.searcher_metric);
   s.Bind(8, row.task_id).Bind(9, row.metadata.dump()).Bind(10, row.hparams.dump()).Bind(11, row.id);
@@ -456,7 +473,8 @@ Result<AllocationRow> SqliteStore::GetAllocation(const std::string& allocation_i
 
 Result<AllocationRow> SqliteStore::GetAllocationByToken(const std::string& token) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string sql = std::string("SELECT ") + kAllocationColumns + " FROM allocations WHERE token = ?";
+  std::string sql =
+      std::string("SELECT ") + kAllocationColumns + " FROM allocations WHERE token = ?";
   DET_PREPARE(s, sql.c_str());
   s.Bind(1, token);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -507,14 +525,19 @@ Status SqliteStore::AddMetrics(const MetricRow& row) {
 Status SqliteStore::WriteOneMetric(const MetricRow& row) {
   // Rows of earlier runs past this report's step were lost with that run's un-checkpointed
   // progress: archive them so every step is shown once.
-  DET_PREPARE(a, "UPDATE metrics SET archived = 1 WHERE trial_id = ? AND metric_group = ? AND "
-                 "trial_run_id < ? AND total_batches >= ? AND archived = 0");
-  DET_RETURN_IF_ERROR(a.Bind(1, row.trial_id).Bind(2, row.group).Bind(3, row.trial_run_id)
-                          .Bind(4, row.total_batches).Run());
-  DET_PREPARE(s, "INSERT INTO metrics (trial_id, trial_run_id, total_batches, metric_group, "
-                 "metrics, report_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(trial_id, "
-                 "trial_run_id, metric_group, total_batches) DO UPDATE SET metrics = "
-                 "json_patch(metrics, excluded.metrics)");
+  DET_PREPARE(a,
+              "UPDATE metrics SET archived = 1 WHERE trial_id = ? AND metric_group = ? AND "
+              "trial_run_id < ? AND total_batches >= ? AND archived = 0");
+  DET_RETURN_IF_ERROR(a.Bind(1, row.trial_id)
+                          .Bind(2, row.group)
+                          .Bind(3, row.trial_run_id)
+                          .Bind(4, row.total_batches)
+                          .Run());
+  DET_PREPARE(s,
+              "INSERT INTO metrics (trial_id, trial_run_id, total_batches, metric_group, "
+              "metrics, report_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(trial_id, "
+              "trial_run_id, metric_group, total_batches) DO UPDATE SET metrics = "
+              "json_patch(metrics, excluded.metrics)");
   s.Bind(1, row.trial_id).Bind(2, row.trial_run_id).Bind(3, row.total_batches);
   s.Bind(4, row.group).Bind(5, row.metrics.dump()).Bind(6, row.report_time);
   DET_RETURN_IF_ERROR(s.Run());
@@ -553,9 +576,10 @@ void SqliteStore::WriteMetricsBatch(const std::vector<PendingMetric*>& batch) {
 Result<std::vector<MetricRow>> SqliteStore::ListMetrics(int64_t trial_id,
                                                         const std::string& group) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "SELECT id, trial_id, trial_run_id, total_batches, metric_group, metrics, "
-                 "report_time, archived FROM metrics WHERE trial_id = ? AND archived = 0 AND "
-                 "(? = '' OR metric_group = ?) ORDER BY total_batches, id");
+  DET_PREPARE(s,
+              "SELECT id, trial_id, trial_run_id, total_batches, metric_group, metrics, "
+              "report_time, archived FROM metrics WHERE trial_id = ? AND archived = 0 AND "
+              "(? = '' OR metric_group = ?) ORDER BY total_batches, id");
   s.Bind(1, trial_id).Bind(2, group).Bind(3, group);
   return s.Collect<MetricRow>([](const Statement& s) {
     MetricRow m;
@@ -573,11 +597,12 @@ Result<std::vector<MetricRow>> SqliteStore::ListMetrics(int64_t trial_id,
 
 Status SqliteStore::AddCheckpoint(const CheckpointRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "INSERT INTO checkpoints (uuid, task_id, allocation_id, trial_id, report_time, "
-                 "state, resources, metadata, steps_completed, size) VALUES "
-                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uuid) DO UPDATE SET state = "
-                 "excluded.state, resources = excluded.resources, metadata = excluded.metadata, "
-                 "size = excluded.size");
+  DET_PREPARE(s,
+              "INSERT INTO checkpoints (uuid, task_id, allocation_id, trial_id, report_time, "
+              "state, resources, metadata, steps_completed, size) VALUES "
+              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uuid) DO UPDATE SET state = "
+              "excluded.state, resources = excluded.resources, metadata = excluded.metadata, "
+              "size = excluded.size");
   s.Bind(1, row.uuid).Bind(2, row.task_id).Bind(3, row.allocation_id).Bind(4, row.trial_id);
   s.Bind(5, row.report_time).Bind(6, row.state).Bind(7, row.resources.dump());
   s.Bind(8, row.metadata.dump()).Bind(9, row.steps_completed).Bind(10, row.size);
@@ -586,7 +611,8 @@ Status SqliteStore::AddCheckpoint(const CheckpointRow& row) {
 
 Result<CheckpointRow> SqliteStore::GetCheckpoint(const std::string& uuid) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string sql = std::string("SELECT ") + kCheckpointColumns + " FROM checkpoints WHERE uuid = ?";
+  std::string sql =
+      std::string("SELECT ") + kCheckpointColumns + " FROM checkpoints WHERE uuid = ?";
   DET_PREPARE(s, sql.c_str());
   s.Bind(1, uuid);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -606,10 +632,11 @@ Result<std::vector<CheckpointRow>> SqliteStore::ListCheckpointsForTrial(int64_t 
 Result<std::vector<CheckpointRow>> SqliteStore::ListCheckpointsForExperiment(
     int64_t experiment_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string sql = "SELECT c.uuid, c.task_id, c.allocation_id, c.trial_id, c.report_time, "
-                    "c.state, c.resources, c.metadata, c.steps_completed, c.size FROM checkpoints "
-                    "c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = ? "
-                    "ORDER BY c.report_time, c.uuid";
+  std::string sql =
+      "SELECT c.uuid, c.task_id, c.allocation_id, c.trial_id, c.report_time, "
+      "c.state, c.resources, c.metadata, c.steps_completed, c.size FROM checkpoints "
+      "c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = ? "
+      "ORDER BY c.report_time, c.uuid";
   DET_PREPARE(s, sql.c_str());
   s.Bind(1, experiment_id);
   return s.Collect<CheckpointRow>(ReadCheckpoint);
@@ -617,8 +644,9 @@ Result<std::vector<CheckpointRow>> SqliteStore::ListCheckpointsForExperiment(
 
 Result<int64_t> SqliteStore::AddGcRequest(const GcRequestRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "INSERT INTO gc_requests (experiment_id, storage_config, uuids, globs, "
-                 "created_at, delete_experiment) VALUES (?, ?, ?, ?, ?, ?)");
+  DET_PREPARE(s,
+              "INSERT INTO gc_requests (experiment_id, storage_config, uuids, globs, "
+              "created_at, delete_experiment) VALUES (?, ?, ?, ?, ?, ?)");
   s.Bind(1, row.experiment_id).Bind(2, row.storage_config.dump());
   s.Bind(3, nlohmann::json(row.uuids).dump()).Bind(4, nlohmann::json(row.globs).dump());
   s.Bind(5, row.created_at).Bind(6, row.delete_experiment);
@@ -628,8 +656,9 @@ Result<int64_t> SqliteStore::AddGcRequest(const GcRequestRow& row) {
 
 Result<std::vector<GcRequestRow>> SqliteStore::ListGcRequests() {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "SELECT id, experiment_id, storage_config, uuids, globs, created_at, attempts, "
-                 "last_error, delete_experiment FROM gc_requests ORDER BY id");
+  DET_PREPARE(s,
+              "SELECT id, experiment_id, storage_config, uuids, globs, created_at, attempts, "
+              "last_error, delete_experiment FROM gc_requests ORDER BY id");
   return s.Collect<GcRequestRow>([](const Statement& s) {
     GcRequestRow r;
     r.id = s.Int(0);
@@ -694,9 +723,10 @@ Status SqliteStore::AddTaskLogs(const std::vector<TaskLogRow>& rows) {
   DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   Status st;
   {
-    Statement s(db_, "INSERT INTO task_logs (task_id, trial_id, allocation_id, agent_id, "
-                     "container_id, rank_id, timestamp, level, stdtype, source, log) VALUES "
-                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement s(db_,
+                "INSERT INTO task_logs (task_id, trial_id, allocation_id, agent_id, "
+                "container_id, rank_id, timestamp, level, stdtype, source, log) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     st = s.prepared();
     for (size_t i = 0; st.ok() && i < rows.size(); ++i) {
       const TaskLogRow& r = rows[i];
@@ -717,9 +747,10 @@ Status SqliteStore::AddTaskLogs(const std::vector<TaskLogRow>& rows) {
 Result<std::vector<TaskLogRow>> SqliteStore::ListTrialLogs(int64_t trial_id, int64_t after_id,
                                                            int64_t limit, bool descending) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string sql = std::string("SELECT id, task_id, trial_id, allocation_id, agent_id, "
-                                "container_id, rank_id, timestamp, level, stdtype, source, log "
-                                "FROM task_logs WHERE trial_id = ? AND id > ? ORDER BY id ") +
+  std::string sql = std::string(
+                        "SELECT id, task_id, trial_id, allocation_id, agent_id, "
+                        "container_id, rank_id, timestamp, level, stdtype, source, log "
+                        "FROM task_logs WHERE trial_id = ? AND id > ? ORDER BY id ") +
                     (descending ? "DESC" : "ASC") + " LIMIT ?";
   DET_PREPARE(s, sql.c_str());
   s.Bind(1, trial_id).Bind(2, after_id).Bind(3, limit > 0 ? limit : int64_t{-1});
