@@ -66,7 +66,9 @@ json ExperimentJson(const server::ExperimentView& v) {
               {"parentId", r.parent_id ? json(*r.parent_id) : json(nullptr)},
               {"notes", r.notes},
               {"forkedFrom", r.parent_id ? json(*r.parent_id) : json(nullptr)},
-              {"unmanaged", false}};
+              {"unmanaged", v.unmanaged},
+              {"externalExperimentId",
+               v.external_experiment_id ? json(*v.external_experiment_id) : json(nullptr)}};
 }
 
 json MetricsJson(const store::MetricRow& m) {

@@ -15,6 +15,7 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterTaskRoutes(router, master);
   RegisterWebhookRoutes(router, master);
   RegisterModelRoutes(router, master);
+  RegisterUnmanagedRoutes(router, master);
   RegisterProfilerRoutes(router, master);
   RegisterTemplateRoutes(router, master);
   RegisterParityRoutes(router, master);

@@ -22,6 +22,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master);
 void RegisterTaskRoutes(server::Router* router, server::Master* master);
 void RegisterWebhookRoutes(server::Router* router, server::Master* master);
 void RegisterModelRoutes(server::Router* router, server::Master* master);
+void RegisterUnmanagedRoutes(server::Router* router, server::Master* master);
 void RegisterProfilerRoutes(server::Router* router, server::Master* master);
 void RegisterTemplateRoutes(server::Router* router, server::Master* master);
 // Further routes of the upstream CLI (validation history, ...).
@@ -44,6 +45,16 @@ nlohmann::json PlacedExperimentJson(server::Master* master, const server::Experi
 nlohmann::json CheckpointTrainingJson(server::Master* master, const store::CheckpointRow& c);
 // One trialv1.MetricsReport.
 nlohmann::json MetricsReportJsonOf(const store::MetricRow& m);
+
+// POST /api/v1/experiments with unmanaged: true, and PUT /experiments/by-external-id/{id}: a
+// core_v2 script's experiment (routes_unmanaged.cc).
+server::HttpResponse CreateUnmanagedExperimentResponse(
+    server::Master* master, const nlohmann::json& body, const server::Principal& who,
+    const std::optional<std::string>& external_id);
+
+// An error for an unmanaged experiment, which only its script can run (activate, pause).
+Status RefuseIfUnmanaged(server::Master* master, int64_t experiment_id, const char* action);
+
 // POST /api/v1/trials/{id}/metrics of a system group (cpu, gpu, memory, disk, network): a
 // profiler report, stored by the ProfilerService (no stepsCompleted needed).
 server::HttpResponse ReportSystemMetricsResponse(server::Master* master,

@@ -112,6 +112,9 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
       WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal& who) {
         Result<json> body = ParseBody(req);
         if (!body.ok()) return ErrorResponse(body.status());
+        if (const json* u = Field(*body, "unmanaged", "unmanaged"); u && *u == true) {
+          return CreateUnmanagedExperimentResponse(master, *body, who, std::nullopt);
+        }
         auto parsed = ParseCreateRequest(*body);
         if (!parsed.ok()) return ErrorResponse(parsed.status());
         // `template`: Determined merges the named config template under the config.
@@ -179,10 +182,14 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                              {"config", v->row.config}});
       }));
 
-  router->Add("POST", "/api/v1/experiments/{id}/activate",
-              IdAction(master, [master](int64_t id) { return master->ActivateExperiment(id); }));
-  router->Add("POST", "/api/v1/experiments/{id}/pause",
-              IdAction(master, [master](int64_t id) { return master->PauseExperiment(id); }));
+  router->Add("POST", "/api/v1/experiments/{id}/activate", IdAction(master, [master](int64_t id) {
+                DET_RETURN_IF_ERROR(RefuseIfUnmanaged(master, id, "activated"));
+                return master->ActivateExperiment(id);
+              }));
+  router->Add("POST", "/api/v1/experiments/{id}/pause", IdAction(master, [master](int64_t id) {
+                DET_RETURN_IF_ERROR(RefuseIfUnmanaged(master, id, "paused"));
+                return master->PauseExperiment(id);
+              }));
   router->Add("POST", "/api/v1/experiments/{id}/cancel",
               IdAction(master, [master](int64_t id) { return master->CancelExperiment(id); }));
   router->Add("POST", "/api/v1/experiments/{id}/kill",

@@ -329,8 +329,12 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 if (inner == nullptr || !inner->is_object()) {
                   return ErrorResponse(InvalidArgument("metrics.metrics: required object"));
                 }
-                Status st = master->ReportMetrics(who, *id, *run, *steps, group,
-                                                  MetricsPayload(*inner, group));
+                json payload = MetricsPayload(*inner, group);
+                // Unmanaged trials have no run in the master: their service checks the run id.
+                Status st =
+                    !who.is_allocation && master->unmanaged()->IsUnmanagedTrial(*id)
+                        ? master->unmanaged()->ReportMetrics(*id, *run, *steps, group, payload)
+                        : master->ReportMetrics(who, *id, *run, *steps, group, payload);
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
@@ -386,7 +390,9 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 if (p == nullptr || !p->is_number()) {
                   return ErrorResponse(InvalidArgument("progress: required number"));
                 }
-                Status st = master->ReportProgress(*id, p->get<double>());
+                Status st = master->unmanaged()->IsUnmanagedTrial(*id)
+                                ? master->unmanaged()->ReportProgress(*id, p->get<double>())
+                                : master->ReportProgress(*id, p->get<double>());
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
@@ -477,6 +483,10 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                   if (const json* ts = Field(l, "timestamp", "timestamp"); ts && ts->is_string()) {
                     r.timestamp = ParseRfc3339(ts->get<std::string>()).value_or(0);
                   }
+                  // A user posting an unmanaged trial's output: the trial is known by its task.
+                  if (!who.is_allocation) {
+                    r.trial_id = master->unmanaged()->TrialOfTask(r.task_id).value_or(0);
+                  }
                   rows.push_back(std::move(r));
                 }
                 Status st = master->AddTaskLogs(who, std::move(rows));
@@ -495,6 +505,10 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 row.state = c.value("state", std::string("STATE_COMPLETED"));
                 if (const json* r = Field(c, "resources", "resources")) row.resources = *r;
                 if (const json* m = Field(c, "metadata", "metadata")) row.metadata = *m;
+                if (!who.is_allocation) {
+                  // An unmanaged trial's checkpoint, reported by its script for its task.
+                  row.trial_id = master->unmanaged()->TrialOfTask(row.task_id).value_or(0);
+                }
                 Status st = master->ReportCheckpoint(who, std::move(row));
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));

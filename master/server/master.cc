@@ -24,7 +24,8 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       store_(std::move(store)),
       clock_(clock),
       waiters_(std::make_unique<Waiters>()),
-      profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)) {
+      profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)),
+      unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)) {
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
   templates_ = std::make_unique<TemplateService>(
       store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });

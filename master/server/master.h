@@ -32,6 +32,7 @@
 #include "master/server/master_config.h"
 #include "master/server/model_service.h"
 #include "master/server/profiler_service.h"
+#include "master/server/unmanaged_service.h"
 #include "master/server/waiters.h"
 #include "master/store/store.h"
 
@@ -53,6 +54,8 @@ struct ExperimentView {
   std::string presented_state;  // STATE_QUEUED / STATE_RUNNING for ACTIVE, else STATE_<db>
   int64_t num_trials = 0;
   std::string username;
+  bool unmanaged = false;  // run by a core_v2 script (UnmanagedService)
+  std::optional<std::string> external_experiment_id;
 };
 
 struct TrialView {
@@ -269,6 +272,9 @@ class Master {
   // Error naming the pools when `pool` is set and not configured.
   Status CheckPoolExists(const std::string& pool) const;
 
+  // Unmanaged (core_v2) experiments and trials.
+  UnmanagedService* unmanaged() { return unmanaged_.get(); }
+
   // Agents.
   Result<nlohmann::json> RegisterAgent(const std::string& agent_id, const nlohmann::json& body);
   // The agent's commands after `after`, at once when there are any, else when one is pushed,
@@ -375,6 +381,7 @@ class Master {
   std::unique_ptr<class TemplateService> templates_;
   std::unique_ptr<class WorkspaceService> workspaces_;
   std::unique_ptr<class UserAdminService> user_admin_;
+  std::unique_ptr<UnmanagedService> unmanaged_;
 };
 
 }  // namespace det::master::server

@@ -1,6 +1,7 @@
 // Master: experiment lifecycle, searcher actions and restore.
 #include <spdlog/spdlog.h>
 
+#include "master/core/unmanaged_states.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
@@ -378,6 +379,13 @@ Result<ExperimentView> Master::GetExperiment(int64_t id) {
   v.num_trials = static_cast<int64_t>(trials.size());
   Result<store::UserRow> owner = store_->GetUserById(row.owner_id);
   v.username = owner.ok() ? owner->username : "";
+  if (std::optional<UnmanagedService::ExperimentMark> mark = unmanaged_->FindExperiment(id)) {
+    v.unmanaged = true;
+    v.external_experiment_id = mark->external_id;
+    v.presented_state = core::PresentedUnmanagedState(row.state);
+    v.row = std::move(row);
+    return v;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = experiments_.find(id);
   v.presented_state =

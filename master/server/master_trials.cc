@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "master/core/unmanaged_states.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
@@ -495,6 +496,12 @@ Result<std::vector<store::TaskLogRow>> Master::TrialLogs(int64_t trial_id, int64
 }
 
 bool Master::TrialFinished(int64_t trial_id) {
+  if (unmanaged_->IsUnmanagedTrial(trial_id)) {
+    // Its script says when it is done: logs are followed until the trial is terminal.
+    Result<store::TrialRow> row = store_->GetTrial(trial_id);
+    std::optional<RunState> state = row.ok() ? core::ParseRunState(row->state) : std::nullopt;
+    return !state || core::IsTerminal(*state);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end()) return true;
@@ -540,6 +547,11 @@ Result<TrialView> Master::GetTrial(int64_t trial_id) {
       v.best_checkpoint = c;
     }
     if (!v.best_checkpoint && c.steps_completed >= 0) v.best_checkpoint = c;
+  }
+  if (unmanaged_->IsUnmanagedTrial(trial_id)) {
+    v.presented_state = core::PresentedUnmanagedState(row.state);
+    v.row = std::move(row);
+    return v;
   }
   std::lock_guard<std::mutex> lock(mu_);
   v.presented_state = PresentedTrialStateLocked(trial_id, row.state);

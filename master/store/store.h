@@ -210,6 +210,21 @@ struct ProjectRow {
   nlohmann::json notes = nlohmann::json::array();
 };
 
+// The mark of an unmanaged (core_v2) experiment (see unmanaged_experiments in the migrations).
+struct UnmanagedExperimentRow {
+  int64_t experiment_id = 0;
+  std::optional<std::string> external_id;
+};
+
+// The mark of an unmanaged trial: its script reports its state and heartbeats.
+struct UnmanagedTrialRow {
+  int64_t trial_id = 0;
+  int64_t experiment_id = 0;
+  std::string task_id;
+  std::optional<std::string> external_id;
+  int64_t last_activity = 0;  // micros
+};
+
 struct Page {
   int64_t offset = 0;
   int64_t limit = 0;                 // 0 = no limit
@@ -263,6 +278,7 @@ class Store {
   virtual Result<ExperimentRow> GetExperiment(int64_t id) = 0;
   virtual Result<std::vector<ExperimentRow>> ListExperiments(std::optional<bool> archived,
                                                              const Page& page, int64_t* total) = 0;
+  // Experiments the master runs (unmanaged ones excluded) that are not in a terminal state.
   virtual Result<std::vector<ExperimentRow>> ListNonTerminalExperiments() = 0;
   virtual Result<std::string> GetModelDefinition(int64_t experiment_id) = 0;
   virtual Status UpdateExperimentState(int64_t id, const std::string& state,
@@ -392,10 +408,29 @@ class Store {
   virtual Result<int64_t> InsertUser(const UserRow& row) = 0;
   // Username, admin, active and display name; NotFound / AlreadyExists.
   virtual Status UpdateUser(const UserRow& row) = 0;
+
   // Web UI: experiment list with server-side filtering, sorting and paging.
   // Ids of the experiments matching `filter`, in its order, one page; `total` counts every match.
   virtual Result<std::vector<int64_t>> ListExperimentIds(const ExperimentFilter& filter,
                                                          const Page& page, int64_t* total) = 0;
+
+  // Unmanaged experiments and trials (core_v2). ListNonTerminalExperiments leaves them out.
+  // Inserts the experiment and its mark in one transaction. When `external_id` already names an
+  // unmanaged experiment, nothing is inserted: that experiment's config (and original config)
+  // are replaced by the row's. Returns the id; `*created` says whether it is new.
+  virtual Result<int64_t> UpsertUnmanagedExperiment(const ExperimentRow& row,
+                                                    const std::string& model_definition,
+                                                    const std::optional<std::string>& external_id,
+                                                    bool* created) = 0;
+  virtual Result<std::vector<UnmanagedExperimentRow>> ListUnmanagedExperiments() = 0;
+  // Inserts the trial and its mark (trial_id of `mark` is ignored) in one transaction. When the
+  // mark's external id is already used in the experiment, returns that trial instead.
+  virtual Result<int64_t> UpsertUnmanagedTrial(const TrialRow& row, const UnmanagedTrialRow& mark,
+                                               bool* created) = 0;
+  virtual Result<std::vector<UnmanagedTrialRow>> ListUnmanagedTrials() = 0;
+  virtual Status TouchUnmanagedTrial(int64_t trial_id, int64_t now) = 0;
+  // Marks of ACTIVE unmanaged trials whose last activity is before `before`.
+  virtual Result<std::vector<UnmanagedTrialRow>> ListSilentUnmanagedTrials(int64_t before) = 0;
 };
 
 }  // namespace det::master::store

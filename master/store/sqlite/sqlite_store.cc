@@ -325,7 +325,8 @@ Result<std::vector<ExperimentRow>> SqliteStore::ListNonTerminalExperiments() {
   std::lock_guard<std::mutex> lock(mu_);
   std::string sql = std::string("SELECT ") + kExperimentColumns +
                     " FROM experiments WHERE state IN ('ACTIVE', 'PAUSED', 'STOPPING_COMPLETED', "
-                    "'STOPPING_CANCELED', 'STOPPING_KILLED', 'STOPPING_ERROR') ORDER BY id";
+                    "'STOPPING_CANCELED', 'STOPPING_KILLED', 'STOPPING_ERROR') AND id NOT IN "
+                    "(SELECT experiment_id FROM unmanaged_experiments) ORDER BY id";
   DET_PREPARE(s, sql.c_str());
   return s.Collect<ExperimentRow>(ReadExperiment);
 }

@@ -126,6 +126,18 @@ class SqliteStore : public Store {
   Result<std::vector<int64_t>> ListExperimentIds(const ExperimentFilter& filter, const Page& page,
                                                  int64_t* total) override;
 
+  // Unmanaged experiments and trials (sqlite_store_unmanaged.cc).
+  Result<int64_t> UpsertUnmanagedExperiment(const ExperimentRow& row,
+                                            const std::string& model_definition,
+                                            const std::optional<std::string>& external_id,
+                                            bool* created) override;
+  Result<std::vector<UnmanagedExperimentRow>> ListUnmanagedExperiments() override;
+  Result<int64_t> UpsertUnmanagedTrial(const TrialRow& row, const UnmanagedTrialRow& mark,
+                                       bool* created) override;
+  Result<std::vector<UnmanagedTrialRow>> ListUnmanagedTrials() override;
+  Status TouchUnmanagedTrial(int64_t trial_id, int64_t now) override;
+  Result<std::vector<UnmanagedTrialRow>> ListSilentUnmanagedTrials(int64_t before) override;
+
  private:
   // REQUIRES: mu_ held.
   Result<ModelRow> GetModelLocked(const char* where, int64_t id, const std::string& name);
