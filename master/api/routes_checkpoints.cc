@@ -10,6 +10,7 @@
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/config/searcher_metric.h"
 
 namespace det::master::api {
 
@@ -49,9 +50,9 @@ json TrainingOf(server::Master* master, const store::CheckpointRow& c) {
       json avg = v.metrics.value("validation_metrics", json::object());
       training["validationMetrics"] = {{"avgMetrics", avg}};
       if (e.ok()) {
-        std::string metric = e->row.config.value("searcher", json::object()).value("metric", "");
-        if (avg.contains(metric) && avg[metric].is_number())
-          training["searcherMetric"] = avg[metric];
+        std::optional<double> value =
+            config::SearcherMetric::FromConfigJson(e->row.config).ValueIn(avg);
+        if (value) training["searcherMetric"] = *value;
       }
     }
   }
@@ -184,8 +185,9 @@ HttpResponse CheckpointPage(server::Master* master, const HttpRequest& req,
                             const std::vector<store::CheckpointRow>& ckpts) {
   std::vector<CheckpointItem> items;
   for (const auto& c : ckpts) items.push_back({c, CheckpointJson(c, TrainingOf(master, c))});
-  bool smaller = exp.row.config.value("searcher", json::object()).value("smaller_is_better", true);
-  auto out = SortCheckpoints(req, std::move(items), smaller);
+  auto out =
+      SortCheckpoints(req, std::move(items),
+                      config::SearcherMetric::FromConfigJson(exp.row.config).smaller_is_better);
   if (!out.ok()) return ErrorResponse(out.status());
   auto page = Paginate(req, *out, "checkpoints");
   return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());

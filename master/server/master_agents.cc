@@ -151,7 +151,7 @@ Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) 
       if (a.state == AllocationRuntime::State::kAssigned) {
         a.state = AllocationRuntime::State::kRunning;
         DET_ASSIGN_OR_RETURN(store::AllocationRow row, store_->GetAllocation(id));
-        row.state = "RUNNING";
+        row.state = std::string(core::AllocationStateName(core::AllocationState::kRunning));
         DET_RETURN_IF_ERROR(store_->UpsertAllocation(row));
         TrialRuntime& t = *trials_[a.trial_id];
         AppendMasterLogLocked(t.id, t.task_id,

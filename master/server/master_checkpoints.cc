@@ -5,6 +5,7 @@
 
 #include "common/subprocess.h"
 #include "master/checkpoint_gc/checkpoint_gc.h"
+#include "master/config/searcher_metric.h"
 #include "master/server/checkpoint_gc_runner.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
@@ -153,14 +154,15 @@ Status Master::ContinueExperiment(int64_t id, const std::string& override_yaml) 
   ExperimentRuntime& exp = *experiments_[id];
   exp.config = cfg;
   exp.continued = true;
-  DET_RETURN_IF_ERROR(store_->UpdateExperimentState(id, "ACTIVE", std::nullopt));
+  DET_RETURN_IF_ERROR(store_->UpdateExperimentState(
+      id, std::string(core::RunStateName(RunState::kActive)), std::nullopt));
   exp.state = RunState::kActive;
   // Every trial that did not complete runs again from its latest checkpoint, restarts reset.
   for (auto& [rid, tid] : exp.trial_by_request) {
     TrialRuntime& t = *trials_[tid];
     if (t.state == RunState::kCompleted) continue;
     DET_ASSIGN_OR_RETURN(store::TrialRow tr, store_->GetTrial(tid));
-    tr.state = "ACTIVE";
+    tr.state = std::string(core::RunStateName(RunState::kActive));
     tr.end_time.reset();
     tr.restarts = 0;
     DET_RETURN_IF_ERROR(store_->UpdateTrial(tr));
@@ -207,17 +209,15 @@ Status Master::CollectExperimentCheckpoints(int64_t experiment_id) {
   if (ckpts.empty()) return Status::Ok();
   DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trials, store_->ListTrials(experiment_id));
   std::set<std::string> warm_starts;
-  std::string metric = exp.config.value("searcher", json::object()).value("metric", "");
+  const config::SearcherMetric metric = config::SearcherMetric::FromConfigJson(exp.config);
   std::map<std::pair<int64_t, int64_t>, double> metric_at;  // (trial, steps) -> searcher metric
   for (const auto& t : trials) {
     if (!t.warm_start_checkpoint_uuid.empty()) warm_starts.insert(t.warm_start_checkpoint_uuid);
     DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
                          store_->ListMetrics(t.id, "validation"));
     for (const auto& v : vals) {
-      const json& m = v.metrics.value("validation_metrics", json::object());
-      if (m.contains(metric) && m[metric].is_number()) {
-        metric_at[{t.id, v.total_batches}] = m[metric].get<double>();
-      }
+      std::optional<double> value = metric.ValueInReport(v.metrics);
+      if (value) metric_at[{t.id, v.total_batches}] = *value;
     }
   }
   std::vector<checkpoint_gc::GcCheckpoint> input;
@@ -343,7 +343,8 @@ Status Master::DeleteExperiment(int64_t id) {
   for (const auto& c : ckpts) {
     if (c.state != "DELETED") uuids.push_back(c.uuid);
   }
-  DET_RETURN_IF_ERROR(store_->UpdateExperimentState(id, "DELETING", row.end_time));
+  DET_RETURN_IF_ERROR(store_->UpdateExperimentState(
+      id, std::string(core::RunStateName(RunState::kDeleting)), row.end_time));
   auto it = experiments_.find(id);
   if (it != experiments_.end()) {
     for (const auto& [rid, tid] : it->second->trial_by_request) {

@@ -1,6 +1,7 @@
 // Master: experiment lifecycle, searcher actions and restore.
 #include <spdlog/spdlog.h>
 
+#include "master/core/lifecycle.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
@@ -106,6 +107,11 @@ Status Master::SetExperimentStateLocked(ExperimentRuntime& exp, RunState state) 
 Status Master::SetTrialStateLocked(TrialRuntime& trial, RunState state) {
   if (trial.state == state) return Status::Ok();
   if (core::IsTerminal(trial.state)) return Status::Ok();  // patches ignored once terminal
+  if (!core::TrialTransitionAllowed(trial.state, state)) {
+    return FailedPrecondition("trial " + std::to_string(trial.id) + " cannot move from " +
+                              std::string(core::RunStateName(trial.state)) + " to " +
+                              std::string(core::RunStateName(state)));
+  }
   DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial.id));
   row.state = std::string(core::RunStateName(state));
   row.restarts = trial.restarts;
@@ -239,32 +245,19 @@ Result<std::string> Master::WarmStartCheckpointLocked(const ExperimentRuntime& e
 
 Status Master::MaybeFinishExperimentLocked(ExperimentRuntime& exp) {
   if (core::IsTerminal(exp.state)) return Status::Ok();
-  int64_t live = 0;
+  core::ExperimentTrialsSummary summary;
   for (const auto& [rid, tid] : exp.trial_by_request) {
     const TrialRuntime& t = *trials_[tid];
-    if (!core::IsTerminal(t.state) || !t.allocation_id.empty()) live++;
+    if (!core::IsTerminal(t.state) || !t.allocation_id.empty()) summary.live++;
+    summary.any_completed = summary.any_completed || t.state == RunState::kCompleted;
+    summary.any_errored = summary.any_errored || t.state == RunState::kError;
   }
-  if (live > 0) return Status::Ok();
-  if (core::IsStopping(exp.state)) {
-    return SetExperimentStateLocked(exp, core::TerminalFor(exp.state));
-  }
-  if (exp.continued && exp.state == RunState::kActive) {
-    bool completed = false, errored = false;
-    for (const auto& [rid, tid] : exp.trial_by_request) {
-      completed = completed || trials_[tid]->state == RunState::kCompleted;
-      errored = errored || trials_[tid]->state == RunState::kError;
-    }
-    return SetExperimentStateLocked(exp, completed ? RunState::kCompleted
-                                         : errored ? RunState::kError
-                                                   : RunState::kCanceled);
-  }
-  if (exp.shutdown && exp.state == RunState::kActive) {
-    RunState end = exp.shutdown->failure  ? RunState::kError
-                   : exp.shutdown->cancel ? RunState::kCanceled
-                                          : RunState::kCompleted;
-    return SetExperimentStateLocked(exp, end);
-  }
-  return Status::Ok();
+  std::optional<core::SearcherShutdown> shutdown;
+  if (exp.shutdown) shutdown = core::SearcherShutdown{exp.shutdown->cancel, exp.shutdown->failure};
+  std::optional<RunState> end =
+      core::ExperimentEndState(exp.state, summary, exp.continued, shutdown);
+  if (!end) return Status::Ok();
+  return SetExperimentStateLocked(exp, *end);
 }
 
 Status Master::ActivateExperiment(int64_t id) {
@@ -321,10 +314,9 @@ Status Master::StopExperiment(int64_t id, RunState stopping) {
   for (auto& [rid, tid] : exp.trial_by_request) {
     TrialRuntime& t = *trials_[tid];
     if (core::IsTerminal(t.state)) continue;
-    if (t.allocation_id.empty()) {
-      DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kCanceled));
-    } else {
-      DET_RETURN_IF_ERROR(SetTrialStateLocked(t, stopping));
+    DET_RETURN_IF_ERROR(
+        SetTrialStateLocked(t, core::TrialStateOnStop(stopping, !t.allocation_id.empty())));
+    if (!t.allocation_id.empty()) {
       TerminateAllocationLocked(*allocations_[t.allocation_id], graceful);
     }
   }
@@ -344,7 +336,6 @@ Status Master::SetArchived(int64_t id, bool archived) {
 }
 
 std::string Master::PresentedExperimentStateLocked(const ExperimentRuntime& exp) const {
-  if (exp.state != RunState::kActive) return "STATE_" + std::string(core::RunStateName(exp.state));
   bool running = false, assigned = false;
   for (const auto& [rid, tid] : exp.trial_by_request) {
     const TrialRuntime& t = *trials_.at(tid);
@@ -353,22 +344,18 @@ std::string Master::PresentedExperimentStateLocked(const ExperimentRuntime& exp)
     if (a.state == AllocationRuntime::State::kRunning) running = true;
     if (a.state == AllocationRuntime::State::kAssigned) assigned = true;
   }
-  if (running) return "STATE_RUNNING";
-  if (assigned) return "STATE_STARTING";
-  return "STATE_QUEUED";
+  return core::PresentedExperimentState(exp.state, running, assigned);
 }
 
 std::string Master::PresentedTrialStateLocked(int64_t trial_id, const std::string& db_state) const {
+  std::optional<RunState> state = core::ParseRunState(db_state);
+  if (!state) return "STATE_" + db_state;
   auto it = trials_.find(trial_id);
-  if (db_state == "ACTIVE" && it != trials_.end()) {
-    const TrialRuntime& t = *it->second;
-    if (t.allocation_id.empty()) return "STATE_QUEUED";
-    const AllocationRuntime& a = *allocations_.at(t.allocation_id);
-    if (a.state == AllocationRuntime::State::kRunning) return "STATE_RUNNING";
-    if (a.state == AllocationRuntime::State::kAssigned) return "STATE_STARTING";
-    return "STATE_QUEUED";
+  std::optional<core::AllocationState> live;
+  if (it != trials_.end() && !it->second->allocation_id.empty()) {
+    live = allocations_.at(it->second->allocation_id)->state;
   }
-  return "STATE_" + db_state;
+  return core::PresentedTrialState(*state, core::ActivityOf(live));
 }
 
 Result<ExperimentView> Master::GetExperiment(int64_t id) {
@@ -423,7 +410,8 @@ Status Master::RestoreExperimentLocked(
                : Result<std::unique_ptr<searcher::Searcher>>(cfg.status());
   if (!search.ok()) {
     spdlog::error("cannot restore experiment {}: {}", row.id, search.status().ToString());
-    return store_->UpdateExperimentState(row.id, "ERROR", Now());
+    return store_->UpdateExperimentState(row.id, std::string(core::RunStateName(RunState::kError)),
+                                         Now());
   }
   exp->config = std::move(cfg).value();
   exp->searcher = std::move(search).value();
@@ -532,7 +520,7 @@ Status Master::RestoreLocked() {
   for (auto& a : open) {
     if (!allocations_.count(a.allocation_id)) {
       a.end_time = Now();
-      a.state = "TERMINATED";
+      a.state = std::string(core::AllocationStateName(core::AllocationState::kTerminated));
       a.exit_reason = "closed at master restart";
       DET_RETURN_IF_ERROR(store_->UpsertAllocation(a));
     }

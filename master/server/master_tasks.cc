@@ -22,10 +22,7 @@ std::vector<AllocationSummaryView> Master::ListAllocations() {
     v.trial_id = a->trial_id;
     v.slots_needed = a->slots;
     v.registered_time = a->queued_at;
-    using State = AllocationRuntime::State;
-    v.state = a->state == State::kPending    ? "STATE_PENDING"
-              : a->state == State::kAssigned ? "STATE_ASSIGNED"
-                                             : "STATE_RUNNING";
+    v.state = core::PresentedAllocationState(a->state);
     auto trial = trials_.find(a->trial_id);
     if (trial != trials_.end()) {
       v.experiment_id = trial->second->experiment_id;

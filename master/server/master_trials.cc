@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "master/config/searcher_metric.h"
+#include "master/core/lifecycle.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
@@ -21,14 +23,6 @@ Status CheckTrialAccess(const Principal& who, int64_t trial_id) {
                             std::to_string(trial_id));
   }
   return Status::Ok();
-}
-
-std::optional<double> SearcherMetricOf(const store::MetricRow& m, const std::string& metric) {
-  const json& vm = m.metrics.contains("validation_metrics")
-                       ? m.metrics["validation_metrics"]
-                       : m.metrics.value("avg_metrics", json());
-  if (!vm.is_object() || !vm.contains(metric) || !vm[metric].is_number()) return std::nullopt;
-  return vm[metric].get<double>();
 }
 
 }  // namespace
@@ -102,7 +96,7 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   // Work the scheduler took back and had to kill is rescheduled like an infrastructure loss.
   if (alloc.released && alloc.kill_requested) infrastructure = true;
   DET_ASSIGN_OR_RETURN(store::AllocationRow ar, store_->GetAllocation(alloc.id));
-  ar.state = "TERMINATED";
+  ar.state = std::string(core::AllocationStateName(core::AllocationState::kTerminated));
   ar.end_time = Now();
   ar.exit_code = exit_code;
   ar.exit_reason = error;
@@ -146,13 +140,11 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
       searcher_exit(std::nullopt);
       break;
     case core::ExitDecision::kRestart:
-    case core::ExitDecision::kRescheduleFree:
-      DET_RETURN_IF_ERROR(SetTrialStateLocked(trial, trial.state));  // persists restarts
-      {
-        DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial.id));
-        row.restarts = trial.restarts;
-        DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
-      }
+    case core::ExitDecision::kRescheduleFree: {
+      DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial.id));
+      row.restarts = trial.restarts;
+      DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
+    }
       if (exp.state == RunState::kActive && trial.state == RunState::kActive) {
         DET_RETURN_IF_ERROR(RequestAllocationLocked(trial));
       }
@@ -211,9 +203,7 @@ Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run
     if (it != trials_.end()) {
       // 0.38 searchers (time_metric + max_time) decide from reported validation metrics.
       ExperimentRuntime& exp = *experiments_[it->second->experiment_id];
-      const nlohmann::json& sc = exp.config.defaulted.value("searcher", json::object());
-      if (sc.contains("time_metric") && !sc["time_metric"].is_null() && sc.contains("max_time") &&
-          !sc["max_time"].is_null()) {
+      if (exp.config.searcher.time_metric && exp.config.searcher.max_time) {
         const json& values =
             metrics.contains("validation_metrics") ? metrics["validation_metrics"] : metrics;
         DET_ASSIGN_OR_RETURN(
@@ -521,13 +511,12 @@ Result<TrialView> Master::GetTrial(int64_t trial_id) {
   if (v.task_ids.empty()) v.task_ids.push_back(row.task_id);
   DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
                        store_->ListMetrics(trial_id, "validation"));
-  std::string metric = exp.config["searcher"].value("metric", "");
-  bool smaller = exp.config["searcher"].value("smaller_is_better", true);
+  const config::SearcherMetric metric = config::SearcherMetric::FromConfigJson(exp.config);
   std::optional<double> best_value;
   for (auto& m : vals) {
     v.latest_validation = m;
-    std::optional<double> val = SearcherMetricOf(m, metric);
-    if (val && (!best_value || (smaller ? *val < *best_value : *val > *best_value))) {
+    std::optional<double> val = metric.ValueInReport(m.metrics);
+    if (val && (!best_value || metric.Better(*val, *best_value))) {
       best_value = val;
       v.best_validation = m;
     }
@@ -568,15 +557,14 @@ Result<std::string> Master::GetContextForTask(const std::string& task_id) {
 Result<std::optional<double>> Master::BestValidationMetric(int64_t experiment_id) {
   DET_ASSIGN_OR_RETURN(store::ExperimentRow exp, store_->GetExperiment(experiment_id));
   DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trials, store_->ListTrials(experiment_id));
-  std::string metric = exp.config["searcher"].value("metric", "");
-  bool smaller = exp.config["searcher"].value("smaller_is_better", true);
+  const config::SearcherMetric metric = config::SearcherMetric::FromConfigJson(exp.config);
   std::optional<double> best;
   for (const auto& t : trials) {
     DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
                          store_->ListMetrics(t.id, "validation"));
     for (const auto& m : vals) {
-      std::optional<double> v = SearcherMetricOf(m, metric);
-      if (v && (!best || (smaller ? *v < *best : *v > *best))) best = v;
+      std::optional<double> v = metric.ValueInReport(m.metrics);
+      if (v && (!best || metric.Better(*v, *best))) best = v;
     }
   }
   return best;
