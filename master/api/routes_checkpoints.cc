@@ -73,7 +73,7 @@ Result<std::string> ArchiveCheckpoint(server::Master* master, const json& storag
   } else if (type == "directory") {
     base = storage.value("container_path", "");
   } else {
-    return master->ArchiveCheckpointFromStorage(storage, uuid);
+    return master->checkpoints()->ArchiveCheckpointFromStorage(storage, uuid);
   }
   fs::path dir = base / uuid;
   std::error_code ec;
@@ -261,7 +261,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 if (!trial.ok()) return ErrorResponse(trial.status());
                 auto exp = master->GetExperiment(trial->row.experiment_id);
                 if (!exp.ok()) return ErrorResponse(exp.status());
-                auto ckpts = master->ListTrialCheckpoints(*id);
+                auto ckpts = master->checkpoints()->ListTrialCheckpoints(*id);
                 if (!ckpts.ok()) return ErrorResponse(ckpts.status());
                 return CheckpointPage(master, req, *exp, *ckpts);
               }));
@@ -272,7 +272,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 if (!id.ok()) return ErrorResponse(id.status());
                 auto exp = master->GetExperiment(*id);
                 if (!exp.ok()) return ErrorResponse(exp.status());
-                auto ckpts = master->ListExperimentCheckpoints(*id);
+                auto ckpts = master->checkpoints()->ListExperimentCheckpoints(*id);
                 if (!ckpts.ok()) return ErrorResponse(ckpts.status());
                 return CheckpointPage(master, req, *exp, *ckpts);
               }));
@@ -280,7 +280,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
   router->Add(
       "GET", "/api/v1/checkpoints/{uuid}",
       WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
-        auto c = master->GetCheckpoint(req.params["uuid"]);
+        auto c = master->checkpoints()->GetCheckpoint(req.params["uuid"]);
         if (!c.ok()) return ErrorResponse(c.status());
         return JsonResponse({{"checkpoint", CheckpointJson(*c, TrainingOf(master, *c))}});
       }));
@@ -291,7 +291,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 if (!body.ok()) return ErrorResponse(body.status());
                 auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
                 if (!uuids.ok()) return ErrorResponse(uuids.status());
-                Status st = master->DeleteCheckpoints(*uuids);
+                Status st = master->checkpoints()->DeleteCheckpoints(*uuids);
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
@@ -303,7 +303,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 if (!uuids.ok()) return ErrorResponse(uuids.status());
                 auto globs = StringList(*body, "checkpointGlobs", "checkpoint_globs");
                 if (!globs.ok()) return ErrorResponse(globs.status());
-                Status st = master->RemoveCheckpointFiles(*uuids, *globs);
+                Status st = master->checkpoints()->RemoveCheckpointFiles(*uuids, *globs);
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
@@ -321,7 +321,8 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
           if (c.contains("resources") && c["resources"].is_object()) {
             resources = c["resources"].value("resources", json::object());
           }
-          Status st = master->PatchCheckpointResources(c.value("uuid", ""), resources);
+          Status st =
+              master->checkpoints()->PatchCheckpointResources(c.value("uuid", ""), resources);
           if (!st.ok()) return ErrorResponse(st);
         }
         return JsonResponse(json::object());
@@ -333,14 +334,15 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
         Result<json> body = ParseBody(req);
         if (!body.ok()) return ErrorResponse(body.status());
         const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
-        auto md = master->SetCheckpointMetadata(req.params["uuid"], c.value("metadata", json()));
+        auto md = master->checkpoints()->SetCheckpointMetadata(req.params["uuid"],
+                                                               c.value("metadata", json()));
         if (!md.ok()) return ErrorResponse(md.status());
         return JsonResponse({{"metadata", *md}});
       }));
 
   router->Add("GET", "/checkpoints/{uuid}",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                auto c = master->GetCheckpoint(req.params["uuid"]);
+                auto c = master->checkpoints()->GetCheckpoint(req.params["uuid"]);
                 if (!c.ok()) return ErrorResponse(c.status());
                 auto t = master->GetTrial(c->trial_id);
                 if (!t.ok()) return ErrorResponse(t.status());

@@ -28,23 +28,14 @@
 #include "master/core/states.h"
 #include "master/scheduler/types.h"
 #include "master/searcher/searcher.h"
+#include "master/server/auth_service.h"
+#include "master/server/checkpoint_service.h"
 #include "master/server/log_buffer.h"
 #include "master/server/master_config.h"
 #include "master/server/waiters.h"
 #include "master/store/store.h"
 
 namespace det::master::server {
-
-// Who is calling: a user session or a trial's allocation.
-struct Principal {
-  int64_t user_id = 0;
-  std::string username;
-  bool admin = false;
-  bool is_allocation = false;
-  std::string allocation_id;
-  int64_t trial_id = 0;
-  std::string token;
-};
 
 struct ExperimentView {
   store::ExperimentRow row;
@@ -161,15 +152,10 @@ class Master {
   // The master's recent log lines; main() feeds it from spdlog.
   const std::shared_ptr<LogBuffer>& log_buffer() const { return log_buffer_; }
 
-  // Auth.
-  Result<std::pair<std::string, store::UserRow>> Login(const std::string& username,
-                                                       const std::string& client_hash);
-  Status Logout(const std::string& token);
-  Result<Principal> AuthenticateUserToken(const std::string& token);
-  Result<Principal> AuthenticateAllocationToken(const std::string& token);
-  Result<store::UserRow> GetUser(int64_t id);
-  Result<std::vector<store::UserRow>> ListUsers();
-  Status SetPassword(const Principal& who, int64_t user_id, const std::string& client_hash);
+  // Users, sessions and allocation tokens.
+  AuthService* auth() { return auth_.get(); }
+  // The checkpoint registry, metadata, deletion and GC.
+  CheckpointService* checkpoints() { return checkpoints_.get(); }
 
   // Experiments.
   Result<CreateExperimentResult> CreateExperiment(const CreateExperimentRequest& req,
@@ -188,17 +174,7 @@ class Master {
   // The experiment's context directory as submitted, a tar.gz.
   Result<std::string> GetModelDefinition(int64_t experiment_id);
   Result<std::optional<double>> BestValidationMetric(int64_t experiment_id);
-  Result<std::vector<store::CheckpointRow>> ListExperimentCheckpoints(int64_t experiment_id);
-  Result<store::CheckpointRow> GetCheckpoint(const std::string& uuid);
   Result<std::vector<store::MetricRow>> ListMetrics(int64_t trial_id, const std::string& group);
-  Result<std::vector<store::CheckpointRow>> ListTrialCheckpoints(int64_t trial_id);
-  // Links a trial to a checkpoint it used (both must exist).
-  Status AddTrialSourceInfo(const store::TrialSourceInfoRow& row);
-  // Metrics of the trials linked to a checkpoint (source_type "" = any, group "" = all), by
-  // trial then step, at most 1000 per trial.
-  Result<std::vector<store::MetricRow>> CheckpointTrialMetrics(const std::string& uuid,
-                                                               const std::string& source_type,
-                                                               const std::string& group);
 
   // Called by trial processes (principal is their allocation) or users.
   Status ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id, int64_t steps,
@@ -233,19 +209,6 @@ class Master {
   Status KillTrial(int64_t trial_id);
   // Deletes a terminal experiment: DELETING, every checkpoint's files, then its rows.
   Status DeleteExperiment(int64_t id);
-  Status DeleteCheckpoints(const std::vector<std::string>& uuids);
-  Status RemoveCheckpointFiles(const std::vector<std::string>& uuids,
-                               const std::vector<std::string>& globs);
-  // Records what a GC task left of each checkpoint: empty -> DELETED, else PARTIALLY_DELETED.
-  Status PatchCheckpointResources(const std::string& uuid, const nlohmann::json& resources);
-  Result<nlohmann::json> SetCheckpointMetadata(const std::string& uuid,
-                                               const nlohmann::json& metadata);
-  // The checkpoint's files as a tar.gz, read from storage the master cannot read itself (s3,
-  // gcs, azure, hdfs) by the Python helper determined.exec.checkpoint_tar.
-  Result<std::string> ArchiveCheckpointFromStorage(const nlohmann::json& storage,
-                                                   const std::string& uuid);
-  // Waits until no checkpoint deletion is pending (tests, shutdown).
-  bool WaitForCheckpointGc(int64_t timeout_ms);
 
   // The queue of each resource pool (or one), in queue order.
   std::vector<JobView> ListJobs(const std::string& pool = "");
@@ -276,13 +239,6 @@ class Master {
   struct AgentRuntime;
 
   Status StopExperiment(int64_t id, core::RunState stopping);
-  // Applies the experiment's GC policy (reference architecture §6.3): submits the deletion of
-  // every checkpoint it does not keep. No lock needed (store reads only).
-  Status CollectExperimentCheckpoints(int64_t experiment_id);
-  // Submits deletions grouped by experiment (each with its own storage config).
-  Status SubmitDeletions(const std::vector<std::string>& uuids,
-                         const std::vector<std::string>& globs);
-
   // Everything below REQUIRES mu_ held.
   // Runs `step(final)` now and again each time `key` is notified, until it answers (returns
   // true). With final = true (deadline passed, or shutting down) it must answer.
@@ -328,7 +284,6 @@ class Master {
                              const std::string& message);
   std::string PresentedExperimentStateLocked(const ExperimentRuntime& exp) const;
   std::string PresentedTrialStateLocked(int64_t trial_id, const std::string& db_state) const;
-  Result<std::optional<store::CheckpointRow>> LatestCheckpointLocked(const TrialRuntime& trial);
   int64_t Now() const { return clock_->NowMicros(); }
 
   MasterConfig config_;
@@ -338,14 +293,8 @@ class Master {
   std::string master_id_;
   std::shared_ptr<LogBuffer> log_buffer_ = std::make_shared<LogBuffer>();
 
-  // User sessions seen so far (token -> principal and expiry), so authenticating a request
-  // needs no database read. Guarded by its own mutex: auth must not wait for the core lock.
-  struct CachedSession {
-    Principal principal;
-    int64_t expiry;
-  };
-  std::mutex sessions_mu_;
-  std::map<std::string, CachedSession> sessions_;
+  std::unique_ptr<AuthService> auth_;
+  std::unique_ptr<CheckpointService> checkpoints_;
 
   std::mutex mu_;
   std::condition_variable cv_;  // wakes the ticker on Stop
@@ -358,7 +307,6 @@ class Master {
   std::deque<std::string> pending_;  // allocation ids waiting for slots, FIFO
   bool stopping_ = false;
   std::thread ticker_;
-  std::unique_ptr<class CheckpointGcRunner> gc_;
 };
 
 }  // namespace det::master::server

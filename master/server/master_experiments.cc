@@ -86,7 +86,7 @@ Status Master::SetExperimentStateLocked(ExperimentRuntime& exp, RunState state) 
     DET_RETURN_IF_ERROR(store_->UpdateExperimentProgress(exp.id, 1.0));
   }
   if (core::IsTerminal(state)) {
-    Status gc = CollectExperimentCheckpoints(exp.id);
+    Status gc = checkpoints_->CollectExperimentCheckpoints(exp.id);
     if (!gc.ok()) spdlog::error("checkpoint GC of experiment {}: {}", exp.id, gc.ToString());
   }
   if (state == RunState::kActive) {
@@ -232,14 +232,8 @@ Result<std::string> Master::WarmStartCheckpointLocked(const ExperimentRuntime& e
     source_trial = *exp.config.searcher.source_trial_id;
   }
   if (!source_trial) return std::string();
-  DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
-                       store_->ListCheckpointsForTrial(*source_trial));
-  const store::CheckpointRow* latest = nullptr;
-  for (const auto& c : ckpts) {
-    if (c.state == "COMPLETED" && (!latest || c.steps_completed >= latest->steps_completed)) {
-      latest = &c;
-    }
-  }
+  DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest,
+                       checkpoints_->LatestCompleted(*source_trial));
   return latest ? latest->uuid : std::string();
 }
 
@@ -449,6 +443,7 @@ Status Master::RestoreExperimentLocked(
       alloc->trial_id = tr.id;
       alloc->slots = ar.slots;
       alloc->token = ar.token;
+      auth_->RegisterAllocationToken(alloc->token, alloc->id, tr.id);
       for (const auto& r : ar.resources) {
         AllocationRuntime::Resource res;
         res.agent_id = r.value("agentId", std::string());

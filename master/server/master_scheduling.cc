@@ -17,8 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int64_t kSessionLifetimeMicros = 7ll * 24 * 3600 * 1000000;
-
 // environment.environment_variables is a list of "K=V" or a per-device map of such lists.
 void AddConfigEnv(const json& config, const std::string& device, json* env) {
   if (!config.contains("environment") || !config["environment"].is_object()) return;
@@ -152,10 +150,9 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
   TrialRuntime& trial = *trials_[alloc.trial_id];
   ExperimentRuntime& exp = *experiments_[trial.experiment_id];
   DET_ASSIGN_OR_RETURN(store::TrialRow trow, store_->GetTrial(trial.id));
-  DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest, LatestCheckpointLocked(trial));
-  std::string user_token = NewToken();
-  DET_RETURN_IF_ERROR(
-      store_->CreateSession(user_token, exp.owner_id, Now() + kSessionLifetimeMicros));
+  DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest,
+                       checkpoints_->LatestCompleted(trial.id));
+  DET_ASSIGN_OR_RETURN(std::string user_token, auth_->CreateSession(exp.owner_id));
 
   json addrs = json::array();
   json slot_counts = json::array();

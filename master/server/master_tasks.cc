@@ -5,8 +5,6 @@
 
 namespace det::master::server {
 
-Result<std::vector<store::UserRow>> Master::ListUsers() { return store_->ListUsers(); }
-
 Result<std::string> Master::GetModelDefinition(int64_t experiment_id) {
   return store_->GetModelDefinition(experiment_id);
 }

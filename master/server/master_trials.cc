@@ -41,12 +41,13 @@ Status Master::RequestAllocationLocked(TrialRuntime& trial) {
   alloc->trial_id = trial.id;
   alloc->slots = exp.config.resources.slots_per_trial;
   alloc->token = NewToken();
+  auth_->RegisterAllocationToken(alloc->token, alloc->id, trial.id);
   alloc->queued_at = Now();
   store::AllocationRow ar;
   ar.allocation_id = alloc->id;
   ar.task_id = alloc->task_id;
   ar.trial_id = trial.id;
-  ar.state = "PENDING";
+  ar.state = std::string(core::AllocationStateName(core::AllocationState::kPending));
   ar.token = alloc->token;
   ar.slots = alloc->slots;
   ar.start_time = alloc->queued_at;
@@ -217,12 +218,7 @@ Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run
 }
 
 Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) {
-  if (row.uuid.empty()) return InvalidArgument("uuid: required");
-  if (!row.metadata.is_object() || !row.metadata.contains("steps_completed") ||
-      !row.metadata["steps_completed"].is_number_integer()) {
-    return InvalidArgument("metadata.steps_completed: required integer");
-  }
-  row.steps_completed = row.metadata["steps_completed"].get<int64_t>();
+  DET_RETURN_IF_ERROR(CheckpointService::Validate(&row));
   if (who.is_allocation) {
     row.trial_id = who.trial_id;
     if (row.allocation_id.empty()) row.allocation_id = who.allocation_id;
@@ -247,18 +243,7 @@ Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) 
                                 std::to_string(row.trial_id));
     }
   }
-  if (row.state.empty()) row.state = "COMPLETED";
-  if (row.state.rfind("STATE_", 0) == 0) row.state = row.state.substr(6);
-  if (row.report_time == 0) row.report_time = Now();
-  int64_t size = 0;
-  if (row.resources.is_object()) {
-    for (auto& [k, v] : row.resources.items()) {
-      if (v.is_string()) size += std::atoll(v.get<std::string>().c_str());
-      if (v.is_number_integer()) size += v.get<int64_t>();
-    }
-  }
-  row.size = size;
-  DET_RETURN_IF_ERROR(store_->AddCheckpoint(row));
+  DET_RETURN_IF_ERROR(checkpoints_->Record(row));
   std::lock_guard<std::mutex> lock(mu_);
   AppendMasterLogLocked(row.trial_id, row.task_id,
                         "Reported checkpoint " + row.uuid + " at " +
@@ -491,18 +476,6 @@ bool Master::TrialFinished(int64_t trial_id) {
   return core::IsTerminal(it->second->state) && it->second->allocation_id.empty();
 }
 
-Result<std::optional<store::CheckpointRow>> Master::LatestCheckpointLocked(
-    const TrialRuntime& trial) {
-  DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
-                       store_->ListCheckpointsForTrial(trial.id));
-  std::optional<store::CheckpointRow> best;
-  for (auto& c : ckpts) {
-    if (c.state != "COMPLETED") continue;
-    if (!best || c.steps_completed >= best->steps_completed) best = c;
-  }
-  return best;
-}
-
 Result<TrialView> Master::GetTrial(int64_t trial_id) {
   DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
   DET_ASSIGN_OR_RETURN(store::ExperimentRow exp, store_->GetExperiment(row.experiment_id));
@@ -570,47 +543,10 @@ Result<std::optional<double>> Master::BestValidationMetric(int64_t experiment_id
   return best;
 }
 
-Result<std::vector<store::CheckpointRow>> Master::ListExperimentCheckpoints(int64_t experiment_id) {
-  DET_RETURN_IF_ERROR(store_->GetExperiment(experiment_id).status());
-  return store_->ListCheckpointsForExperiment(experiment_id);
-}
-
-Result<store::CheckpointRow> Master::GetCheckpoint(const std::string& uuid) {
-  return store_->GetCheckpoint(uuid);
-}
-
 Result<std::vector<store::MetricRow>> Master::ListMetrics(int64_t trial_id,
                                                           const std::string& group) {
   DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
   return store_->ListMetrics(trial_id, group);
-}
-
-Result<std::vector<store::CheckpointRow>> Master::ListTrialCheckpoints(int64_t trial_id) {
-  DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
-  return store_->ListCheckpointsForTrial(trial_id);
-}
-
-Status Master::AddTrialSourceInfo(const store::TrialSourceInfoRow& row) {
-  DET_RETURN_IF_ERROR(store_->GetTrial(row.trial_id).status());
-  DET_RETURN_IF_ERROR(store_->GetCheckpoint(row.checkpoint_uuid).status());
-  return store_->AddTrialSourceInfo(row);
-}
-
-Result<std::vector<store::MetricRow>> Master::CheckpointTrialMetrics(const std::string& uuid,
-                                                                     const std::string& source_type,
-                                                                     const std::string& group) {
-  DET_RETURN_IF_ERROR(store_->GetCheckpoint(uuid).status());
-  DET_ASSIGN_OR_RETURN(std::vector<store::TrialSourceInfoRow> links,
-                       store_->ListTrialSourceInfos(uuid, source_type));
-  std::vector<store::MetricRow> out;
-  for (const auto& l : links) {
-    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> rows,
-                         store_->ListMetrics(l.trial_id, group));
-    // At most 1000 reports per linked trial, as Determined answers.
-    if (rows.size() > 1000) rows.resize(1000);
-    out.insert(out.end(), rows.begin(), rows.end());
-  }
-  return out;
 }
 
 }  // namespace det::master::server
