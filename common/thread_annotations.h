@@ -28,8 +28,9 @@ class CAPABILITY("mutex") Mutex {
  public:
   void Lock() ACQUIRE() { mu_.lock(); }
   void Unlock() RELEASE() { mu_.unlock(); }
-  // For std::condition_variable_any and the like; the analysis cannot follow such uses.
-  std::mutex& native() { return mu_; }
+  // BasicLockable, for std::condition_variable_any::wait (which the analysis cannot follow).
+  void lock() ACQUIRE() { mu_.lock(); }
+  void unlock() RELEASE() { mu_.unlock(); }
 
  private:
   std::mutex mu_;
@@ -39,12 +40,25 @@ class CAPABILITY("mutex") Mutex {
 class SCOPED_CAPABILITY MutexLock {
  public:
   explicit MutexLock(Mutex* mu) ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
-  ~MutexLock() RELEASE() { mu_->Unlock(); }
+  ~MutexLock() RELEASE() {
+    if (held_) mu_->Unlock();
+  }
   MutexLock(const MutexLock&) = delete;
   MutexLock& operator=(const MutexLock&) = delete;
 
+  // Lets go for a call that takes the lock itself, and takes it back.
+  void Unlock() RELEASE() {
+    mu_->Unlock();
+    held_ = false;
+  }
+  void Lock() ACQUIRE() {
+    mu_->Lock();
+    held_ = true;
+  }
+
  private:
   Mutex* mu_;
+  bool held_ = true;
 };
 
 }  // namespace det

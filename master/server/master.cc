@@ -31,13 +31,13 @@ Status Master::Start() {
       auth_->EnsureBuiltinUsers(config_.initial_user_password, config_.bind_address));
   checkpoints_->Start();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     DET_RETURN_IF_ERROR(RestoreLocked());
   }
   ticker_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     while (!stopping_) {
-      cv_.wait_for(lock, std::chrono::milliseconds(kTickMillis));
+      cv_.wait_for(mu_, std::chrono::milliseconds(kTickMillis));
       if (stopping_) break;
       TickLocked();
     }
@@ -47,7 +47,7 @@ Status Master::Start() {
 
 void Master::BeginShutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     draining_ = true;
   }
   waiters_->ExpireAll();
@@ -55,7 +55,7 @@ void Master::BeginShutdown() {
 
 void Master::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;
     stopping_ = true;
   }
@@ -71,7 +71,7 @@ void Master::LongPollLocked(const std::string& key, Waiters::TimePoint deadline,
   final = final || draining_ || stopping_ || std::chrono::steady_clock::now() >= deadline;
   if ((*step)(final)) return;
   waiters_->Add(key, deadline, [this, key, deadline, step](bool timed_out) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     LongPollLocked(key, deadline, step, timed_out);
   });
 }
@@ -98,7 +98,7 @@ void Master::WaitForTrialLogs(int64_t trial_id, int64_t timeout_ms) {
   };
   auto signal = std::make_shared<Signal>();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;  // the registry takes no more waiters
     waiters_->Add("logs:" + std::to_string(trial_id),
                   std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms),

@@ -23,6 +23,7 @@
 #include "common/archive.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "common/thread_annotations.h"
 #include "master/config/experiment_config.h"
 #include "master/core/exit_policy.h"
 #include "master/core/states.h"
@@ -244,46 +245,50 @@ class Master {
   // true). With final = true (deadline passed, or shutting down) it must answer.
   using PollStep = std::shared_ptr<std::function<bool(bool final)>>;
   void LongPollLocked(const std::string& key, Waiters::TimePoint deadline, PollStep step,
-                      bool final = false);
+                      bool final = false) REQUIRES(mu_);
   // Wake the long polls on one trial (searcher operation, log follow), allocation (preemption,
   // rendezvous) or agent (command poll).
-  void NotifyTrialLocked(int64_t trial_id);
-  void NotifyAllocationLocked(const std::string& allocation_id);
-  void NotifyAgentLocked(const std::string& agent_id);
-  Status RestoreLocked();
+  void NotifyTrialLocked(int64_t trial_id) REQUIRES(mu_);
+  void NotifyAllocationLocked(const std::string& allocation_id) REQUIRES(mu_);
+  void NotifyAgentLocked(const std::string& agent_id) REQUIRES(mu_);
+  Status RestoreLocked() REQUIRES(mu_);
   Status RestoreExperimentLocked(const store::ExperimentRow& row,
-                                 const std::map<int64_t, store::AllocationRow>& open_by_trial);
-  Status ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions);
-  Status PersistSnapshotLocked(ExperimentRuntime& exp);
+                                 const std::map<int64_t, store::AllocationRow>& open_by_trial)
+      REQUIRES(mu_);
+  Status ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions)
+      REQUIRES(mu_);
+  Status PersistSnapshotLocked(ExperimentRuntime& exp) REQUIRES(mu_);
   // The checkpoint a new trial starts from: its PBT parent's latest, or the config's
   // source_checkpoint_uuid / source_trial_id's latest; "" when none.
   Result<std::string> WarmStartCheckpointLocked(const ExperimentRuntime& exp,
-                                                const searcher::CreateAction& create);
-  Status RequestAllocationLocked(TrialRuntime& trial);
-  void ScheduleLocked();
-  scheduler::ClusterSnapshot SnapshotLocked() const;
-  std::string PoolOfLocked(const ExperimentRuntime& exp) const;
+                                                const searcher::CreateAction& create) REQUIRES(mu_);
+  Status RequestAllocationLocked(TrialRuntime& trial) REQUIRES(mu_);
+  void ScheduleLocked() REQUIRES(mu_);
+  scheduler::ClusterSnapshot SnapshotLocked() const REQUIRES(mu_);
+  std::string PoolOfLocked(const ExperimentRuntime& exp) const REQUIRES(mu_);
   static std::string ResourcesId(const AllocationRuntime& alloc, size_t rank);
   Status StartAllocationLocked(AllocationRuntime& alloc,
-                               const std::vector<scheduler::AgentSlots>& parts);
-  void KillResourcesLocked(AllocationRuntime& alloc);
+                               const std::vector<scheduler::AgentSlots>& parts) REQUIRES(mu_);
+  void KillResourcesLocked(AllocationRuntime& alloc) REQUIRES(mu_);
   // Live allocations with a process group on the agent that has not exited.
-  std::vector<AllocationRuntime*> AllocationsOnAgentLocked(const std::string& agent_id) const;
+  std::vector<AllocationRuntime*> AllocationsOnAgentLocked(const std::string& agent_id) const
+      REQUIRES(mu_);
   // One process group of the allocation ended; the allocation ends with the last of them.
   Status HandleResourceExitLocked(AllocationRuntime& alloc, const std::string& agent_id,
-                                  int exit_code, const std::string& error);
+                                  int exit_code, const std::string& error) REQUIRES(mu_);
   Status HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_code,
-                                    const std::string& error, bool infrastructure);
-  Status SetExperimentStateLocked(ExperimentRuntime& exp, core::RunState state);
-  Status SetTrialStateLocked(TrialRuntime& trial, core::RunState state);
-  Status MaybeFinishExperimentLocked(ExperimentRuntime& exp);
-  void TerminateAllocationLocked(AllocationRuntime& alloc, bool graceful);
-  void PushCommandLocked(AgentRuntime& agent, nlohmann::json command);
-  void TickLocked();
+                                    const std::string& error, bool infrastructure) REQUIRES(mu_);
+  Status SetExperimentStateLocked(ExperimentRuntime& exp, core::RunState state) REQUIRES(mu_);
+  Status SetTrialStateLocked(TrialRuntime& trial, core::RunState state) REQUIRES(mu_);
+  Status MaybeFinishExperimentLocked(ExperimentRuntime& exp) REQUIRES(mu_);
+  void TerminateAllocationLocked(AllocationRuntime& alloc, bool graceful) REQUIRES(mu_);
+  void PushCommandLocked(AgentRuntime& agent, nlohmann::json command) REQUIRES(mu_);
+  void TickLocked() REQUIRES(mu_);
   void AppendMasterLogLocked(int64_t trial_id, const std::string& task_id,
-                             const std::string& message);
-  std::string PresentedExperimentStateLocked(const ExperimentRuntime& exp) const;
-  std::string PresentedTrialStateLocked(int64_t trial_id, const std::string& db_state) const;
+                             const std::string& message) REQUIRES(mu_);
+  std::string PresentedExperimentStateLocked(const ExperimentRuntime& exp) const REQUIRES(mu_);
+  std::string PresentedTrialStateLocked(int64_t trial_id, const std::string& db_state) const
+      REQUIRES(mu_);
   int64_t Now() const { return clock_->NowMicros(); }
 
   MasterConfig config_;
@@ -296,16 +301,16 @@ class Master {
   std::unique_ptr<AuthService> auth_;
   std::unique_ptr<CheckpointService> checkpoints_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;  // wakes the ticker on Stop
+  Mutex mu_;
+  std::condition_variable_any cv_;  // wakes the ticker on Stop
   std::unique_ptr<Waiters> waiters_;
-  bool draining_ = false;  // BeginShutdown: long polls answer at once
-  std::map<int64_t, std::unique_ptr<ExperimentRuntime>> experiments_;
-  std::map<int64_t, std::unique_ptr<TrialRuntime>> trials_;
-  std::map<std::string, std::unique_ptr<AllocationRuntime>> allocations_;
-  std::map<std::string, std::unique_ptr<AgentRuntime>> agents_;
-  std::deque<std::string> pending_;  // allocation ids waiting for slots, FIFO
-  bool stopping_ = false;
+  bool draining_ GUARDED_BY(mu_) = false;  // BeginShutdown: long polls answer at once
+  std::map<int64_t, std::unique_ptr<ExperimentRuntime>> experiments_ GUARDED_BY(mu_);
+  std::map<int64_t, std::unique_ptr<TrialRuntime>> trials_ GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<AllocationRuntime>> allocations_ GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<AgentRuntime>> agents_ GUARDED_BY(mu_);
+  std::deque<std::string> pending_ GUARDED_BY(mu_);  // allocation ids waiting for slots, FIFO
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread ticker_;
 };
 

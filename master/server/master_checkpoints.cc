@@ -36,7 +36,7 @@ Status CheckInt(const json& v, const std::string& field, int64_t min, int64_t ma
 
 Status Master::PatchExperiment(int64_t id, const json& patch) {
   if (!patch.is_object()) return InvalidArgument("body: must be an object");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
   json config = row.config;
   std::string notes = row.notes;
@@ -134,7 +134,7 @@ Status Master::ContinueExperiment(int64_t id, const std::string& override_yaml) 
     if (overrides.is_null()) overrides = json::object();
     if (!overrides.is_object()) return InvalidArgument("overrideConfig: must be a mapping");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
   auto state = core::ParseRunState(row.state);
   if (!state || !(*state == RunState::kCompleted || *state == RunState::kCanceled ||
@@ -174,7 +174,7 @@ Status Master::ContinueExperiment(int64_t id, const std::string& override_yaml) 
 }
 
 Status Master::KillTrial(int64_t trial_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end()) {
     DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
@@ -200,7 +200,7 @@ Status Master::KillTrial(int64_t trial_id) {
 
 
 Status Master::DeleteExperiment(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
   auto state = core::ParseRunState(row.state);
   if (state == RunState::kDeleting) return Status::Ok();

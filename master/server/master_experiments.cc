@@ -43,7 +43,7 @@ Result<CreateExperimentResult> Master::CreateExperiment(const CreateExperimentRe
   row.start_time = Now();
   row.parent_id = req.parent_id;
 
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto exp = std::make_unique<ExperimentRuntime>();
   exp->config = cfg;
   exp->searcher = std::move(search).value();
@@ -255,7 +255,7 @@ Status Master::MaybeFinishExperimentLocked(ExperimentRuntime& exp) {
 }
 
 Status Master::ActivateExperiment(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = experiments_.find(id);
   if (it == experiments_.end()) {
     DET_RETURN_IF_ERROR(store_->GetExperiment(id).status());
@@ -266,7 +266,7 @@ Status Master::ActivateExperiment(int64_t id) {
 }
 
 Status Master::PauseExperiment(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = experiments_.find(id);
   if (it == experiments_.end()) {
     DET_RETURN_IF_ERROR(store_->GetExperiment(id).status());
@@ -293,7 +293,7 @@ Status Master::KillExperiment(int64_t id) { return StopExperiment(id, RunState::
 // Cancel asks trials to checkpoint and exit (preemption); kill ends them at once. A trial with no
 // process goes straight to CANCELED.
 Status Master::StopExperiment(int64_t id, RunState stopping) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = experiments_.find(id);
   if (it == experiments_.end()) {
     DET_RETURN_IF_ERROR(store_->GetExperiment(id).status());
@@ -318,7 +318,7 @@ Status Master::StopExperiment(int64_t id, RunState stopping) {
 }
 
 Status Master::SetArchived(int64_t id, bool archived) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
   auto state = core::ParseRunState(row.state);
   if (archived && state && !core::IsTerminal(*state)) {
@@ -359,7 +359,7 @@ Result<ExperimentView> Master::GetExperiment(int64_t id) {
   v.num_trials = static_cast<int64_t>(trials.size());
   Result<store::UserRow> owner = store_->GetUserById(row.owner_id);
   v.username = owner.ok() ? owner->username : "";
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = experiments_.find(id);
   v.presented_state =
       it != experiments_.end() ? PresentedExperimentStateLocked(*it->second) : "STATE_" + row.state;

@@ -267,10 +267,11 @@ void Master::Rendezvous(const Principal& who, const std::string& allocation_id,
                            allocation_id));
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   auto step = std::make_shared<std::function<bool(bool)>>([this, allocation_id, resources_id,
-                                                           reply = std::move(reply)](bool final) {
+                                                           reply = std::move(reply)](
+                                                              bool final) REQUIRES(mu_) {
     auto it = allocations_.find(allocation_id);
     if (it == allocations_.end() || it->second->state == AllocationRuntime::State::kTerminated) {
       reply(NotFound("allocation " + allocation_id + " is not running"));
@@ -306,7 +307,7 @@ void Master::Rendezvous(const Principal& who, const std::string& allocation_id,
 }
 
 std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   scheduler::ClusterSnapshot snap = SnapshotLocked();
   std::map<std::string, const ExperimentRuntime*> by_job;
   for (const auto& [id, exp] : experiments_) by_job[exp->job_id] = exp.get();
@@ -346,7 +347,7 @@ std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
 }
 
 Status Master::UpdateJob(const std::string& job_id, const json& update) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ExperimentRuntime* exp = nullptr;
   for (auto& [id, e] : experiments_) {
     if (e->job_id == job_id && !core::IsTerminal(e->state)) exp = e.get();
@@ -417,9 +418,10 @@ Status Master::UpdateJob(const std::string& job_id, const json& update) {
   int64_t exp_id = exp->id;
   bool pool_change = resources.contains("resource_pool");
   if (!resources.empty()) {
-    lock.unlock();
-    DET_RETURN_IF_ERROR(PatchExperiment(exp_id, {{"resources", resources}}));
-    lock.lock();
+    lock.Unlock();
+    Status patched = PatchExperiment(exp_id, {{"resources", resources}});
+    lock.Lock();
+    DET_RETURN_IF_ERROR(patched);
   }
   auto it = experiments_.find(exp_id);
   if (it == experiments_.end()) return Status::Ok();

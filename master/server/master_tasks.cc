@@ -10,7 +10,7 @@ Result<std::string> Master::GetModelDefinition(int64_t experiment_id) {
 }
 
 std::vector<AllocationSummaryView> Master::ListAllocations() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<AllocationSummaryView> out;
   for (const auto& [id, a] : allocations_) {
     if (a->state == AllocationRuntime::State::kTerminated) continue;

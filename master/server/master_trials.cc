@@ -178,7 +178,7 @@ Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run
   }
   if (steps < 0) return InvalidArgument("stepsCompleted: must be >= 0");
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = trials_.find(trial_id);
     if (it == trials_.end()) {
       DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
@@ -199,7 +199,7 @@ Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run
   row.report_time = Now();
   DET_RETURN_IF_ERROR(store_->AddMetrics(row));
   if (group == "validation") {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = trials_.find(trial_id);
     if (it != trials_.end()) {
       // 0.38 searchers (time_metric + max_time) decide from reported validation metrics.
@@ -225,14 +225,14 @@ Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) 
   }
   if (row.trial_id == 0) {
     // A user reporting for a task: find the trial by task id.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [id, t] : trials_) {
       if (t->task_id == row.task_id) row.trial_id = id;
     }
     if (row.trial_id == 0) return NotFound("task " + row.task_id + " not found");
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = trials_.find(row.trial_id);
     if (it != trials_.end() && row.task_id.empty()) row.task_id = it->second->task_id;
     if (who.is_allocation && it != trials_.end() &&
@@ -244,7 +244,7 @@ Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) 
     }
   }
   DET_RETURN_IF_ERROR(checkpoints_->Record(row));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   AppendMasterLogLocked(row.trial_id, row.task_id,
                         "Reported checkpoint " + row.uuid + " at " +
                             std::to_string(row.steps_completed) + " batches");
@@ -252,10 +252,10 @@ Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) 
 }
 
 void Master::GetSearcherOperation(int64_t trial_id, int64_t wait_ms, Reply<SearcherOpView> reply) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   auto step = std::make_shared<std::function<bool(bool)>>(
-      [this, trial_id, reply = std::move(reply)](bool final) {
+      [this, trial_id, reply = std::move(reply)](bool final) REQUIRES(mu_) {
         auto it = trials_.find(trial_id);
         if (it == trials_.end()) {
           Status st = store_->GetTrial(trial_id).status();
@@ -291,7 +291,7 @@ void Master::GetSearcherOperation(int64_t trial_id, int64_t wait_ms, Reply<Searc
 }
 
 Status Master::CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end())
     return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
@@ -327,7 +327,7 @@ Status Master::ReportProgress(int64_t trial_id, double fraction) {
   if (!std::isfinite(fraction) || fraction < 0) {
     return InvalidArgument("progress: must be a number >= 0");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end()) return Status::Ok();
   TrialRuntime& t = *it->second;
@@ -341,7 +341,7 @@ Status Master::ReportProgress(int64_t trial_id, double fraction) {
 }
 
 Status Master::ReportEarlyExit(int64_t trial_id, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end())
     return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
@@ -364,7 +364,7 @@ Status Master::ReportEarlyExit(int64_t trial_id, const std::string& reason) {
 }
 
 Status Master::SetRunnerState(int64_t trial_id, const std::string& state) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
   row.runner_state = state;
   return store_->UpdateTrial(row);
@@ -372,7 +372,7 @@ Status Master::SetRunnerState(int64_t trial_id, const std::string& state) {
 
 Result<json> Master::SetTrialMetadata(int64_t trial_id, const json& metadata) {
   if (!metadata.is_object()) return InvalidArgument("metadata: must be an object");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
   row.metadata = metadata;
   DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
@@ -386,10 +386,10 @@ Result<json> Master::GetTrialMetadata(int64_t trial_id) {
 
 void Master::WaitPreemption(const std::string& allocation_id, int64_t timeout_ms,
                             Reply<bool> reply) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   auto step = std::make_shared<std::function<bool(bool)>>(
-      [this, allocation_id, reply = std::move(reply)](bool final) {
+      [this, allocation_id, reply = std::move(reply)](bool final) REQUIRES(mu_) {
         auto it = allocations_.find(allocation_id);
         if (it == allocations_.end()) {
           Status st = store_->GetAllocation(allocation_id).status();
@@ -412,7 +412,7 @@ void Master::WaitPreemption(const std::string& allocation_id, int64_t timeout_ms
 }
 
 Status Master::AckPreemption(const std::string& allocation_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = allocations_.find(allocation_id);
   if (it == allocations_.end()) return NotFound("allocation " + allocation_id + " not found");
   it->second->preempt_acked = true;
@@ -424,7 +424,7 @@ Status Master::AddTaskLogs(const Principal& who, std::vector<store::TaskLogRow> 
   std::string task_id;
   int64_t trial_id = who.trial_id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (who.is_allocation) {
       auto it = trials_.find(who.trial_id);
       if (it != trials_.end()) task_id = it->second->task_id;
@@ -470,7 +470,7 @@ Result<std::vector<store::TaskLogRow>> Master::TrialLogs(int64_t trial_id, int64
 }
 
 bool Master::TrialFinished(int64_t trial_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end()) return true;
   return core::IsTerminal(it->second->state) && it->second->allocation_id.empty();
@@ -503,7 +503,7 @@ Result<TrialView> Master::GetTrial(int64_t trial_id) {
     }
     if (!v.best_checkpoint && c.steps_completed >= 0) v.best_checkpoint = c;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   v.presented_state = PresentedTrialStateLocked(trial_id, row.state);
   v.row = std::move(row);
   return v;
