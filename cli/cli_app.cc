@@ -68,6 +68,7 @@ int RunCli(int argc, char** argv) {
   RegisterPreviewCommands(app, ctx);
   RegisterCheckpointCommands(app, ctx);
   RegisterJobCommands(app, ctx);
+  RegisterModelCommands(app, ctx);
 
   try {
     app.parse(argc, argv);

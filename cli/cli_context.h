@@ -57,6 +57,8 @@ void RegisterCheckpointCommands(CLI::App& app, CliContext& ctx);
 // `det trial download TRIAL_ID (--best | --latest | --uuid U)` under `det trial`.
 void RegisterTrialDownloadCommand(CLI::App* trial, CliContext& ctx);
 void RegisterJobCommands(CLI::App& app, CliContext& ctx);
+// det model ... (the model registry).
+void RegisterModelCommands(CLI::App& app, CliContext& ctx);
 // continue, label, set, list-trials, list-checkpoints under `det experiment`.
 void RegisterExperimentManageCommands(CLI::App* experiment, CliContext& ctx);
 

@@ -73,7 +73,7 @@ Status AgentList(CliContext& ctx, bool json, bool csv) {
 }  // namespace
 
 void RegisterMasterCommands(CLI::App& app, CliContext& ctx) {
-  CLI::App* master = app.add_subcommand("master", "inspect the master")->alias("m");
+  CLI::App* master = app.add_subcommand("master", "inspect the master");  // `det m` is `det model`
   master->require_subcommand(1);
   auto info_json = std::make_shared<bool>(false);
   CLI::App* info = master->add_subcommand("info", "print the master's information");

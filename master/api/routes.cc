@@ -14,6 +14,8 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterWorkspaceRoutes(router, master);
   RegisterTaskRoutes(router, master);
   RegisterWebhookRoutes(router, master);
+  RegisterModelRoutes(router, master);
+  RegisterProfilerRoutes(router, master);
 }
 
 }  // namespace det::master::api

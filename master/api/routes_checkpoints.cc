@@ -195,6 +195,10 @@ HttpResponse CheckpointPage(server::Master* master, const HttpRequest& req,
 
 }  // namespace
 
+json CheckpointTrainingJson(server::Master* master, const store::CheckpointRow& c) {
+  return TrainingOf(master, c);
+}
+
 void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
   router->Add("PATCH", "/api/v1/experiments/{id}",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {

@@ -6,6 +6,7 @@
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/core/system_metrics.h"
 
 namespace det::master::api {
 
@@ -191,6 +192,8 @@ HttpResponse TrialsMetrics(server::Master* master, const HttpRequest& req, std::
 
 }  // namespace
 
+json MetricsReportJsonOf(const store::MetricRow& m) { return MetricsReportJson(m); }
+
 void RegisterTrialRoutes(server::Router* router, server::Master* master) {
   router->Add("GET", "/api/v1/trials/{id}",
               WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
@@ -302,6 +305,9 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 std::string group = "training";
                 if (const json* g = Field(*body, "group", "group"); g && g->is_string()) {
                   group = g->get<std::string>();
+                }
+                if (core::IsSystemMetricGroup(group)) {
+                  return ReportSystemMetricsResponse(master, who, *id, group, *metrics);
                 }
                 Result<int64_t> run = IntField(*metrics, "trialRunId", "trial_run_id");
                 if (!run.ok()) return ErrorResponse(run.status());

@@ -120,10 +120,7 @@ void CheckpointGcRunner::Loop() {
 }
 
 Status CheckpointGcRunner::RunRequest(const store::GcRequestRow& request) {
-  if (request.uuids.empty()) {
-    return request.delete_experiment ? store_->DeleteExperiment(request.experiment_id)
-                                     : Status::Ok();
-  }
+  if (request.uuids.empty() && !request.delete_experiment) return Status::Ok();
   std::vector<std::string> argv = {python_, "-m", "determined.exec.gc_checkpoints",
                                     "--storage-config", request.storage_config.dump(),
                                     "--delete", Join(request.uuids), "--experiment-id",
@@ -134,6 +131,13 @@ Status CheckpointGcRunner::RunRequest(const store::GcRequestRow& request) {
   if (!request.globs.empty()) {
     argv.push_back("--globs");
     argv.push_back(Join(request.globs));
+  }
+  if (request.delete_experiment) {
+    // Deleting an experiment also removes its trials' TensorBoard files, which they upload
+    // to <cluster id>/tensorboard/experiment/<id>/ in the checkpoint storage.
+    DET_ASSIGN_OR_RETURN(std::string cluster_id, store_->GetOrCreateClusterId(""));
+    argv.push_back("--delete-tensorboards");
+    argv.push_back(cluster_id);
   }
   std::map<std::string, std::string> env;
   if (!harness_dir_.empty()) env["PYTHONPATH"] = harness_dir_;
@@ -169,6 +173,10 @@ Status CheckpointGcRunner::RunRequest(const store::GcRequestRow& request) {
     }
     row->size = size;
     DET_RETURN_IF_ERROR(store_->AddCheckpoint(*row));
+  }
+  if (out.contains("tensorboards") && out["tensorboards"].is_object() &&
+      out["tensorboards"].value("error", json()).is_string()) {
+    failures += "tensorboard files: " + out["tensorboards"]["error"].get<std::string>() + "; ";
   }
   if (!failures.empty()) return Unavailable("some deletes failed: " + failures);
   if (request.delete_experiment) return store_->DeleteExperiment(request.experiment_id);

@@ -10,6 +10,7 @@
 #include "common/subprocess.h"
 #include "master/checkpoint_gc/checkpoint_gc.h"
 #include "master/config/searcher_metric.h"
+#include "master/server/model_service.h"
 
 namespace det::master::server {
 
@@ -116,6 +117,7 @@ Result<std::vector<store::MetricRow>> CheckpointService::CheckpointTrialMetrics(
 
 Status CheckpointService::SubmitDeletions(const std::vector<std::string>& uuids,
                                           const std::vector<std::string>& globs) {
+  DET_RETURN_IF_ERROR(RefuseRegisteredCheckpoints(store_, uuids, "deleted"));
   std::map<int64_t, std::vector<std::string>> by_experiment;
   std::map<int64_t, json> storage;
   for (const auto& uuid : uuids) {
@@ -148,6 +150,7 @@ Status CheckpointService::RemoveCheckpointFiles(const std::vector<std::string>& 
 Status CheckpointService::PatchCheckpointResources(const std::string& uuid, const json& resources) {
   if (!resources.is_object()) return InvalidArgument("resources: must be an object");
   DET_ASSIGN_OR_RETURN(store::CheckpointRow c, store_->GetCheckpoint(uuid));
+  DET_RETURN_IF_ERROR(RefuseRegisteredCheckpoints(store_, {uuid}, "patched"));
   c.state = resources.empty() ? kDeleted : kPartiallyDeleted;
   c.resources = resources;
   c.size = SizeOf(resources);
@@ -192,6 +195,11 @@ Status CheckpointService::CollectExperimentCheckpoints(int64_t experiment_id) {
                        store_->ListCheckpointsForExperiment(experiment_id));
   if (ckpts.empty()) return Status::Ok();
   DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trials, store_->ListTrials(experiment_id));
+  std::vector<std::string> all_uuids;
+  for (const auto& c : ckpts) all_uuids.push_back(c.uuid);
+  // Checkpoints registered in the model registry are never collected.
+  DET_ASSIGN_OR_RETURN(std::set<std::string> registered,
+                       RegisteredCheckpoints(store_, all_uuids));
   std::set<std::string> warm_starts;
   const config::SearcherMetric metric = config::SearcherMetric::FromConfigJson(exp.config);
   std::map<std::pair<int64_t, int64_t>, double> metric_at;  // (trial, steps) -> searcher metric
@@ -214,7 +222,7 @@ Status CheckpointService::CollectExperimentCheckpoints(int64_t experiment_id) {
     g.report_time = c.report_time;
     g.state = c.state;
     g.id = ++order;
-    g.keep = warm_starts.count(c.uuid) > 0;
+    g.keep = warm_starts.count(c.uuid) > 0 || registered.count(c.uuid) > 0;
     auto it = metric_at.find({c.trial_id, c.steps_completed});
     if (it != metric_at.end()) g.searcher_metric = it->second;
     input.push_back(std::move(g));

@@ -20,7 +20,9 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       auth_(std::make_unique<AuthService>(store_.get(), clock)),
       checkpoints_(std::make_unique<CheckpointService>(store_.get(), clock, config_.python,
                                                        config_.harness_dir)),
-      waiters_(std::make_unique<Waiters>()) {}
+      waiters_(std::make_unique<Waiters>()),
+      models_(std::make_unique<ModelService>(store_.get(), clock)),
+      profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)) {}
 
 Master::~Master() { Stop(); }
 

@@ -33,6 +33,8 @@
 #include "master/server/checkpoint_service.h"
 #include "master/server/log_buffer.h"
 #include "master/server/master_config.h"
+#include "master/server/model_service.h"
+#include "master/server/profiler_service.h"
 #include "master/server/waiters.h"
 #include "master/store/store.h"
 
@@ -152,6 +154,10 @@ class Master {
   const std::string& master_id() const { return master_id_; }
   // The master's recent log lines; main() feeds it from spdlog.
   const std::shared_ptr<LogBuffer>& log_buffer() const { return log_buffer_; }
+  // The model registry.
+  ModelService* models() { return models_.get(); }
+  // System metrics of trials' profilers.
+  ProfilerService* profiler() { return profiler_.get(); }
 
   // Users, sessions and allocation tokens.
   AuthService* auth() { return auth_.get(); }
@@ -312,6 +318,8 @@ class Master {
   std::deque<std::string> pending_ GUARDED_BY(mu_);  // allocation ids waiting for slots, FIFO
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread ticker_;
+  std::unique_ptr<ModelService> models_;
+  std::unique_ptr<ProfilerService> profiler_;
 };
 
 }  // namespace det::master::server

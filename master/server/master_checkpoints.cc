@@ -210,6 +210,19 @@ Status Master::DeleteExperiment(int64_t id) {
                               " must be COMPLETED, CANCELED or ERROR to be deleted (it is " +
                               row.state + ")");
   }
+  DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
+                       store_->ListCheckpointsForExperiment(id));
+  std::vector<std::string> uuids;
+  for (const auto& c : ckpts) {
+    if (c.state != "DELETED") uuids.push_back(c.uuid);
+  }
+  DET_ASSIGN_OR_RETURN(std::set<std::string> registered,
+                       RegisteredCheckpoints(store_.get(), uuids));
+  if (!registered.empty()) {
+    std::string which = *registered.begin() + (registered.size() > 1 ? " and others are" : " is");
+    return InvalidArgument("experiment " + std::to_string(id) + " cannot be deleted: checkpoint " +
+                           which + " registered as a model version (delete those versions first)");
+  }
   DET_RETURN_IF_ERROR(store_->UpdateExperimentState(
       id, std::string(core::RunStateName(RunState::kDeleting)), row.end_time));
   auto it = experiments_.find(id);

@@ -135,6 +135,50 @@ struct TrialSourceInfoRow {
   std::optional<int64_t> model_version;
 };
 
+// A model of the model registry (see 0007_model_registry.sql).
+struct ModelRow {
+  int64_t id = 0;
+  std::string name;
+  std::string description;
+  std::string notes;
+  nlohmann::json metadata = nlohmann::json::object();
+  std::vector<std::string> labels;
+  int64_t user_id = 0;
+  int64_t workspace_id = 1;
+  bool archived = false;
+  int64_t creation_time = 0;       // micros
+  int64_t last_updated_time = 0;   // micros
+  int64_t num_versions = 0;        // read only: counted on every read
+};
+
+// One version of a model: a checkpoint registered under the model's name and a number.
+struct ModelVersionRow {
+  int64_t id = 0;
+  int64_t model_id = 0;
+  int64_t version = 0;             // 1, 2, ... within the model
+  std::string checkpoint_uuid;
+  std::string name;
+  std::string comment;
+  std::string notes;
+  nlohmann::json metadata = nlohmann::json::object();
+  std::vector<std::string> labels;
+  int64_t user_id = 0;
+  int64_t creation_time = 0;
+  int64_t last_updated_time = 0;
+};
+
+// One profiler report of one agent (see system_metrics in the migrations).
+struct SystemMetricRow {
+  int64_t id = 0;
+  int64_t trial_id = 0;
+  int64_t trial_run_id = 0;
+  std::string group;     // cpu | gpu | memory | disk | network
+  std::string agent_id;
+  // {name: number} plus, for labelled metrics, {label: {name: number}} (GPU uuid, disk path).
+  nlohmann::json metrics = nlohmann::json::object();
+  int64_t end_time = 0;  // micros
+};
+
 struct Page {
   int64_t offset = 0;
   int64_t limit = 0;                 // 0 = no limit
@@ -221,6 +265,44 @@ class Store {
   // Logs of a trial with id > after_id, ascending, at most `limit` (0 = all).
   virtual Result<std::vector<TaskLogRow>> ListTrialLogs(int64_t trial_id, int64_t after_id,
                                                         int64_t limit, bool descending) = 0;
+
+  // Model registry (master/store/sqlite/sqlite_store_models.cc).
+  // Inserts a model (row.id, num_versions ignored) and returns it as stored; AlreadyExists when
+  // the name is taken (names are unique, case-sensitive).
+  virtual Result<ModelRow> InsertModel(const ModelRow& row) = 0;
+  virtual Result<ModelRow> GetModelById(int64_t id) = 0;
+  virtual Result<ModelRow> GetModelByName(const std::string& name) = 0;
+  // Every model, by id.
+  virtual Result<std::vector<ModelRow>> ListModels() = 0;
+  // Writes every field but id, creation_time and num_versions; AlreadyExists on a taken name.
+  virtual Status UpdateModel(const ModelRow& row) = 0;
+  // Removes the model and its versions in one transaction.
+  virtual Status DeleteModel(int64_t id) = 0;
+  // Inserts a version numbered one more than the model's highest (1 for the first) in one
+  // transaction and returns it as stored.
+  virtual Result<ModelVersionRow> InsertModelVersion(const ModelVersionRow& row) = 0;
+  virtual Result<ModelVersionRow> GetModelVersion(int64_t model_id, int64_t version) = 0;
+  // The model's versions, by version.
+  virtual Result<std::vector<ModelVersionRow>> ListModelVersions(int64_t model_id) = 0;
+  // Writes name, comment, notes, metadata, labels and last_updated_time.
+  virtual Status UpdateModelVersion(const ModelVersionRow& row) = 0;
+  virtual Status DeleteModelVersion(int64_t id) = 0;
+  // The versions registering any of `uuids`, by id.
+  virtual Result<std::vector<ModelVersionRow>> ListModelVersionsForCheckpoints(
+      const std::vector<std::string>& uuids) = 0;
+
+  // Profiler: system metrics.
+  // Stores the rows of one report in one transaction.
+  virtual Status AddSystemMetrics(const std::vector<SystemMetricRow>& rows) = 0;
+  // Rows of a trial's group with id > after_id, by id, at most `limit` (0 = all); agent_id ""
+  // = every agent.
+  virtual Result<std::vector<SystemMetricRow>> ListSystemMetrics(int64_t trial_id,
+                                                                 const std::string& group,
+                                                                 const std::string& agent_id,
+                                                                 int64_t after_id,
+                                                                 int64_t limit) = 0;
+  // The latest row of each (group, agent) of a trial, by group then agent.
+  virtual Result<std::vector<SystemMetricRow>> LatestSystemMetrics(int64_t trial_id) = 0;
 };
 
 }  // namespace det::master::store

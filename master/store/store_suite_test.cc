@@ -249,5 +249,58 @@ TEST_F(StoreSuite, CheckpointsAndLogs) {
   EXPECT_EQ((*tail)[0].log, "line 2\n");
 }
 
+// The model registry: unique case-sensitive names, version numbers counted per model (max + 1),
+// versions found by checkpoint, and a model's delete taking its versions along.
+TEST_F(StoreSuite, ModelRegistry) {
+  ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
+  ModelRow m;
+  m.name = "mnist";
+  m.labels = {"a", "b"};
+  m.metadata = {{"k", 1}};
+  m.user_id = 1;
+  m.creation_time = m.last_updated_time = 7;
+  auto created = store_->InsertModel(m);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_GT(created->id, 0);
+  EXPECT_EQ(created->labels, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(created->metadata["k"], 1);
+  EXPECT_EQ(created->num_versions, 0);
+  EXPECT_EQ(store_->InsertModel(m).status().code(), StatusCode::kAlreadyExists);
+  m.name = "MNIST";
+  ASSERT_TRUE(store_->InsertModel(m).ok());
+
+  ModelVersionRow v;
+  v.model_id = created->id;
+  v.checkpoint_uuid = "c1";
+  v.user_id = 1;
+  auto v1 = store_->InsertModelVersion(v);
+  auto v2 = store_->InsertModelVersion(v);
+  ASSERT_TRUE(v1.ok() && v2.ok());
+  EXPECT_EQ(v1->version, 1);
+  EXPECT_EQ(v2->version, 2);
+  EXPECT_EQ(store_->GetModelByName("mnist")->num_versions, 2);
+  ASSERT_TRUE(store_->DeleteModelVersion(v2->id).ok());
+  EXPECT_EQ(store_->InsertModelVersion(v)->version, 2);  // max + 1, as Determined numbers
+
+  auto found = store_->ListModelVersionsForCheckpoints({"c1", "nope"});
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(found->size(), 2u);
+
+  ModelRow renamed = *store_->GetModelById(created->id);
+  renamed.name = "MNIST";
+  EXPECT_EQ(store_->UpdateModel(renamed).code(), StatusCode::kAlreadyExists);
+  renamed.name = "digits";
+  renamed.archived = true;
+  ASSERT_TRUE(store_->UpdateModel(renamed).ok());
+  EXPECT_TRUE(store_->GetModelByName("digits")->archived);
+
+  store_ = Reopen();
+  EXPECT_EQ(store_->ListModels()->size(), 2u);
+  ASSERT_TRUE(store_->DeleteModel(created->id).ok());
+  EXPECT_EQ(store_->GetModelById(created->id).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store_->ListModelVersionsForCheckpoints({"c1"})->empty());
+  EXPECT_EQ(store_->DeleteModel(created->id).code(), StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace det::master::store

@@ -64,7 +64,9 @@ class FixedPortS3:
 
     def uuids_in(self, bucket: str, prefix: str) -> set:
         resp = self.client().list_objects_v2(Bucket=bucket, Prefix=prefix + "/")
-        return {obj["Key"][len(prefix) + 1:].split("/")[0] for obj in resp.get("Contents", [])}
+        keys = [obj["Key"][len(prefix) + 1:].split("/") for obj in resp.get("Contents", [])]
+        # <cluster id>/tensorboard/... holds the trials' TensorBoard files, not a checkpoint.
+        return {k[0] for k in keys if k[1:2] != ["tensorboard"]}
 
 
 def test_s3_gc_interrupted_then_completed(own_cluster, tmp_path):

@@ -2,12 +2,14 @@
 
 import logging
 import os
+import pathlib
 import sys
 import tempfile
 import types
 from typing import Any, Dict, Optional, Type, Union
 
 import determined as det
+from determined import tensorboard
 from determined import _info
 from determined.common import api, storage
 from determined.core._checkpoint import CheckpointContext, DummyCheckpointContext
@@ -128,6 +130,7 @@ class Context:
         try:
             self.preempt.close()
             self.profiler.close()
+            getattr(self.train, "_close_tensorboard", lambda: None)()
         finally:
             self._metrics.close(raise_errors=raise_errors)
             self.distributed.close()
@@ -148,6 +151,12 @@ class Context:
         self.close(typ, value, tb)
         if invalid_hp:
             sys.exit(0)
+
+
+def _tensorboard_dir(info: _info.ClusterInfo, rank: int) -> pathlib.Path:
+    # Allocation ids repeat across clusters; the cluster id keeps their directories apart.
+    name = "-".join(p for p in ("tensorboard", info.cluster_id, info.allocation_id, str(rank)) if p)
+    return pathlib.Path(tempfile.gettempdir(), name)
 
 
 def _get_storage_manager(
@@ -224,6 +233,13 @@ def init(
             metrics,
             distributed,
             tensorboard_mode,
+            tensorboard.TensorboardManager(
+                _tensorboard_dir(info, distributed.rank),
+                storage_manager,
+                info.cluster_id,
+                trial.experiment_id,
+                trial.trial_id,
+            ),
             allocation_id=info.allocation_id,
         )
         max_length = (trial._config.get("searcher") or {}).get("max_length")

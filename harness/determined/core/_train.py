@@ -6,6 +6,7 @@ import pathlib
 import tempfile
 from typing import Any, Callable, Dict, List, Optional
 
+from determined import tensorboard
 from determined.common import api
 from determined.core._distributed import DistributedContext
 from determined.core._metrics import _DummyMetricsContext, _MetricsContext
@@ -72,6 +73,8 @@ class TrainContext:
         self._dist = distributed
         self._tensorboard_mode = tensorboard_mode
         self._allocation_id = allocation_id
+        self._tensorboard_manager = tensorboard_manager
+        self._tbd_writer = tbd_writer
 
     def set_status(self, status: str) -> None:
         """Report a short user-facing string describing what the trial is doing."""
@@ -103,11 +106,13 @@ class TrainContext:
         """Report training metrics (and optionally per-batch metrics) to the master."""
         _check_metrics(steps_completed, metrics)
         self._metrics.report("training", int(steps_completed), metrics, batch_metrics)
+        self._write_tensorboard(int(steps_completed), metrics, batch_metrics, validation=False)
 
     def report_validation_metrics(self, steps_completed: int, metrics: Dict[str, Any]) -> None:
         """Report validation metrics to the master."""
         _check_metrics(steps_completed, metrics)
         self._metrics.report("validation", int(steps_completed), metrics)
+        self._write_tensorboard(int(steps_completed), metrics, None, validation=True)
 
     def report_metrics(self, group: str, steps_completed: int, metrics: Dict[str, Any]) -> None:
         """Report metrics of any group (a name without '.') to the master."""
@@ -154,7 +159,11 @@ class TrainContext:
         return float(resp["metric"])
 
     def get_tensorboard_path(self) -> pathlib.Path:
-        """The directory to write TensorBoard files into."""
+        """The directory to write TensorBoard files into (synced to checkpoint storage)."""
+        manager = getattr(self, "_tensorboard_manager", None)
+        if manager is not None:
+            manager.base_path.mkdir(parents=True, exist_ok=True)
+            return pathlib.Path(manager.base_path)
         name = f"tensorboard-{self._allocation_id}-{self._dist.rank}" if self._allocation_id else "tensorboard"
         path = pathlib.Path(tempfile.gettempdir()) / name
         path.mkdir(parents=True, exist_ok=True)
@@ -165,8 +174,52 @@ class TrainContext:
         selector: Callable[[pathlib.Path], bool] = lambda _: True,
         mangler: Callable[[pathlib.Path, int], pathlib.Path] = lambda p, __: p,
     ) -> None:
-        """Accepted for compatibility; TensorBoard files are not uploaded yet."""
-        logger.debug("upload_tensorboard_files(): not implemented yet, nothing uploaded")
+        """Upload the files of get_tensorboard_path() (those ``selector`` accepts, renamed by
+        ``mangler(relative_path, rank)``) to checkpoint storage. MANUAL mode only: in AUTO
+        mode they are uploaded with every metrics report."""
+        if self._tensorboard_mode == TensorboardMode.AUTO:
+            raise RuntimeError("upload_tensorboard_files can only be used in MANUAL mode")
+        manager = getattr(self, "_tensorboard_manager", None)
+        if manager is None:
+            logger.debug("upload_tensorboard_files(): no checkpoint storage here, nothing uploaded")
+            return
+        manager.sync(selector, mangler, self._dist.rank, force=True)
+
+    def _write_tensorboard(
+        self,
+        steps_completed: int,
+        metrics: Dict[str, Any],
+        batch_metrics: Optional[List[Dict[str, Any]]],
+        validation: bool,
+    ) -> None:
+        """TensorboardMode.AUTO: mirror the report into an event file and sync the directory."""
+        manager = getattr(self, "_tensorboard_manager", None)
+        if self._tensorboard_mode != TensorboardMode.AUTO or manager is None:
+            return
+        try:
+            if self._tbd_writer is None:
+                self._tbd_writer = tensorboard.BatchMetricWriter(
+                    tensorboard.EventFileWriter(self.get_tensorboard_path())
+                )
+            if validation:
+                self._tbd_writer.on_validation_step_end(steps_completed, metrics)
+            else:
+                self._tbd_writer.on_train_step_end(steps_completed, metrics, batch_metrics)
+            manager.sync()
+        except Exception as e:  # noqa: BLE001 - TensorBoard files never fail training
+            logger.warning("could not write or upload TensorBoard files: %s", e)
+
+    def _close_tensorboard(self) -> None:
+        """Final upload when the Context closes (AUTO mode)."""
+        manager = getattr(self, "_tensorboard_manager", None)
+        writer, self._tbd_writer = getattr(self, "_tbd_writer", None), None
+        if writer is not None:
+            writer.close()
+        if self._tensorboard_mode == TensorboardMode.AUTO and manager is not None:
+            try:
+                manager.sync(force=True)
+            except Exception as e:  # noqa: BLE001
+                logger.warning("could not upload TensorBoard files: %s", e)
 
 
 class DummyTrainContext(TrainContext):

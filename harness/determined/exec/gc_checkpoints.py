@@ -1,7 +1,8 @@
 """The checkpoint GC task: delete checkpoint files, idempotently, with retries.
 
     python -m determined.exec.gc_checkpoints --storage-config JSON --delete UUID[,UUID...] \\
-        [--globs GLOB[,GLOB...]] [--experiment-id N] [--attempts 5] [--dry-run]
+        [--globs GLOB[,GLOB...]] [--experiment-id N] [--delete-tensorboards CLUSTER_ID]
+        [--attempts 5] [--dry-run]
 
 ``--storage-config`` is the experiment's ``checkpoint_storage`` as JSON (or a path to a JSON
 file, or a shortcut string such as ``s3://bucket/prefix``). Without ``--globs`` every file of
@@ -14,7 +15,9 @@ is what really remains in storage (relative path -> size; directories end with '
 the delete was verified, ``state`` is ``DELETED`` (nothing remains), ``PARTIALLY_DELETED``
 (files were removed, some remain), ``UNCHANGED`` or ``FAILED``. With ``DET_MASTER`` set it
 also PATCHes ``/api/v1/checkpoints`` with the remaining resources of every uuid that did
-not fail (an empty map means DELETED). Exit status 0 when every uuid succeeded, 1 otherwise.
+not fail (an empty map means DELETED). With ``--delete-tensorboards`` the experiment's
+TensorBoard files (``<cluster id>/tensorboard/experiment/<id>/``) go too, reported as
+``"tensorboards": {"storageId", "path", "error"}``. Exit status 0 when everything succeeded.
 """
 
 import argparse
@@ -115,6 +118,32 @@ def gc_checkpoints(
     return results
 
 
+def delete_tensorboards(
+    config: Dict[str, Any],
+    cluster_id: str,
+    experiment_id: int,
+    *,
+    attempts: int = 5,
+    backoff: float = 0.5,
+    dry_run: bool = False,
+) -> Dict[str, Any]:
+    """Delete an experiment's TensorBoard files: <cluster id>/tensorboard/experiment/<id>/ in
+    checkpoint storage (where trials upload them)."""
+    pattern = f"tensorboard/experiment/{int(experiment_id)}"
+    entry: Dict[str, Any] = {"storageId": cluster_id, "path": pattern, "error": None}
+    try:
+        manager = storage.build(config)
+        if dry_run:
+            found = _globs.expand_matches(manager.list_files(cluster_id), [pattern])
+            entry["deleted"] = sorted(found)
+            return entry
+        delete_with_retries(manager, cluster_id, [pattern], attempts=attempts, backoff=backoff)
+    except Exception as e:
+        logger.error("could not delete the TensorBoard files of experiment %s: %s", experiment_id, e)
+        entry["error"] = f"{type(e).__name__}: {e}"
+    return entry
+
+
 def report_to_master(results: Sequence[Dict[str, Any]]) -> None:
     """PATCH the remaining resources of every checkpoint that did not fail."""
     from determined.common import api
@@ -140,6 +169,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--backoff", type=float, default=0.5)
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("--no-report", action="store_true", help="do not PATCH the master")
+    parser.add_argument("--delete-tensorboards", metavar="CLUSTER_ID", default=None,
+                        help="also delete the experiment's TensorBoard files (needs --experiment-id)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
 
@@ -147,8 +178,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     uuids = parse_list(args.delete)
     config = storage.config_from_arg(args.storage_config)
     results = gc_checkpoints(config, uuids, globs, attempts=args.attempts, backoff=args.backoff, dry_run=args.dry_run)
-    print(json.dumps({"experimentId": args.experiment_id, "checkpoints": results}, sort_keys=True), flush=True)
+    tensorboards = None
+    if args.delete_tensorboards:
+        if args.experiment_id is None:
+            parser.error("--delete-tensorboards needs --experiment-id")
+        tensorboards = delete_tensorboards(config, args.delete_tensorboards, args.experiment_id,
+                                           attempts=args.attempts, backoff=args.backoff, dry_run=args.dry_run)
+    print(json.dumps({"experimentId": args.experiment_id, "checkpoints": results, "tensorboards": tensorboards},
+                     sort_keys=True), flush=True)
     rc = 0 if all(r["error"] is None for r in results) else 1
+    if tensorboards is not None and tensorboards["error"] is not None:
+        rc = 1
     if os.environ.get("DET_MASTER") and not args.no_report and not args.dry_run:
         try:
             report_to_master(results)

@@ -159,6 +159,9 @@ class Trainer:
             raise TypeError("max_length must be a Batch or Epoch of an int")
         loop = _TrainLoop(self, checkpoint_period, validation_period, max_length, reporting_period,
                           checkpoint_policy, latest_checkpoint, step_zero_validation, test_mode, managed)
+        if not self._context.get_enable_tensorboard_logging():
+            # Reported metrics are then not mirrored into TensorBoard files nor uploaded.
+            self._core.train._tensorboard_mode = core.TensorboardMode.MANUAL
         # System metrics profiling: the core context's profiler is on for the duration of fit().
         profiler = self._core.profiler
         started_profiler = bool(profiling_enabled) and not getattr(profiler, "is_on", False)
@@ -166,8 +169,13 @@ class Trainer:
             if not managed:
                 logger.warning("profiling_enabled: system metrics are only collected on a cluster")
             profiler.on()
+        torch_profiler = self._context._torch_profiler
         try:
-            loop.run()
+            if torch_profiler is not None:
+                with torch_profiler:
+                    loop.run()
+            else:
+                loop.run()
         finally:
             if started_profiler:
                 profiler.off()
@@ -470,6 +478,9 @@ class _TrainLoop:
         schedulers = ctx.lr_schedulers
         for s in schedulers:
             s._after_batch(steps)
+        prof = ctx._torch_profiler
+        if prof is not None:
+            prof.step()
         epoch_end = batch_in_epoch + 1 == self.epoch_len
         if epoch_end:
             self._cb("on_training_epoch_end", epoch_idx)
@@ -833,7 +844,9 @@ def _run_pytorch_trial(trial_class: Any, info: Optional[det.ClusterInfo], *, tes
                 shutil.rmtree(str(exp_conf["checkpoint_storage"]), ignore_errors=True)
             return
         latest = info.latest_checkpoint if info is not None else None
-        trainer.fit(latest_checkpoint=latest)
+        # The experiment config's `profiling: {enabled: true}` turns system metrics on.
+        profiling = (context._exp_conf or {}).get("profiling") or {}
+        trainer.fit(latest_checkpoint=latest, profiling_enabled=bool(profiling.get("enabled", False)))
 
 
 def _test_mode_round_trip(trial: Any, context: PyTorchTrialContext, trainer: Trainer) -> None:

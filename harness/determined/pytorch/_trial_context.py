@@ -102,6 +102,7 @@ class PyTorchTrialContext:
         self._epoch_len: Optional[int] = None
         self._loss_ids: Dict[Any, int] = {}
         self._tb_writer: Any = None
+        self._torch_profiler: Any = None  # set_profiler()
         self._to_device_warned_types: Set[type] = set()
         self._enable_tensorboard_logging = enable_tensorboard_logging
 
@@ -202,16 +203,21 @@ class PyTorchTrialContext:
         if self._tb_writer is None:
             try:
                 from torch.utils.tensorboard import SummaryWriter
-            except ImportError as e:
-                raise RuntimeError(
-                    "get_tensorboard_writer() needs the `tensorboard` package, which is not installed "
-                    f"({e}); write files into get_tensorboard_path() instead"
-                ) from None
+            except ImportError:
+                # No tensorboard package (Debian has none): our writer of scalar event files.
+                from determined.tensorboard import SummaryWriter  # type: ignore[assignment]
             self._tb_writer = SummaryWriter(str(self.get_tensorboard_path()))
         return self._tb_writer
 
     def set_profiler(self, *args: Any, **kwargs: Any) -> None:
-        logger.info("set_profiler(): torch profiler integration is not available; ignoring")
+        """Profile training with ``torch.profiler.profile(*args, **kwargs)``, its traces written
+        into get_tensorboard_path() (``on_trace_ready`` is set to TensorBoard's trace handler;
+        traces are uploaded with the other TensorBoard files). The Trainer enters it for the
+        training loop and steps it after every batch."""
+        import torch.profiler
+
+        kwargs["on_trace_ready"] = torch.profiler.tensorboard_trace_handler(str(self.get_tensorboard_path()))
+        self._torch_profiler = torch.profiler.profile(*args, **kwargs)
 
     # -- wrapping ------------------------------------------------------------------------
     def autocast_forward_pass(self, to_wrap: torch.nn.Module) -> torch.nn.Module:

@@ -78,7 +78,31 @@ class SqliteStore : public Store {
   Result<std::vector<TaskLogRow>> ListTrialLogs(int64_t trial_id, int64_t after_id, int64_t limit,
                                                 bool descending) override;
 
+  // Model registry (sqlite_store_models.cc).
+  Result<ModelRow> InsertModel(const ModelRow& row) override;
+  Result<ModelRow> GetModelById(int64_t id) override;
+  Result<ModelRow> GetModelByName(const std::string& name) override;
+  Result<std::vector<ModelRow>> ListModels() override;
+  Status UpdateModel(const ModelRow& row) override;
+  Status DeleteModel(int64_t id) override;
+  Result<ModelVersionRow> InsertModelVersion(const ModelVersionRow& row) override;
+  Result<ModelVersionRow> GetModelVersion(int64_t model_id, int64_t version) override;
+  Result<std::vector<ModelVersionRow>> ListModelVersions(int64_t model_id) override;
+  Status UpdateModelVersion(const ModelVersionRow& row) override;
+  Status DeleteModelVersion(int64_t id) override;
+  Result<std::vector<ModelVersionRow>> ListModelVersionsForCheckpoints(
+      const std::vector<std::string>& uuids) override;
+  // Profiler (sqlite_store_profiler.cc).
+  Status AddSystemMetrics(const std::vector<SystemMetricRow>& rows) override;
+  Result<std::vector<SystemMetricRow>> ListSystemMetrics(int64_t trial_id,
+                                                         const std::string& group,
+                                                         const std::string& agent_id,
+                                                         int64_t after_id, int64_t limit) override;
+  Result<std::vector<SystemMetricRow>> LatestSystemMetrics(int64_t trial_id) override;
+
  private:
+  // REQUIRES: mu_ held.
+  Result<ModelRow> GetModelLocked(const char* where, int64_t id, const std::string& name);
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   struct PendingMetric {
     const MetricRow* row;
