@@ -13,13 +13,15 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   python3-psutil \
   python3-protobuf \
   nodejs \
-  chromium
+  chromium \
+  clang
 
 FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
 .PHONY: setup configure build test unit-test e2e-test harness-test demo bench clean fuzz fuzz-smoke \
-  webui webui-deps webui-test
+  webui webui-deps webui-test \
+  thread-safety
 
 setup:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -86,7 +88,17 @@ e2e-test: build
 	PYTHONPATH=harness DET_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q \
 	  -n $(E2E_WORKERS) --dist loadfile tests/e2e
 
-test: unit-test harness-test e2e-test webui-test fuzz-smoke
+test: thread-safety unit-test harness-test e2e-test webui-test fuzz-smoke
+
+# clang's lock analysis over the master's services and routes (GUARDED_BY / REQUIRES, see
+# common/thread_annotations.h): syntax only, no object files, two files at a time.
+THREAD_SAFETY_SRCS = $(wildcard master/server/*.cc master/api/*.cc)
+THREAD_SAFETY_FLAGS = -std=c++20 -fsyntax-only -Wthread-safety -Werror -I. \
+  -DBOOST_ALL_NO_LIB -DFMT_SHARED -DSPDLOG_COMPILED_LIB -DSPDLOG_FMT_EXTERNAL -DSPDLOG_SHARED_LIB
+thread-safety:
+	@printf '%s\n' $(filter-out %_test.cc,$(THREAD_SAFETY_SRCS)) | \
+	  xargs -P 2 -I{} clang++ $(THREAD_SAFETY_FLAGS) {}
+	@echo "thread-safety: clean"
 
 # libFuzzer over the config parser (clang only), seeded with tests/config_corpus; new inputs it
 # finds go to $(FUZZ_BUILD_DIR)/corpus, crashes to $(FUZZ_BUILD_DIR)/artifacts.

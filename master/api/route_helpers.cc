@@ -46,9 +46,9 @@ server::Handler WithAuth(server::Master* master, Auth auth, AuthedHandler handle
     if (user_token.empty()) user_token = CookieToken(req.Header("cookie"));
     Result<server::Principal> who = Unauthenticated("token missing");
     if (!alloc_token.empty() && auth == Auth::kUserOrAllocation) {
-      who = master->AuthenticateAllocationToken(BearerToken(alloc_token));
+      who = master->auth()->AuthenticateAllocationToken(BearerToken(alloc_token));
     } else if (!user_token.empty()) {
-      who = master->AuthenticateUserToken(user_token);
+      who = master->auth()->AuthenticateUserToken(user_token);
     } else if (!alloc_token.empty()) {
       who = PermissionDenied("allocation tokens may not call this endpoint");
     }

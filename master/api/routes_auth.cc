@@ -47,7 +47,7 @@ void RegisterAuthRoutes(server::Router* router, server::Master* master) {
     const json* hashed = Field(*body, "isHashed", "is_hashed");
     bool is_hashed = hashed && hashed->is_boolean() && hashed->get<bool>();
     std::string client_hash = is_hashed ? pw : server::ClientPasswordHash(pw);
-    auto r = master->Login(username->get<std::string>(), client_hash);
+    auto r = master->auth()->Login(username->get<std::string>(), client_hash);
     if (!r.ok()) return ErrorResponse(r.status());
     HttpResponse resp = JsonResponse({{"token", r->first}, {"user", UserJson(r->second)}});
     resp.headers.push_back({"Set-Cookie", "auth=" + r->first + "; Path=/; HttpOnly"});
@@ -56,13 +56,13 @@ void RegisterAuthRoutes(server::Router* router, server::Master* master) {
 
   router->Add("POST", "/api/v1/auth/logout",
               WithAuth(master, Auth::kUser, [master](HttpRequest&, const Principal& who) {
-                Status st = master->Logout(who.token);
+                Status st = master->auth()->Logout(who.token);
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
   router->Add("GET", "/api/v1/me",
               WithAuth(master, Auth::kUser, [master](HttpRequest&, const Principal& who) {
-                auto u = master->GetUser(who.user_id);
+                auto u = master->auth()->GetUser(who.user_id);
                 if (!u.ok()) return ErrorResponse(u.status());
                 return JsonResponse({{"user", UserJson(*u)}});
               }));
@@ -83,7 +83,7 @@ void RegisterAuthRoutes(server::Router* router, server::Master* master) {
                   return ErrorResponse(InvalidArgument("password: required string"));
                 }
                 // Clients send the salted SHA-512 already, as for login.
-                Status st = master->SetPassword(who, *id, pw);
+                Status st = master->auth()->SetPassword(who, *id, pw);
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 }

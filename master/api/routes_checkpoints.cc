@@ -10,6 +10,7 @@
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/config/searcher_metric.h"
 
 namespace det::master::api {
 
@@ -49,9 +50,9 @@ json TrainingOf(server::Master* master, const store::CheckpointRow& c) {
       json avg = v.metrics.value("validation_metrics", json::object());
       training["validationMetrics"] = {{"avgMetrics", avg}};
       if (e.ok()) {
-        std::string metric = e->row.config.value("searcher", json::object()).value("metric", "");
-        if (avg.contains(metric) && avg[metric].is_number())
-          training["searcherMetric"] = avg[metric];
+        std::optional<double> value =
+            config::SearcherMetric::FromConfigJson(e->row.config).ValueIn(avg);
+        if (value) training["searcherMetric"] = *value;
       }
     }
   }
@@ -72,7 +73,7 @@ Result<std::string> ArchiveCheckpoint(server::Master* master, const json& storag
   } else if (type == "directory") {
     base = storage.value("container_path", "");
   } else {
-    return master->ArchiveCheckpointFromStorage(storage, uuid);
+    return master->checkpoints()->ArchiveCheckpointFromStorage(storage, uuid);
   }
   fs::path dir = base / uuid;
   std::error_code ec;
@@ -184,8 +185,9 @@ HttpResponse CheckpointPage(server::Master* master, const HttpRequest& req,
                             const std::vector<store::CheckpointRow>& ckpts) {
   std::vector<CheckpointItem> items;
   for (const auto& c : ckpts) items.push_back({c, CheckpointJson(c, TrainingOf(master, c))});
-  bool smaller = exp.row.config.value("searcher", json::object()).value("smaller_is_better", true);
-  auto out = SortCheckpoints(req, std::move(items), smaller);
+  auto out =
+      SortCheckpoints(req, std::move(items),
+                      config::SearcherMetric::FromConfigJson(exp.row.config).smaller_is_better);
   if (!out.ok()) return ErrorResponse(out.status());
   auto page = Paginate(req, *out, "checkpoints");
   return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
@@ -263,7 +265,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 if (!trial.ok()) return ErrorResponse(trial.status());
                 auto exp = master->GetExperiment(trial->row.experiment_id);
                 if (!exp.ok()) return ErrorResponse(exp.status());
-                auto ckpts = master->ListTrialCheckpoints(*id);
+                auto ckpts = master->checkpoints()->ListTrialCheckpoints(*id);
                 if (!ckpts.ok()) return ErrorResponse(ckpts.status());
                 return CheckpointPage(master, req, *exp, *ckpts);
               }));
@@ -274,7 +276,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 if (!id.ok()) return ErrorResponse(id.status());
                 auto exp = master->GetExperiment(*id);
                 if (!exp.ok()) return ErrorResponse(exp.status());
-                auto ckpts = master->ListExperimentCheckpoints(*id);
+                auto ckpts = master->checkpoints()->ListExperimentCheckpoints(*id);
                 if (!ckpts.ok()) return ErrorResponse(ckpts.status());
                 return CheckpointPage(master, req, *exp, *ckpts);
               }));
@@ -282,7 +284,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
   router->Add(
       "GET", "/api/v1/checkpoints/{uuid}",
       WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
-        auto c = master->GetCheckpoint(req.params["uuid"]);
+        auto c = master->checkpoints()->GetCheckpoint(req.params["uuid"]);
         if (!c.ok()) return ErrorResponse(c.status());
         return JsonResponse({{"checkpoint", CheckpointJson(*c, TrainingOf(master, *c))}});
       }));
@@ -293,7 +295,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 if (!body.ok()) return ErrorResponse(body.status());
                 auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
                 if (!uuids.ok()) return ErrorResponse(uuids.status());
-                Status st = master->DeleteCheckpoints(*uuids);
+                Status st = master->checkpoints()->DeleteCheckpoints(*uuids);
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
@@ -305,7 +307,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 if (!uuids.ok()) return ErrorResponse(uuids.status());
                 auto globs = StringList(*body, "checkpointGlobs", "checkpoint_globs");
                 if (!globs.ok()) return ErrorResponse(globs.status());
-                Status st = master->RemoveCheckpointFiles(*uuids, *globs);
+                Status st = master->checkpoints()->RemoveCheckpointFiles(*uuids, *globs);
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
@@ -323,7 +325,8 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
           if (c.contains("resources") && c["resources"].is_object()) {
             resources = c["resources"].value("resources", json::object());
           }
-          Status st = master->PatchCheckpointResources(c.value("uuid", ""), resources);
+          Status st =
+              master->checkpoints()->PatchCheckpointResources(c.value("uuid", ""), resources);
           if (!st.ok()) return ErrorResponse(st);
         }
         return JsonResponse(json::object());
@@ -335,14 +338,15 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
         Result<json> body = ParseBody(req);
         if (!body.ok()) return ErrorResponse(body.status());
         const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
-        auto md = master->SetCheckpointMetadata(req.params["uuid"], c.value("metadata", json()));
+        auto md = master->checkpoints()->SetCheckpointMetadata(req.params["uuid"],
+                                                               c.value("metadata", json()));
         if (!md.ok()) return ErrorResponse(md.status());
         return JsonResponse({{"metadata", *md}});
       }));
 
   router->Add("GET", "/checkpoints/{uuid}",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                auto c = master->GetCheckpoint(req.params["uuid"]);
+                auto c = master->checkpoints()->GetCheckpoint(req.params["uuid"]);
                 if (!c.ok()) return ErrorResponse(c.status());
                 auto t = master->GetTrial(c->trial_id);
                 if (!t.ok()) return ErrorResponse(t.status());

@@ -49,7 +49,7 @@ Result<int64_t> IntField(const json& obj, const char* camel, const char* snake) 
 json Workloads(server::Master* master, int64_t trial_id, Status* st) {
   auto training = master->ListMetrics(trial_id, "training");
   auto validation = master->ListMetrics(trial_id, "validation");
-  auto ckpts = master->ListTrialCheckpoints(trial_id);
+  auto ckpts = master->checkpoints()->ListTrialCheckpoints(trial_id);
   if (!training.ok() || !validation.ok() || !ckpts.ok()) {
     *st = !training.ok() ? training.status() : !validation.ok() ? validation.status() : ckpts.status();
     return json();
@@ -275,7 +275,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
           if (!v.ok()) return ErrorResponse(v.status());
           row.model_version = *v;
         }
-        Status st = master->AddTrialSourceInfo(row);
+        Status st = master->checkpoints()->AddTrialSourceInfo(row);
         if (!st.ok()) return ErrorResponse(st);
         return JsonResponse({{"trialId", row.trial_id}, {"checkpointUuid", row.checkpoint_uuid}});
       }));
@@ -284,8 +284,8 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 std::string type = req.Query("trialSourceInfoType");
                 if (type == "TRIAL_SOURCE_INFO_TYPE_UNSPECIFIED") type.clear();
-                auto rows = master->CheckpointTrialMetrics(req.params["uuid"], type,
-                                                           req.Query("metricGroup"));
+                auto rows = master->checkpoints()->CheckpointTrialMetrics(req.params["uuid"], type,
+                                                                          req.Query("metricGroup"));
                 if (!rows.ok()) return ErrorResponse(rows.status());
                 json out = json::array();
                 for (const auto& m : *rows) out.push_back(MetricsReportJson(m));

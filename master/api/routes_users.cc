@@ -93,7 +93,7 @@ void RegisterUserRoutes(server::Router* router, server::Master* master) {
                 if (!active.ok()) return ErrorResponse(active.status());
                 auto admin = QueryFilter(req, "admin");
                 if (!admin.ok()) return ErrorResponse(admin.status());
-                auto users = master->ListUsers();
+                auto users = master->auth()->ListUsers();
                 if (!users.ok()) return ErrorResponse(users.status());
                 std::string name = req.Query("name");
                 json out = json::array();
@@ -139,14 +139,14 @@ void RegisterUserRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                auto u = master->GetUser(*id);
+                auto u = master->auth()->GetUser(*id);
                 if (!u.ok()) return ErrorResponse(u.status());
                 return JsonResponse({{"user", UserJson(*u)}});
               }));
 
   router->Add("GET", "/api/v1/users/{username}/by-username",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                auto users = master->ListUsers();
+                auto users = master->auth()->ListUsers();
                 if (!users.ok()) return ErrorResponse(users.status());
                 const std::string& name = req.params["username"];
                 for (const auto& u : *users) {

@@ -51,7 +51,7 @@ Result<std::map<int64_t, ProjectCounts>> CountByProject(server::Master* master) 
 // Usernames by id, for the owner fields.
 std::map<int64_t, std::string> Usernames(server::Master* master) {
   std::map<int64_t, std::string> names;
-  if (auto users = master->ListUsers(); users.ok()) {
+  if (auto users = master->auth()->ListUsers(); users.ok()) {
     for (const auto& u : *users) names[u.id] = u.username;
   }
   return names;

@@ -23,11 +23,14 @@
 #include "common/archive.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "common/thread_annotations.h"
 #include "master/config/experiment_config.h"
 #include "master/core/exit_policy.h"
 #include "master/core/states.h"
 #include "master/scheduler/types.h"
 #include "master/searcher/searcher.h"
+#include "master/server/auth_service.h"
+#include "master/server/checkpoint_service.h"
 #include "master/server/log_buffer.h"
 #include "master/server/master_config.h"
 #include "master/server/model_service.h"
@@ -37,17 +40,6 @@
 #include "master/store/store.h"
 
 namespace det::master::server {
-
-// Who is calling: a user session or a trial's allocation.
-struct Principal {
-  int64_t user_id = 0;
-  std::string username;
-  bool admin = false;
-  bool is_allocation = false;
-  std::string allocation_id;
-  int64_t trial_id = 0;
-  std::string token;
-};
 
 struct ExperimentView {
   store::ExperimentRow row;
@@ -174,15 +166,10 @@ class Master {
   class WorkspaceService* workspaces() { return workspaces_.get(); }
   class UserAdminService* user_admin() { return user_admin_.get(); }
 
-  // Auth.
-  Result<std::pair<std::string, store::UserRow>> Login(const std::string& username,
-                                                       const std::string& client_hash);
-  Status Logout(const std::string& token);
-  Result<Principal> AuthenticateUserToken(const std::string& token);
-  Result<Principal> AuthenticateAllocationToken(const std::string& token);
-  Result<store::UserRow> GetUser(int64_t id);
-  Result<std::vector<store::UserRow>> ListUsers();
-  Status SetPassword(const Principal& who, int64_t user_id, const std::string& client_hash);
+  // Users, sessions and allocation tokens.
+  AuthService* auth() { return auth_.get(); }
+  // The checkpoint registry, metadata, deletion and GC.
+  CheckpointService* checkpoints() { return checkpoints_.get(); }
 
   // Experiments.
   Result<CreateExperimentResult> CreateExperiment(const CreateExperimentRequest& req,
@@ -202,17 +189,7 @@ class Master {
   // The experiment's context directory as submitted, a tar.gz.
   Result<std::string> GetModelDefinition(int64_t experiment_id);
   Result<std::optional<double>> BestValidationMetric(int64_t experiment_id);
-  Result<std::vector<store::CheckpointRow>> ListExperimentCheckpoints(int64_t experiment_id);
-  Result<store::CheckpointRow> GetCheckpoint(const std::string& uuid);
   Result<std::vector<store::MetricRow>> ListMetrics(int64_t trial_id, const std::string& group);
-  Result<std::vector<store::CheckpointRow>> ListTrialCheckpoints(int64_t trial_id);
-  // Links a trial to a checkpoint it used (both must exist).
-  Status AddTrialSourceInfo(const store::TrialSourceInfoRow& row);
-  // Metrics of the trials linked to a checkpoint (source_type "" = any, group "" = all), by
-  // trial then step, at most 1000 per trial.
-  Result<std::vector<store::MetricRow>> CheckpointTrialMetrics(const std::string& uuid,
-                                                               const std::string& source_type,
-                                                               const std::string& group);
 
   // Called by trial processes (principal is their allocation) or users.
   Status ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id, int64_t steps,
@@ -247,19 +224,6 @@ class Master {
   Status KillTrial(int64_t trial_id);
   // Deletes a terminal experiment: DELETING, every checkpoint's files, then its rows.
   Status DeleteExperiment(int64_t id);
-  Status DeleteCheckpoints(const std::vector<std::string>& uuids);
-  Status RemoveCheckpointFiles(const std::vector<std::string>& uuids,
-                               const std::vector<std::string>& globs);
-  // Records what a GC task left of each checkpoint: empty -> DELETED, else PARTIALLY_DELETED.
-  Status PatchCheckpointResources(const std::string& uuid, const nlohmann::json& resources);
-  Result<nlohmann::json> SetCheckpointMetadata(const std::string& uuid,
-                                               const nlohmann::json& metadata);
-  // The checkpoint's files as a tar.gz, read from storage the master cannot read itself (s3,
-  // gcs, azure, hdfs) by the Python helper determined.exec.checkpoint_tar.
-  Result<std::string> ArchiveCheckpointFromStorage(const nlohmann::json& storage,
-                                                   const std::string& uuid);
-  // Waits until no checkpoint deletion is pending (tests, shutdown).
-  bool WaitForCheckpointGc(int64_t timeout_ms);
 
   // The queue of each resource pool (or one), in queue order.
   std::vector<JobView> ListJobs(const std::string& pool = "");
@@ -293,59 +257,55 @@ class Master {
   struct AgentRuntime;
 
   Status StopExperiment(int64_t id, core::RunState stopping);
-  // Applies the experiment's GC policy (reference architecture §6.3): submits the deletion of
-  // every checkpoint it does not keep. No lock needed (store reads only).
-  Status CollectExperimentCheckpoints(int64_t experiment_id);
-  // Submits deletions grouped by experiment (each with its own storage config).
-  Status SubmitDeletions(const std::vector<std::string>& uuids,
-                         const std::vector<std::string>& globs);
-
   // Everything below REQUIRES mu_ held.
   // Runs `step(final)` now and again each time `key` is notified, until it answers (returns
   // true). With final = true (deadline passed, or shutting down) it must answer.
   using PollStep = std::shared_ptr<std::function<bool(bool final)>>;
   void LongPollLocked(const std::string& key, Waiters::TimePoint deadline, PollStep step,
-                      bool final = false);
+                      bool final = false) REQUIRES(mu_);
   // Wake the long polls on one trial (searcher operation, log follow), allocation (preemption,
   // rendezvous) or agent (command poll).
-  void NotifyTrialLocked(int64_t trial_id);
-  void NotifyAllocationLocked(const std::string& allocation_id);
-  void NotifyAgentLocked(const std::string& agent_id);
-  Status RestoreLocked();
+  void NotifyTrialLocked(int64_t trial_id) REQUIRES(mu_);
+  void NotifyAllocationLocked(const std::string& allocation_id) REQUIRES(mu_);
+  void NotifyAgentLocked(const std::string& agent_id) REQUIRES(mu_);
+  Status RestoreLocked() REQUIRES(mu_);
   Status RestoreExperimentLocked(const store::ExperimentRow& row,
-                                 const std::map<int64_t, store::AllocationRow>& open_by_trial);
-  Status ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions);
-  Status PersistSnapshotLocked(ExperimentRuntime& exp);
+                                 const std::map<int64_t, store::AllocationRow>& open_by_trial)
+      REQUIRES(mu_);
+  Status ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions)
+      REQUIRES(mu_);
+  Status PersistSnapshotLocked(ExperimentRuntime& exp) REQUIRES(mu_);
   // The checkpoint a new trial starts from: its PBT parent's latest, or the config's
   // source_checkpoint_uuid / source_trial_id's latest; "" when none.
   Result<std::string> WarmStartCheckpointLocked(const ExperimentRuntime& exp,
-                                                const searcher::CreateAction& create);
-  Status RequestAllocationLocked(TrialRuntime& trial);
-  void ScheduleLocked();
-  scheduler::ClusterSnapshot SnapshotLocked() const;
-  std::string PoolOfLocked(const ExperimentRuntime& exp) const;
+                                                const searcher::CreateAction& create) REQUIRES(mu_);
+  Status RequestAllocationLocked(TrialRuntime& trial) REQUIRES(mu_);
+  void ScheduleLocked() REQUIRES(mu_);
+  scheduler::ClusterSnapshot SnapshotLocked() const REQUIRES(mu_);
+  std::string PoolOfLocked(const ExperimentRuntime& exp) const REQUIRES(mu_);
   static std::string ResourcesId(const AllocationRuntime& alloc, size_t rank);
   Status StartAllocationLocked(AllocationRuntime& alloc,
-                               const std::vector<scheduler::AgentSlots>& parts);
-  void KillResourcesLocked(AllocationRuntime& alloc);
+                               const std::vector<scheduler::AgentSlots>& parts) REQUIRES(mu_);
+  void KillResourcesLocked(AllocationRuntime& alloc) REQUIRES(mu_);
   // Live allocations with a process group on the agent that has not exited.
-  std::vector<AllocationRuntime*> AllocationsOnAgentLocked(const std::string& agent_id) const;
+  std::vector<AllocationRuntime*> AllocationsOnAgentLocked(const std::string& agent_id) const
+      REQUIRES(mu_);
   // One process group of the allocation ended; the allocation ends with the last of them.
   Status HandleResourceExitLocked(AllocationRuntime& alloc, const std::string& agent_id,
-                                  int exit_code, const std::string& error);
+                                  int exit_code, const std::string& error) REQUIRES(mu_);
   Status HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_code,
-                                    const std::string& error, bool infrastructure);
-  Status SetExperimentStateLocked(ExperimentRuntime& exp, core::RunState state);
-  Status SetTrialStateLocked(TrialRuntime& trial, core::RunState state);
-  Status MaybeFinishExperimentLocked(ExperimentRuntime& exp);
-  void TerminateAllocationLocked(AllocationRuntime& alloc, bool graceful);
-  void PushCommandLocked(AgentRuntime& agent, nlohmann::json command);
-  void TickLocked();
+                                    const std::string& error, bool infrastructure) REQUIRES(mu_);
+  Status SetExperimentStateLocked(ExperimentRuntime& exp, core::RunState state) REQUIRES(mu_);
+  Status SetTrialStateLocked(TrialRuntime& trial, core::RunState state) REQUIRES(mu_);
+  Status MaybeFinishExperimentLocked(ExperimentRuntime& exp) REQUIRES(mu_);
+  void TerminateAllocationLocked(AllocationRuntime& alloc, bool graceful) REQUIRES(mu_);
+  void PushCommandLocked(AgentRuntime& agent, nlohmann::json command) REQUIRES(mu_);
+  void TickLocked() REQUIRES(mu_);
   void AppendMasterLogLocked(int64_t trial_id, const std::string& task_id,
-                             const std::string& message);
-  std::string PresentedExperimentStateLocked(const ExperimentRuntime& exp) const;
-  std::string PresentedTrialStateLocked(int64_t trial_id, const std::string& db_state) const;
-  Result<std::optional<store::CheckpointRow>> LatestCheckpointLocked(const TrialRuntime& trial);
+                             const std::string& message) REQUIRES(mu_);
+  std::string PresentedExperimentStateLocked(const ExperimentRuntime& exp) const REQUIRES(mu_);
+  std::string PresentedTrialStateLocked(int64_t trial_id, const std::string& db_state) const
+      REQUIRES(mu_);
   int64_t Now() const { return clock_->NowMicros(); }
 
   MasterConfig config_;
@@ -355,27 +315,20 @@ class Master {
   std::string master_id_;
   std::shared_ptr<LogBuffer> log_buffer_ = std::make_shared<LogBuffer>();
 
-  // User sessions seen so far (token -> principal and expiry), so authenticating a request
-  // needs no database read. Guarded by its own mutex: auth must not wait for the core lock.
-  struct CachedSession {
-    Principal principal;
-    int64_t expiry;
-  };
-  std::mutex sessions_mu_;
-  std::map<std::string, CachedSession> sessions_;
+  std::unique_ptr<AuthService> auth_;
+  std::unique_ptr<CheckpointService> checkpoints_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;  // wakes the ticker on Stop
+  Mutex mu_;
+  std::condition_variable_any cv_;  // wakes the ticker on Stop
   std::unique_ptr<Waiters> waiters_;
-  bool draining_ = false;  // BeginShutdown: long polls answer at once
-  std::map<int64_t, std::unique_ptr<ExperimentRuntime>> experiments_;
-  std::map<int64_t, std::unique_ptr<TrialRuntime>> trials_;
-  std::map<std::string, std::unique_ptr<AllocationRuntime>> allocations_;
-  std::map<std::string, std::unique_ptr<AgentRuntime>> agents_;
-  std::deque<std::string> pending_;  // allocation ids waiting for slots, FIFO
-  bool stopping_ = false;
+  bool draining_ GUARDED_BY(mu_) = false;  // BeginShutdown: long polls answer at once
+  std::map<int64_t, std::unique_ptr<ExperimentRuntime>> experiments_ GUARDED_BY(mu_);
+  std::map<int64_t, std::unique_ptr<TrialRuntime>> trials_ GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<AllocationRuntime>> allocations_ GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<AgentRuntime>> agents_ GUARDED_BY(mu_);
+  std::deque<std::string> pending_ GUARDED_BY(mu_);  // allocation ids waiting for slots, FIFO
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread ticker_;
-  std::unique_ptr<class CheckpointGcRunner> gc_;
   std::unique_ptr<ModelService> models_;
   std::unique_ptr<ProfilerService> profiler_;
   std::unique_ptr<class TemplateService> templates_;

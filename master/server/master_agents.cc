@@ -11,7 +11,7 @@ using nlohmann::json;
 
 Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body) {
   if (agent_id.empty()) return InvalidArgument("agent id: required");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto& slot = agents_[agent_id];
   if (!slot) {
     slot = std::make_unique<AgentRuntime>();
@@ -91,7 +91,7 @@ void Master::PollCommands(const std::string& agent_id, int64_t after, int64_t ti
   // Polls end within half the agent timeout, so an abandoned poll of a dead agent cannot keep
   // it "in contact" for long: it is found lost within 1.5 x agent_timeout.
   timeout_ms = std::min(timeout_ms, config_.agent_timeout_seconds * 500);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   auto found = agents_.find(agent_id);
   if (found == agents_.end()) {
@@ -104,7 +104,7 @@ void Master::PollCommands(const std::string& agent_id, int64_t after, int64_t ti
   agent.last_seen = Now();
   ++agent.open_polls;
   auto step = std::make_shared<std::function<bool(bool)>>(
-      [this, &agent, agent_id, after, reply = std::move(reply)](bool final) {
+      [this, &agent, agent_id, after, reply = std::move(reply)](bool final) REQUIRES(mu_) {
         auto answer = [&](Result<json> r) {
           --agent.open_polls;
           agent.last_seen = Now();
@@ -129,7 +129,7 @@ void Master::PollCommands(const std::string& agent_id, int64_t after, int64_t ti
 }
 
 Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto agent_it = agents_.find(agent_id);
   // Unavailable, not a 400: events from before a master restart must be retried after the
   // agent re-registers, never dropped (a dropped exit made the trial look lost and rerun).
@@ -151,7 +151,7 @@ Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) 
       if (a.state == AllocationRuntime::State::kAssigned) {
         a.state = AllocationRuntime::State::kRunning;
         DET_ASSIGN_OR_RETURN(store::AllocationRow row, store_->GetAllocation(id));
-        row.state = "RUNNING";
+        row.state = std::string(core::AllocationStateName(core::AllocationState::kRunning));
         DET_RETURN_IF_ERROR(store_->UpsertAllocation(row));
         TrialRuntime& t = *trials_[a.trial_id];
         AppendMasterLogLocked(t.id, t.task_id,
@@ -168,7 +168,7 @@ Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) 
 }
 
 std::vector<AgentView> Master::ListAgents() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<AgentView> out;
   for (const auto& [id, a] : agents_) {
     AgentView v;

@@ -1,11 +1,8 @@
-// Master: experiment edits (PATCH, continue), trial kill, and checkpoint deletion and GC.
+// Master: experiment edits (PATCH, continue), trial kill and experiment deletion.
 #include <spdlog/spdlog.h>
 
 #include <set>
 
-#include "common/subprocess.h"
-#include "master/checkpoint_gc/checkpoint_gc.h"
-#include "master/server/checkpoint_gc_runner.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 
@@ -39,7 +36,7 @@ Status CheckInt(const json& v, const std::string& field, int64_t min, int64_t ma
 
 Status Master::PatchExperiment(int64_t id, const json& patch) {
   if (!patch.is_object()) return InvalidArgument("body: must be an object");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
   json config = row.config;
   std::string notes = row.notes;
@@ -124,7 +121,9 @@ Status Master::PatchExperiment(int64_t id, const json& patch) {
     ScheduleLocked();
   }
   auto state = core::ParseRunState(row.state);
-  if (gc_changed && state && core::IsTerminal(*state)) return CollectExperimentCheckpoints(id);
+  if (gc_changed && state && core::IsTerminal(*state)) {
+    return checkpoints_->CollectExperimentCheckpoints(id);
+  }
   return Status::Ok();
 }
 
@@ -135,7 +134,7 @@ Status Master::ContinueExperiment(int64_t id, const std::string& override_yaml) 
     if (overrides.is_null()) overrides = json::object();
     if (!overrides.is_object()) return InvalidArgument("overrideConfig: must be a mapping");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
   auto state = core::ParseRunState(row.state);
   if (!state || !(*state == RunState::kCompleted || *state == RunState::kCanceled ||
@@ -153,14 +152,15 @@ Status Master::ContinueExperiment(int64_t id, const std::string& override_yaml) 
   ExperimentRuntime& exp = *experiments_[id];
   exp.config = cfg;
   exp.continued = true;
-  DET_RETURN_IF_ERROR(store_->UpdateExperimentState(id, "ACTIVE", std::nullopt));
+  DET_RETURN_IF_ERROR(store_->UpdateExperimentState(
+      id, std::string(core::RunStateName(RunState::kActive)), std::nullopt));
   exp.state = RunState::kActive;
   // Every trial that did not complete runs again from its latest checkpoint, restarts reset.
   for (auto& [rid, tid] : exp.trial_by_request) {
     TrialRuntime& t = *trials_[tid];
     if (t.state == RunState::kCompleted) continue;
     DET_ASSIGN_OR_RETURN(store::TrialRow tr, store_->GetTrial(tid));
-    tr.state = "ACTIVE";
+    tr.state = std::string(core::RunStateName(RunState::kActive));
     tr.end_time.reset();
     tr.restarts = 0;
     DET_RETURN_IF_ERROR(store_->UpdateTrial(tr));
@@ -174,7 +174,7 @@ Status Master::ContinueExperiment(int64_t id, const std::string& override_yaml) 
 }
 
 Status Master::KillTrial(int64_t trial_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end()) {
     DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
@@ -198,143 +198,9 @@ Status Master::KillTrial(int64_t trial_id) {
   return ProcessActionsLocked(exp, std::move(actions));
 }
 
-Status Master::CollectExperimentCheckpoints(int64_t experiment_id) {
-  DET_ASSIGN_OR_RETURN(store::ExperimentRow exp, store_->GetExperiment(experiment_id));
-  DET_ASSIGN_OR_RETURN(checkpoint_gc::GcPolicy policy,
-                       checkpoint_gc::PolicyFromExperimentConfig(exp.config));
-  DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
-                       store_->ListCheckpointsForExperiment(experiment_id));
-  if (ckpts.empty()) return Status::Ok();
-  DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trials, store_->ListTrials(experiment_id));
-  std::vector<std::string> all_uuids;
-  for (const auto& c : ckpts) all_uuids.push_back(c.uuid);
-  // Checkpoints registered in the model registry are never collected.
-  DET_ASSIGN_OR_RETURN(std::set<std::string> registered,
-                       RegisteredCheckpoints(store_.get(), all_uuids));
-  std::set<std::string> warm_starts;
-  std::string metric = exp.config.value("searcher", json::object()).value("metric", "");
-  std::map<std::pair<int64_t, int64_t>, double> metric_at;  // (trial, steps) -> searcher metric
-  for (const auto& t : trials) {
-    if (!t.warm_start_checkpoint_uuid.empty()) warm_starts.insert(t.warm_start_checkpoint_uuid);
-    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
-                         store_->ListMetrics(t.id, "validation"));
-    for (const auto& v : vals) {
-      const json& m = v.metrics.value("validation_metrics", json::object());
-      if (m.contains(metric) && m[metric].is_number()) {
-        metric_at[{t.id, v.total_batches}] = m[metric].get<double>();
-      }
-    }
-  }
-  std::vector<checkpoint_gc::GcCheckpoint> input;
-  int64_t order = 0;
-  for (const auto& c : ckpts) {
-    checkpoint_gc::GcCheckpoint g;
-    g.uuid = c.uuid;
-    g.trial_id = c.trial_id;
-    g.steps_completed = c.steps_completed;
-    g.report_time = c.report_time;
-    g.state = c.state;
-    g.id = ++order;
-    g.keep = warm_starts.count(c.uuid) > 0 || registered.count(c.uuid) > 0;
-    auto it = metric_at.find({c.trial_id, c.steps_completed});
-    if (it != metric_at.end()) g.searcher_metric = it->second;
-    input.push_back(std::move(g));
-  }
-  std::vector<std::string> doomed = checkpoint_gc::SelectCheckpointsToDelete(input, policy);
-  if (doomed.empty()) return Status::Ok();
-  spdlog::info("checkpoint GC of experiment {}: deleting {} of {} checkpoints", experiment_id,
-               doomed.size(), ckpts.size());
-  return gc_->Submit(experiment_id, exp.config.value("checkpoint_storage", json::object()), doomed,
-                     {});
-}
-
-Status Master::SubmitDeletions(const std::vector<std::string>& uuids,
-                               const std::vector<std::string>& globs) {
-  DET_RETURN_IF_ERROR(RefuseRegisteredCheckpoints(store_.get(), uuids, "deleted"));
-  std::map<int64_t, std::vector<std::string>> by_experiment;
-  std::map<int64_t, json> storage;
-  for (const auto& uuid : uuids) {
-    DET_ASSIGN_OR_RETURN(store::CheckpointRow c, store_->GetCheckpoint(uuid));
-    DET_ASSIGN_OR_RETURN(store::TrialRow t, store_->GetTrial(c.trial_id));
-    if (!storage.count(t.experiment_id)) {
-      DET_ASSIGN_OR_RETURN(store::ExperimentRow e, store_->GetExperiment(t.experiment_id));
-      storage[t.experiment_id] = e.config.value("checkpoint_storage", json::object());
-    }
-    by_experiment[t.experiment_id].push_back(uuid);
-  }
-  for (const auto& [exp_id, ids] : by_experiment) {
-    DET_RETURN_IF_ERROR(gc_->Submit(exp_id, storage[exp_id], ids, globs));
-  }
-  return Status::Ok();
-}
-
-Status Master::DeleteCheckpoints(const std::vector<std::string>& uuids) {
-  if (uuids.empty()) return InvalidArgument("checkpointUuids: must not be empty");
-  return SubmitDeletions(uuids, {});
-}
-
-Result<std::string> Master::ArchiveCheckpointFromStorage(const nlohmann::json& storage,
-                                                         const std::string& uuid) {
-  // The helper uses the same storage managers as the trials, so every backend they write to can
-  // be read back here; the storage config travels in the environment to keep keys off argv.
-  std::vector<std::string> argv = {config_.python, "-m", "determined.exec.checkpoint_tar", "--uuid",
-                                   uuid};
-  std::map<std::string, std::string> env = {{"DET_STORAGE_CONFIG", storage.dump()},
-                                            {"AWS_MAX_ATTEMPTS", "2"}};
-  if (!config_.harness_dir.empty()) env["PYTHONPATH"] = config_.harness_dir;
-  DET_ASSIGN_OR_RETURN(ProcessResult proc, RunProcess(argv, env));
-  if (proc.exit_code == 2) return NotFound("checkpoint files of " + uuid + " not found");
-  if (proc.exit_code != 0) {
-    return Unavailable("could not read checkpoint " + uuid + " from its " +
-                       storage.value("type", std::string("?")) + " storage (helper exited " +
-                       std::to_string(proc.exit_code) + "; the master's log has the reason)");
-  }
-  return std::move(proc.stdout_text);
-}
-
-Status Master::RemoveCheckpointFiles(const std::vector<std::string>& uuids,
-                                     const std::vector<std::string>& globs) {
-  if (uuids.empty()) return InvalidArgument("checkpointUuids: must not be empty");
-  if (globs.empty()) return Status::Ok();  // an empty glob list removes nothing
-  return SubmitDeletions(uuids, globs);
-}
-
-Status Master::PatchCheckpointResources(const std::string& uuid, const json& resources) {
-  if (!resources.is_object()) return InvalidArgument("resources: must be an object");
-  DET_ASSIGN_OR_RETURN(store::CheckpointRow c, store_->GetCheckpoint(uuid));
-  DET_RETURN_IF_ERROR(RefuseRegisteredCheckpoints(store_.get(), {uuid}, "patched"));
-  c.state = resources.empty() ? "DELETED" : "PARTIALLY_DELETED";
-  c.resources = resources;
-  int64_t size = 0;
-  for (auto& [k, v] : resources.items()) {
-    if (v.is_string()) size += std::atoll(v.get<std::string>().c_str());
-    if (v.is_number_integer()) size += v.get<int64_t>();
-  }
-  c.size = size;
-  return store_->AddCheckpoint(c);
-}
-
-Result<json> Master::SetCheckpointMetadata(const std::string& uuid, const json& metadata) {
-  if (!metadata.is_object()) return InvalidArgument("checkpoint.metadata: must be an object");
-  DET_ASSIGN_OR_RETURN(store::CheckpointRow c, store_->GetCheckpoint(uuid));
-  if (!metadata.contains("steps_completed")) {
-    return InvalidArgument("checkpoint.metadata.steps_completed: must be kept");
-  }
-  c.metadata = metadata;
-  DET_RETURN_IF_ERROR(store_->AddCheckpoint(c));
-  return c.metadata;
-}
-
-bool Master::WaitForCheckpointGc(int64_t timeout_ms) { return gc_->WaitIdle(timeout_ms); }
-
-}  // namespace det::master::server
-
-namespace det::master::server {}  // namespace det::master::server
-
-namespace det::master::server {
 
 Status Master::DeleteExperiment(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
   auto state = core::ParseRunState(row.state);
   if (state == RunState::kDeleting) return Status::Ok();
@@ -357,7 +223,8 @@ Status Master::DeleteExperiment(int64_t id) {
     return InvalidArgument("experiment " + std::to_string(id) + " cannot be deleted: checkpoint " +
                            which + " registered as a model version (delete those versions first)");
   }
-  DET_RETURN_IF_ERROR(store_->UpdateExperimentState(id, "DELETING", row.end_time));
+  DET_RETURN_IF_ERROR(store_->UpdateExperimentState(
+      id, std::string(core::RunStateName(RunState::kDeleting)), row.end_time));
   auto it = experiments_.find(id);
   if (it != experiments_.end()) {
     for (const auto& [rid, tid] : it->second->trial_by_request) {
@@ -366,8 +233,7 @@ Status Master::DeleteExperiment(int64_t id) {
     }
     experiments_.erase(it);
   }
-  return gc_->Submit(id, row.config.value("checkpoint_storage", json::object()), uuids, {},
-                     /*delete_experiment=*/true);
+  return checkpoints_->DeleteExperimentFiles(id, row.config);
 }
 
 }  // namespace det::master::server

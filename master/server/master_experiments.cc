@@ -1,6 +1,7 @@
 // Master: experiment lifecycle, searcher actions and restore.
 #include <spdlog/spdlog.h>
 
+#include "master/core/lifecycle.h"
 #include "master/core/unmanaged_states.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
@@ -43,7 +44,7 @@ Result<CreateExperimentResult> Master::CreateExperiment(const CreateExperimentRe
   row.start_time = Now();
   row.parent_id = req.parent_id;
 
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto exp = std::make_unique<ExperimentRuntime>();
   exp->config = cfg;
   exp->searcher = std::move(search).value();
@@ -86,7 +87,7 @@ Status Master::SetExperimentStateLocked(ExperimentRuntime& exp, RunState state) 
     DET_RETURN_IF_ERROR(store_->UpdateExperimentProgress(exp.id, 1.0));
   }
   if (core::IsTerminal(state)) {
-    Status gc = CollectExperimentCheckpoints(exp.id);
+    Status gc = checkpoints_->CollectExperimentCheckpoints(exp.id);
     if (!gc.ok()) spdlog::error("checkpoint GC of experiment {}: {}", exp.id, gc.ToString());
   }
   if (state == RunState::kActive) {
@@ -107,6 +108,11 @@ Status Master::SetExperimentStateLocked(ExperimentRuntime& exp, RunState state) 
 Status Master::SetTrialStateLocked(TrialRuntime& trial, RunState state) {
   if (trial.state == state) return Status::Ok();
   if (core::IsTerminal(trial.state)) return Status::Ok();  // patches ignored once terminal
+  if (!core::TrialTransitionAllowed(trial.state, state)) {
+    return FailedPrecondition("trial " + std::to_string(trial.id) + " cannot move from " +
+                              std::string(core::RunStateName(trial.state)) + " to " +
+                              std::string(core::RunStateName(state)));
+  }
   DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial.id));
   row.state = std::string(core::RunStateName(state));
   row.restarts = trial.restarts;
@@ -227,49 +233,30 @@ Result<std::string> Master::WarmStartCheckpointLocked(const ExperimentRuntime& e
     source_trial = *exp.config.searcher.source_trial_id;
   }
   if (!source_trial) return std::string();
-  DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
-                       store_->ListCheckpointsForTrial(*source_trial));
-  const store::CheckpointRow* latest = nullptr;
-  for (const auto& c : ckpts) {
-    if (c.state == "COMPLETED" && (!latest || c.steps_completed >= latest->steps_completed)) {
-      latest = &c;
-    }
-  }
+  DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest,
+                       checkpoints_->LatestCompleted(*source_trial));
   return latest ? latest->uuid : std::string();
 }
 
 Status Master::MaybeFinishExperimentLocked(ExperimentRuntime& exp) {
   if (core::IsTerminal(exp.state)) return Status::Ok();
-  int64_t live = 0;
+  core::ExperimentTrialsSummary summary;
   for (const auto& [rid, tid] : exp.trial_by_request) {
     const TrialRuntime& t = *trials_[tid];
-    if (!core::IsTerminal(t.state) || !t.allocation_id.empty()) live++;
+    if (!core::IsTerminal(t.state) || !t.allocation_id.empty()) summary.live++;
+    summary.any_completed = summary.any_completed || t.state == RunState::kCompleted;
+    summary.any_errored = summary.any_errored || t.state == RunState::kError;
   }
-  if (live > 0) return Status::Ok();
-  if (core::IsStopping(exp.state)) {
-    return SetExperimentStateLocked(exp, core::TerminalFor(exp.state));
-  }
-  if (exp.continued && exp.state == RunState::kActive) {
-    bool completed = false, errored = false;
-    for (const auto& [rid, tid] : exp.trial_by_request) {
-      completed = completed || trials_[tid]->state == RunState::kCompleted;
-      errored = errored || trials_[tid]->state == RunState::kError;
-    }
-    return SetExperimentStateLocked(exp, completed ? RunState::kCompleted
-                                         : errored ? RunState::kError
-                                                   : RunState::kCanceled);
-  }
-  if (exp.shutdown && exp.state == RunState::kActive) {
-    RunState end = exp.shutdown->failure  ? RunState::kError
-                   : exp.shutdown->cancel ? RunState::kCanceled
-                                          : RunState::kCompleted;
-    return SetExperimentStateLocked(exp, end);
-  }
-  return Status::Ok();
+  std::optional<core::SearcherShutdown> shutdown;
+  if (exp.shutdown) shutdown = core::SearcherShutdown{exp.shutdown->cancel, exp.shutdown->failure};
+  std::optional<RunState> end =
+      core::ExperimentEndState(exp.state, summary, exp.continued, shutdown);
+  if (!end) return Status::Ok();
+  return SetExperimentStateLocked(exp, *end);
 }
 
 Status Master::ActivateExperiment(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = experiments_.find(id);
   if (it == experiments_.end()) {
     DET_RETURN_IF_ERROR(store_->GetExperiment(id).status());
@@ -280,7 +267,7 @@ Status Master::ActivateExperiment(int64_t id) {
 }
 
 Status Master::PauseExperiment(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = experiments_.find(id);
   if (it == experiments_.end()) {
     DET_RETURN_IF_ERROR(store_->GetExperiment(id).status());
@@ -307,7 +294,7 @@ Status Master::KillExperiment(int64_t id) { return StopExperiment(id, RunState::
 // Cancel asks trials to checkpoint and exit (preemption); kill ends them at once. A trial with no
 // process goes straight to CANCELED.
 Status Master::StopExperiment(int64_t id, RunState stopping) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = experiments_.find(id);
   if (it == experiments_.end()) {
     DET_RETURN_IF_ERROR(store_->GetExperiment(id).status());
@@ -322,10 +309,9 @@ Status Master::StopExperiment(int64_t id, RunState stopping) {
   for (auto& [rid, tid] : exp.trial_by_request) {
     TrialRuntime& t = *trials_[tid];
     if (core::IsTerminal(t.state)) continue;
-    if (t.allocation_id.empty()) {
-      DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kCanceled));
-    } else {
-      DET_RETURN_IF_ERROR(SetTrialStateLocked(t, stopping));
+    DET_RETURN_IF_ERROR(
+        SetTrialStateLocked(t, core::TrialStateOnStop(stopping, !t.allocation_id.empty())));
+    if (!t.allocation_id.empty()) {
       TerminateAllocationLocked(*allocations_[t.allocation_id], graceful);
     }
   }
@@ -333,7 +319,7 @@ Status Master::StopExperiment(int64_t id, RunState stopping) {
 }
 
 Status Master::SetArchived(int64_t id, bool archived) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
   auto state = core::ParseRunState(row.state);
   if (archived && state && !core::IsTerminal(*state)) {
@@ -345,7 +331,6 @@ Status Master::SetArchived(int64_t id, bool archived) {
 }
 
 std::string Master::PresentedExperimentStateLocked(const ExperimentRuntime& exp) const {
-  if (exp.state != RunState::kActive) return "STATE_" + std::string(core::RunStateName(exp.state));
   bool running = false, assigned = false;
   for (const auto& [rid, tid] : exp.trial_by_request) {
     const TrialRuntime& t = *trials_.at(tid);
@@ -354,22 +339,18 @@ std::string Master::PresentedExperimentStateLocked(const ExperimentRuntime& exp)
     if (a.state == AllocationRuntime::State::kRunning) running = true;
     if (a.state == AllocationRuntime::State::kAssigned) assigned = true;
   }
-  if (running) return "STATE_RUNNING";
-  if (assigned) return "STATE_STARTING";
-  return "STATE_QUEUED";
+  return core::PresentedExperimentState(exp.state, running, assigned);
 }
 
 std::string Master::PresentedTrialStateLocked(int64_t trial_id, const std::string& db_state) const {
+  std::optional<RunState> state = core::ParseRunState(db_state);
+  if (!state) return "STATE_" + db_state;
   auto it = trials_.find(trial_id);
-  if (db_state == "ACTIVE" && it != trials_.end()) {
-    const TrialRuntime& t = *it->second;
-    if (t.allocation_id.empty()) return "STATE_QUEUED";
-    const AllocationRuntime& a = *allocations_.at(t.allocation_id);
-    if (a.state == AllocationRuntime::State::kRunning) return "STATE_RUNNING";
-    if (a.state == AllocationRuntime::State::kAssigned) return "STATE_STARTING";
-    return "STATE_QUEUED";
+  std::optional<core::AllocationState> live;
+  if (it != trials_.end() && !it->second->allocation_id.empty()) {
+    live = allocations_.at(it->second->allocation_id)->state;
   }
-  return "STATE_" + db_state;
+  return core::PresentedTrialState(*state, core::ActivityOf(live));
 }
 
 Result<ExperimentView> Master::GetExperiment(int64_t id) {
@@ -386,7 +367,7 @@ Result<ExperimentView> Master::GetExperiment(int64_t id) {
     v.row = std::move(row);
     return v;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = experiments_.find(id);
   v.presented_state =
       it != experiments_.end() ? PresentedExperimentStateLocked(*it->second) : "STATE_" + row.state;
@@ -430,7 +411,8 @@ Status Master::RestoreExperimentLocked(
                : Result<std::unique_ptr<searcher::Searcher>>(cfg.status());
   if (!search.ok()) {
     spdlog::error("cannot restore experiment {}: {}", row.id, search.status().ToString());
-    return store_->UpdateExperimentState(row.id, "ERROR", Now());
+    return store_->UpdateExperimentState(row.id, std::string(core::RunStateName(RunState::kError)),
+                                         Now());
   }
   exp->config = std::move(cfg).value();
   exp->searcher = std::move(search).value();
@@ -468,6 +450,7 @@ Status Master::RestoreExperimentLocked(
       alloc->trial_id = tr.id;
       alloc->slots = ar.slots;
       alloc->token = ar.token;
+      auth_->RegisterAllocationToken(alloc->token, alloc->id, tr.id);
       for (const auto& r : ar.resources) {
         AllocationRuntime::Resource res;
         res.agent_id = r.value("agentId", std::string());
@@ -539,7 +522,7 @@ Status Master::RestoreLocked() {
   for (auto& a : open) {
     if (!allocations_.count(a.allocation_id)) {
       a.end_time = Now();
-      a.state = "TERMINATED";
+      a.state = std::string(core::AllocationStateName(core::AllocationState::kTerminated));
       a.exit_reason = "closed at master restart";
       DET_RETURN_IF_ERROR(store_->UpsertAllocation(a));
     }

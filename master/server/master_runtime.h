@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "master/core/lifecycle.h"
 #include "master/scheduler/queue_position.h"
 #include "master/server/master.h"
 
@@ -19,7 +20,7 @@ struct Master::ExperimentRuntime {
   core::RunState state = core::RunState::kPaused;
   config::ExperimentConfig config;
   std::unique_ptr<searcher::Searcher> searcher;
-  bool initialized = false;            // InitialOperations already issued
+  bool initialized = false;  // InitialOperations already issued
   std::map<std::string, int64_t> trial_by_request;
   int64_t owner_id = 0;
   std::string username;
@@ -40,16 +41,16 @@ struct Master::TrialRuntime {
   int64_t restarts = 0;
   int64_t run_id = 0;
   std::string task_id;
-  std::deque<uint64_t> ops;            // pending ValidateAfter lengths, absolute
-  uint64_t completed_op = 0;           // the last length reported completed (retries are no-ops)
+  std::deque<uint64_t> ops;   // pending ValidateAfter lengths, absolute
+  uint64_t completed_op = 0;  // the last length reported completed (retries are no-ops)
   bool closed_by_searcher = false;
-  bool exited_early = false;           // reported an early exit (e.g. invalid hp)
-  bool searcher_exited = false;        // TrialExited already given to the searcher
-  std::string allocation_id;           // live allocation, "" if none
+  bool exited_early = false;     // reported an early exit (e.g. invalid hp)
+  bool searcher_exited = false;  // TrialExited already given to the searcher
+  std::string allocation_id;     // live allocation, "" if none
 };
 
 struct Master::AllocationRuntime {
-  enum class State { kPending, kAssigned, kRunning, kTerminated };
+  using State = core::AllocationState;
   // One process group on one agent; rank = index in `resources`.
   struct Resource {
     std::string agent_id;
@@ -69,12 +70,12 @@ struct Master::AllocationRuntime {
   bool backfilled = false;
   bool released = false;  // preempted by the scheduler for other work
   int64_t queued_at = 0;
-  bool preempt = false;                // graceful stop requested
+  bool preempt = false;  // graceful stop requested
   bool preempt_acked = false;
   bool kill_requested = false;
-  bool out_of_ops = false;             // answered "no operation for now"; exit 0 means idle
-  int64_t kill_deadline = 0;           // micros; kill after preemption_timeout
-  int64_t adopt_deadline = 0;          // restored at startup: agent must report it by then
+  bool out_of_ops = false;     // answered "no operation for now"; exit 0 means idle
+  int64_t kill_deadline = 0;   // micros; kill after preemption_timeout
+  int64_t adopt_deadline = 0;  // restored at startup: agent must report it by then
   // Restored at startup: a previous master may have answered "no operation for now" (the
   // answer is not stored), so an exit 0 with no pending operation is read the same way.
   bool restored = false;
@@ -86,7 +87,7 @@ struct Master::AgentRuntime {
   std::string hostname;
   std::string address = "127.0.0.1";  // where its processes are reached (rendezvous)
   nlohmann::json slots = nlohmann::json::array();
-  std::deque<nlohmann::json> commands; // unacknowledged, each with "seq"
+  std::deque<nlohmann::json> commands;  // unacknowledged, each with "seq"
   int64_t next_seq = 1;
   int64_t registered_time = 0;
   int64_t last_seen = 0;

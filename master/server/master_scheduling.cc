@@ -17,8 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int64_t kSessionLifetimeMicros = 7ll * 24 * 3600 * 1000000;
-
 // environment.environment_variables is a list of "K=V" or a per-device map of such lists.
 void AddConfigEnv(const json& config, const std::string& device, json* env) {
   if (!config.contains("environment") || !config["environment"].is_object()) return;
@@ -152,10 +150,9 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
   TrialRuntime& trial = *trials_[alloc.trial_id];
   ExperimentRuntime& exp = *experiments_[trial.experiment_id];
   DET_ASSIGN_OR_RETURN(store::TrialRow trow, store_->GetTrial(trial.id));
-  DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest, LatestCheckpointLocked(trial));
-  std::string user_token = NewToken();
-  DET_RETURN_IF_ERROR(
-      store_->CreateSession(user_token, exp.owner_id, Now() + kSessionLifetimeMicros));
+  DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest,
+                       checkpoints_->LatestCompleted(trial.id));
+  DET_ASSIGN_OR_RETURN(std::string user_token, auth_->CreateSession(exp.owner_id));
 
   json addrs = json::array();
   json slot_counts = json::array();
@@ -270,10 +267,11 @@ void Master::Rendezvous(const Principal& who, const std::string& allocation_id,
                            allocation_id));
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   auto step = std::make_shared<std::function<bool(bool)>>([this, allocation_id, resources_id,
-                                                           reply = std::move(reply)](bool final) {
+                                                           reply = std::move(reply)](
+                                                              bool final) REQUIRES(mu_) {
     auto it = allocations_.find(allocation_id);
     if (it == allocations_.end() || it->second->state == AllocationRuntime::State::kTerminated) {
       reply(NotFound("allocation " + allocation_id + " is not running"));
@@ -309,7 +307,7 @@ void Master::Rendezvous(const Principal& who, const std::string& allocation_id,
 }
 
 std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   scheduler::ClusterSnapshot snap = SnapshotLocked();
   std::map<std::string, const ExperimentRuntime*> by_job;
   for (const auto& [id, exp] : experiments_) by_job[exp->job_id] = exp.get();
@@ -349,7 +347,7 @@ std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
 }
 
 Status Master::UpdateJob(const std::string& job_id, const json& update) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ExperimentRuntime* exp = nullptr;
   for (auto& [id, e] : experiments_) {
     if (e->job_id == job_id && !core::IsTerminal(e->state)) exp = e.get();
@@ -420,9 +418,10 @@ Status Master::UpdateJob(const std::string& job_id, const json& update) {
   int64_t exp_id = exp->id;
   bool pool_change = resources.contains("resource_pool");
   if (!resources.empty()) {
-    lock.unlock();
-    DET_RETURN_IF_ERROR(PatchExperiment(exp_id, {{"resources", resources}}));
-    lock.lock();
+    lock.Unlock();
+    Status patched = PatchExperiment(exp_id, {{"resources", resources}});
+    lock.Lock();
+    DET_RETURN_IF_ERROR(patched);
   }
   auto it = experiments_.find(exp_id);
   if (it == experiments_.end()) return Status::Ok();

@@ -5,14 +5,12 @@
 
 namespace det::master::server {
 
-Result<std::vector<store::UserRow>> Master::ListUsers() { return store_->ListUsers(); }
-
 Result<std::string> Master::GetModelDefinition(int64_t experiment_id) {
   return store_->GetModelDefinition(experiment_id);
 }
 
 std::vector<AllocationSummaryView> Master::ListAllocations() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<AllocationSummaryView> out;
   for (const auto& [id, a] : allocations_) {
     if (a->state == AllocationRuntime::State::kTerminated) continue;
@@ -22,10 +20,7 @@ std::vector<AllocationSummaryView> Master::ListAllocations() {
     v.trial_id = a->trial_id;
     v.slots_needed = a->slots;
     v.registered_time = a->queued_at;
-    using State = AllocationRuntime::State;
-    v.state = a->state == State::kPending    ? "STATE_PENDING"
-              : a->state == State::kAssigned ? "STATE_ASSIGNED"
-                                             : "STATE_RUNNING";
+    v.state = core::PresentedAllocationState(a->state);
     auto trial = trials_.find(a->trial_id);
     if (trial != trials_.end()) {
       v.experiment_id = trial->second->experiment_id;

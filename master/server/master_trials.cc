@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "master/config/searcher_metric.h"
+#include "master/core/lifecycle.h"
 #include "master/core/unmanaged_states.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
@@ -24,14 +26,6 @@ Status CheckTrialAccess(const Principal& who, int64_t trial_id) {
   return Status::Ok();
 }
 
-std::optional<double> SearcherMetricOf(const store::MetricRow& m, const std::string& metric) {
-  const json& vm = m.metrics.contains("validation_metrics")
-                       ? m.metrics["validation_metrics"]
-                       : m.metrics.value("avg_metrics", json());
-  if (!vm.is_object() || !vm.contains(metric) || !vm[metric].is_number()) return std::nullopt;
-  return vm[metric].get<double>();
-}
-
 }  // namespace
 
 Status Master::RequestAllocationLocked(TrialRuntime& trial) {
@@ -48,12 +42,13 @@ Status Master::RequestAllocationLocked(TrialRuntime& trial) {
   alloc->trial_id = trial.id;
   alloc->slots = exp.config.resources.slots_per_trial;
   alloc->token = NewToken();
+  auth_->RegisterAllocationToken(alloc->token, alloc->id, trial.id);
   alloc->queued_at = Now();
   store::AllocationRow ar;
   ar.allocation_id = alloc->id;
   ar.task_id = alloc->task_id;
   ar.trial_id = trial.id;
-  ar.state = "PENDING";
+  ar.state = std::string(core::AllocationStateName(core::AllocationState::kPending));
   ar.token = alloc->token;
   ar.slots = alloc->slots;
   ar.start_time = alloc->queued_at;
@@ -103,7 +98,7 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   // Work the scheduler took back and had to kill is rescheduled like an infrastructure loss.
   if (alloc.released && alloc.kill_requested) infrastructure = true;
   DET_ASSIGN_OR_RETURN(store::AllocationRow ar, store_->GetAllocation(alloc.id));
-  ar.state = "TERMINATED";
+  ar.state = std::string(core::AllocationStateName(core::AllocationState::kTerminated));
   ar.end_time = Now();
   ar.exit_code = exit_code;
   ar.exit_reason = error;
@@ -147,13 +142,11 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
       searcher_exit(std::nullopt);
       break;
     case core::ExitDecision::kRestart:
-    case core::ExitDecision::kRescheduleFree:
-      DET_RETURN_IF_ERROR(SetTrialStateLocked(trial, trial.state));  // persists restarts
-      {
-        DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial.id));
-        row.restarts = trial.restarts;
-        DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
-      }
+    case core::ExitDecision::kRescheduleFree: {
+      DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial.id));
+      row.restarts = trial.restarts;
+      DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
+    }
       if (exp.state == RunState::kActive && trial.state == RunState::kActive) {
         DET_RETURN_IF_ERROR(RequestAllocationLocked(trial));
       }
@@ -186,7 +179,7 @@ Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run
   }
   if (steps < 0) return InvalidArgument("stepsCompleted: must be >= 0");
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = trials_.find(trial_id);
     if (it == trials_.end()) {
       DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
@@ -207,14 +200,12 @@ Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run
   row.report_time = Now();
   DET_RETURN_IF_ERROR(store_->AddMetrics(row));
   if (group == "validation") {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = trials_.find(trial_id);
     if (it != trials_.end()) {
       // 0.38 searchers (time_metric + max_time) decide from reported validation metrics.
       ExperimentRuntime& exp = *experiments_[it->second->experiment_id];
-      const nlohmann::json& sc = exp.config.defaulted.value("searcher", json::object());
-      if (sc.contains("time_metric") && !sc["time_metric"].is_null() && sc.contains("max_time") &&
-          !sc["max_time"].is_null()) {
+      if (exp.config.searcher.time_metric && exp.config.searcher.max_time) {
         const json& values =
             metrics.contains("validation_metrics") ? metrics["validation_metrics"] : metrics;
         DET_ASSIGN_OR_RETURN(
@@ -228,26 +219,21 @@ Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run
 }
 
 Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) {
-  if (row.uuid.empty()) return InvalidArgument("uuid: required");
-  if (!row.metadata.is_object() || !row.metadata.contains("steps_completed") ||
-      !row.metadata["steps_completed"].is_number_integer()) {
-    return InvalidArgument("metadata.steps_completed: required integer");
-  }
-  row.steps_completed = row.metadata["steps_completed"].get<int64_t>();
+  DET_RETURN_IF_ERROR(CheckpointService::Validate(&row));
   if (who.is_allocation) {
     row.trial_id = who.trial_id;
     if (row.allocation_id.empty()) row.allocation_id = who.allocation_id;
   }
   if (row.trial_id == 0) {
     // A user reporting for a task: find the trial by task id.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [id, t] : trials_) {
       if (t->task_id == row.task_id) row.trial_id = id;
     }
     if (row.trial_id == 0) return NotFound("task " + row.task_id + " not found");
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = trials_.find(row.trial_id);
     if (it != trials_.end() && row.task_id.empty()) row.task_id = it->second->task_id;
     if (who.is_allocation && it != trials_.end() &&
@@ -258,19 +244,8 @@ Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) 
                                 std::to_string(row.trial_id));
     }
   }
-  if (row.state.empty()) row.state = "COMPLETED";
-  if (row.state.rfind("STATE_", 0) == 0) row.state = row.state.substr(6);
-  if (row.report_time == 0) row.report_time = Now();
-  int64_t size = 0;
-  if (row.resources.is_object()) {
-    for (auto& [k, v] : row.resources.items()) {
-      if (v.is_string()) size += std::atoll(v.get<std::string>().c_str());
-      if (v.is_number_integer()) size += v.get<int64_t>();
-    }
-  }
-  row.size = size;
-  DET_RETURN_IF_ERROR(store_->AddCheckpoint(row));
-  std::lock_guard<std::mutex> lock(mu_);
+  DET_RETURN_IF_ERROR(checkpoints_->Record(row));
+  MutexLock lock(&mu_);
   AppendMasterLogLocked(row.trial_id, row.task_id,
                         "Reported checkpoint " + row.uuid + " at " +
                             std::to_string(row.steps_completed) + " batches");
@@ -278,10 +253,10 @@ Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) 
 }
 
 void Master::GetSearcherOperation(int64_t trial_id, int64_t wait_ms, Reply<SearcherOpView> reply) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   auto step = std::make_shared<std::function<bool(bool)>>(
-      [this, trial_id, reply = std::move(reply)](bool final) {
+      [this, trial_id, reply = std::move(reply)](bool final) REQUIRES(mu_) {
         auto it = trials_.find(trial_id);
         if (it == trials_.end()) {
           Status st = store_->GetTrial(trial_id).status();
@@ -317,7 +292,7 @@ void Master::GetSearcherOperation(int64_t trial_id, int64_t wait_ms, Reply<Searc
 }
 
 Status Master::CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end())
     return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
@@ -353,7 +328,7 @@ Status Master::ReportProgress(int64_t trial_id, double fraction) {
   if (!std::isfinite(fraction) || fraction < 0) {
     return InvalidArgument("progress: must be a number >= 0");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end()) return Status::Ok();
   TrialRuntime& t = *it->second;
@@ -367,7 +342,7 @@ Status Master::ReportProgress(int64_t trial_id, double fraction) {
 }
 
 Status Master::ReportEarlyExit(int64_t trial_id, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end())
     return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
@@ -390,7 +365,7 @@ Status Master::ReportEarlyExit(int64_t trial_id, const std::string& reason) {
 }
 
 Status Master::SetRunnerState(int64_t trial_id, const std::string& state) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
   row.runner_state = state;
   return store_->UpdateTrial(row);
@@ -398,7 +373,7 @@ Status Master::SetRunnerState(int64_t trial_id, const std::string& state) {
 
 Result<json> Master::SetTrialMetadata(int64_t trial_id, const json& metadata) {
   if (!metadata.is_object()) return InvalidArgument("metadata: must be an object");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
   row.metadata = metadata;
   DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
@@ -412,10 +387,10 @@ Result<json> Master::GetTrialMetadata(int64_t trial_id) {
 
 void Master::WaitPreemption(const std::string& allocation_id, int64_t timeout_ms,
                             Reply<bool> reply) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   auto step = std::make_shared<std::function<bool(bool)>>(
-      [this, allocation_id, reply = std::move(reply)](bool final) {
+      [this, allocation_id, reply = std::move(reply)](bool final) REQUIRES(mu_) {
         auto it = allocations_.find(allocation_id);
         if (it == allocations_.end()) {
           Status st = store_->GetAllocation(allocation_id).status();
@@ -438,7 +413,7 @@ void Master::WaitPreemption(const std::string& allocation_id, int64_t timeout_ms
 }
 
 Status Master::AckPreemption(const std::string& allocation_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = allocations_.find(allocation_id);
   if (it == allocations_.end()) return NotFound("allocation " + allocation_id + " not found");
   it->second->preempt_acked = true;
@@ -450,7 +425,7 @@ Status Master::AddTaskLogs(const Principal& who, std::vector<store::TaskLogRow> 
   std::string task_id;
   int64_t trial_id = who.trial_id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (who.is_allocation) {
       auto it = trials_.find(who.trial_id);
       if (it != trials_.end()) task_id = it->second->task_id;
@@ -502,22 +477,10 @@ bool Master::TrialFinished(int64_t trial_id) {
     std::optional<RunState> state = row.ok() ? core::ParseRunState(row->state) : std::nullopt;
     return !state || core::IsTerminal(*state);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end()) return true;
   return core::IsTerminal(it->second->state) && it->second->allocation_id.empty();
-}
-
-Result<std::optional<store::CheckpointRow>> Master::LatestCheckpointLocked(
-    const TrialRuntime& trial) {
-  DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
-                       store_->ListCheckpointsForTrial(trial.id));
-  std::optional<store::CheckpointRow> best;
-  for (auto& c : ckpts) {
-    if (c.state != "COMPLETED") continue;
-    if (!best || c.steps_completed >= best->steps_completed) best = c;
-  }
-  return best;
 }
 
 Result<TrialView> Master::GetTrial(int64_t trial_id) {
@@ -528,13 +491,12 @@ Result<TrialView> Master::GetTrial(int64_t trial_id) {
   if (v.task_ids.empty()) v.task_ids.push_back(row.task_id);
   DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
                        store_->ListMetrics(trial_id, "validation"));
-  std::string metric = exp.config["searcher"].value("metric", "");
-  bool smaller = exp.config["searcher"].value("smaller_is_better", true);
+  const config::SearcherMetric metric = config::SearcherMetric::FromConfigJson(exp.config);
   std::optional<double> best_value;
   for (auto& m : vals) {
     v.latest_validation = m;
-    std::optional<double> val = SearcherMetricOf(m, metric);
-    if (val && (!best_value || (smaller ? *val < *best_value : *val > *best_value))) {
+    std::optional<double> val = metric.ValueInReport(m.metrics);
+    if (val && (!best_value || metric.Better(*val, *best_value))) {
       best_value = val;
       v.best_validation = m;
     }
@@ -553,7 +515,7 @@ Result<TrialView> Master::GetTrial(int64_t trial_id) {
     v.row = std::move(row);
     return v;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   v.presented_state = PresentedTrialStateLocked(trial_id, row.state);
   v.row = std::move(row);
   return v;
@@ -580,61 +542,23 @@ Result<std::string> Master::GetContextForTask(const std::string& task_id) {
 Result<std::optional<double>> Master::BestValidationMetric(int64_t experiment_id) {
   DET_ASSIGN_OR_RETURN(store::ExperimentRow exp, store_->GetExperiment(experiment_id));
   DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trials, store_->ListTrials(experiment_id));
-  std::string metric = exp.config["searcher"].value("metric", "");
-  bool smaller = exp.config["searcher"].value("smaller_is_better", true);
+  const config::SearcherMetric metric = config::SearcherMetric::FromConfigJson(exp.config);
   std::optional<double> best;
   for (const auto& t : trials) {
     DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
                          store_->ListMetrics(t.id, "validation"));
     for (const auto& m : vals) {
-      std::optional<double> v = SearcherMetricOf(m, metric);
-      if (v && (!best || (smaller ? *v < *best : *v > *best))) best = v;
+      std::optional<double> v = metric.ValueInReport(m.metrics);
+      if (v && (!best || metric.Better(*v, *best))) best = v;
     }
   }
   return best;
-}
-
-Result<std::vector<store::CheckpointRow>> Master::ListExperimentCheckpoints(int64_t experiment_id) {
-  DET_RETURN_IF_ERROR(store_->GetExperiment(experiment_id).status());
-  return store_->ListCheckpointsForExperiment(experiment_id);
-}
-
-Result<store::CheckpointRow> Master::GetCheckpoint(const std::string& uuid) {
-  return store_->GetCheckpoint(uuid);
 }
 
 Result<std::vector<store::MetricRow>> Master::ListMetrics(int64_t trial_id,
                                                           const std::string& group) {
   DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
   return store_->ListMetrics(trial_id, group);
-}
-
-Result<std::vector<store::CheckpointRow>> Master::ListTrialCheckpoints(int64_t trial_id) {
-  DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
-  return store_->ListCheckpointsForTrial(trial_id);
-}
-
-Status Master::AddTrialSourceInfo(const store::TrialSourceInfoRow& row) {
-  DET_RETURN_IF_ERROR(store_->GetTrial(row.trial_id).status());
-  DET_RETURN_IF_ERROR(store_->GetCheckpoint(row.checkpoint_uuid).status());
-  return store_->AddTrialSourceInfo(row);
-}
-
-Result<std::vector<store::MetricRow>> Master::CheckpointTrialMetrics(const std::string& uuid,
-                                                                     const std::string& source_type,
-                                                                     const std::string& group) {
-  DET_RETURN_IF_ERROR(store_->GetCheckpoint(uuid).status());
-  DET_ASSIGN_OR_RETURN(std::vector<store::TrialSourceInfoRow> links,
-                       store_->ListTrialSourceInfos(uuid, source_type));
-  std::vector<store::MetricRow> out;
-  for (const auto& l : links) {
-    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> rows,
-                         store_->ListMetrics(l.trial_id, group));
-    // At most 1000 reports per linked trial, as Determined answers.
-    if (rows.size() > 1000) rows.resize(1000);
-    out.insert(out.end(), rows.begin(), rows.end());
-  }
-  return out;
 }
 
 }  // namespace det::master::server

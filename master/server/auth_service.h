@@ -1,0 +1,82 @@
+#pragma once
+// AuthService: who is calling. Users and their passwords, login sessions (cached so that
+// authenticating a request reads no database row), and the tokens of trial allocations. It has
+// its own lock, never held across a store call, so authentication never waits on the Master's
+// work or on a slow disk.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "common/thread_annotations.h"
+#include "master/store/store.h"
+
+namespace det::master::server {
+
+// Who is calling: a user session or a trial's allocation.
+struct Principal {
+  int64_t user_id = 0;
+  std::string username;
+  bool admin = false;
+  bool is_allocation = false;
+  std::string allocation_id;
+  int64_t trial_id = 0;
+  std::string token;
+};
+
+class AuthService {
+ public:
+  AuthService(store::Store* store, const Clock* clock) : store_(store), clock_(clock) {}
+
+  // Creates the built-in users admin and determined on a fresh store (with
+  // `initial_password`'s hash when set), then refuses a non-loopback `bind_address` while either
+  // has a blank password.
+  Status EnsureBuiltinUsers(const std::optional<std::string>& initial_password,
+                            const std::string& bind_address) EXCLUDES(mu_);
+
+  // A new session token for the user, or Unauthenticated("invalid credentials").
+  Result<std::pair<std::string, store::UserRow>> Login(const std::string& username,
+                                                       const std::string& client_hash)
+      EXCLUDES(mu_);
+  Status Logout(const std::string& token) EXCLUDES(mu_);
+  // A new session for the user without a password (a task acting as its owner).
+  Result<std::string> CreateSession(int64_t user_id);
+  Result<Principal> AuthenticateUserToken(const std::string& token) EXCLUDES(mu_);
+  Result<Principal> AuthenticateAllocationToken(const std::string& token) EXCLUDES(mu_);
+  Result<store::UserRow> GetUser(int64_t id);
+  Result<std::vector<store::UserRow>> ListUsers();
+  // Admins may set anyone's password, users their own; "" sets a blank password.
+  Status SetPassword(const Principal& who, int64_t user_id, const std::string& client_hash);
+
+  // Makes an allocation's token known, so its requests authenticate from memory. Tokens stay
+  // valid after the allocation ends (its last logs and metrics may still arrive).
+  void RegisterAllocationToken(const std::string& token, const std::string& allocation_id,
+                               int64_t trial_id) EXCLUDES(mu_);
+
+  // Drops the user's cached sessions, so a changed user (deactivated, renamed, ...) is read
+  // again from the store on its next request.
+  void ForgetUserSessions(int64_t user_id) EXCLUDES(mu_);
+
+ private:
+  struct CachedSession {
+    Principal principal;
+    int64_t expiry;  // micros: re-read from the store after this
+  };
+  struct AllocationIdentity {
+    std::string allocation_id;
+    int64_t trial_id = 0;
+  };
+
+  store::Store* const store_;
+  const Clock* const clock_;
+  Mutex mu_;
+  std::map<std::string, CachedSession> sessions_ GUARDED_BY(mu_);
+  std::map<std::string, AllocationIdentity> allocation_tokens_ GUARDED_BY(mu_);
+};
+
+}  // namespace det::master::server

@@ -1,0 +1,153 @@
+// AuthService over a real SQLite store in a temp dir, with a fake clock.
+#include "master/server/auth_service.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "master/server/passwords.h"
+#include "master/store/sqlite/sqlite_store.h"
+
+namespace det::master::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AuthServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("det-auth-service-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    auto opened = store::SqliteStore::Open((dir_ / "determined.db").string());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+    auth_ = std::make_unique<AuthService>(store_.get(), &clock_);
+  }
+  void TearDown() override {
+    auth_.reset();
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  std::string LoginOk(const std::string& user, const std::string& password) {
+    auto r = auth_->Login(user, ClientPasswordHash(password));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->first : "";
+  }
+
+  fs::path dir_;
+  FakeClock clock_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<AuthService> auth_;
+};
+
+TEST_F(AuthServiceTest, BuiltinUsersLogInWithTheirBlankPasswordOnLoopback) {
+  ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
+  std::string token = LoginOk("admin", "");
+  Result<Principal> who = auth_->AuthenticateUserToken(token);
+  ASSERT_TRUE(who.ok()) << who.status().ToString();
+  EXPECT_EQ(who->username, "admin");
+  EXPECT_TRUE(who->admin);
+  EXPECT_FALSE(who->is_allocation);
+  auto wrong = auth_->Login("admin", ClientPasswordHash("guess"));
+  EXPECT_EQ(wrong.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(auth_->Login("nobody", "").status().code(), StatusCode::kUnauthenticated);
+  Result<std::vector<store::UserRow>> users = auth_->ListUsers();
+  ASSERT_TRUE(users.ok());
+  EXPECT_EQ(users->size(), 2u);
+}
+
+TEST_F(AuthServiceTest, NonLoopbackAddressNeedsPasswordsOnBuiltinUsers) {
+  Status st = auth_->EnsureBuiltinUsers(std::nullopt, "0.0.0.0");
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("blank password"), std::string::npos) << st.message();
+}
+
+TEST_F(AuthServiceTest, InitialPasswordIsSetOnAFreshStore) {
+  ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::string("s3cret"), "0.0.0.0").ok());
+  EXPECT_EQ(auth_->Login("admin", "").status().code(), StatusCode::kUnauthenticated);
+  LoginOk("determined", "s3cret");
+}
+
+TEST_F(AuthServiceTest, SessionsAreCachedAndRecheckedAfterFiveMinutes) {
+  ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
+  std::string token = LoginOk("determined", "");
+  ASSERT_TRUE(auth_->AuthenticateUserToken(token).ok());
+  // Revoked behind the service's back: the cached session still answers for a while...
+  ASSERT_TRUE(store_->RevokeSession(token).ok());
+  EXPECT_TRUE(auth_->AuthenticateUserToken(token).ok());
+  // ...and no longer once the cache entry is older than five minutes.
+  clock_.Advance(5ll * 60 * 1000000 + 1);
+  EXPECT_FALSE(auth_->AuthenticateUserToken(token).ok());
+}
+
+TEST_F(AuthServiceTest, LogoutRevokesAtOnce) {
+  ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
+  std::string token = LoginOk("admin", "");
+  ASSERT_TRUE(auth_->AuthenticateUserToken(token).ok());
+  ASSERT_TRUE(auth_->Logout(token).ok());
+  EXPECT_FALSE(auth_->AuthenticateUserToken(token).ok());
+  EXPECT_FALSE(auth_->AuthenticateUserToken("not-a-token").ok());
+}
+
+TEST_F(AuthServiceTest, UsersChangeOnlyTheirOwnPasswordUnlessAdmin) {
+  ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
+  Result<Principal> user = auth_->AuthenticateUserToken(LoginOk("determined", ""));
+  Result<Principal> admin = auth_->AuthenticateUserToken(LoginOk("admin", ""));
+  ASSERT_TRUE(user.ok() && admin.ok());
+  EXPECT_EQ(auth_->SetPassword(*user, admin->user_id, ClientPasswordHash("x")).code(),
+            StatusCode::kPermissionDenied);
+  ASSERT_TRUE(auth_->SetPassword(*user, user->user_id, ClientPasswordHash("mine")).ok());
+  EXPECT_FALSE(auth_->Login("determined", ClientPasswordHash("")).ok());
+  LoginOk("determined", "mine");
+  ASSERT_TRUE(auth_->SetPassword(*admin, user->user_id, "").ok());  // back to blank
+  LoginOk("determined", "");
+}
+
+TEST_F(AuthServiceTest, AllocationTokensAuthenticateFromMemoryThenFromTheStore) {
+  auth_->RegisterAllocationToken("tok-live", "1.abc.1", 7);
+  Result<Principal> live = auth_->AuthenticateAllocationToken("tok-live");
+  ASSERT_TRUE(live.ok()) << live.status().ToString();
+  EXPECT_TRUE(live->is_allocation);
+  EXPECT_EQ(live->allocation_id, "1.abc.1");
+  EXPECT_EQ(live->trial_id, 7);
+  EXPECT_EQ(live->token, "tok-live");
+  EXPECT_EQ(auth_->AuthenticateAllocationToken("unknown").status().code(),
+            StatusCode::kUnauthenticated);
+
+  // An allocation stored by an earlier master run, never registered with this service.
+  ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
+  store::ExperimentRow exp;
+  exp.state = "ACTIVE";
+  exp.config = nlohmann::json::object();
+  exp.owner_id = 1;
+  exp.job_id = "job";
+  Result<int64_t> exp_id = store_->InsertExperiment(exp, "");
+  ASSERT_TRUE(exp_id.ok()) << exp_id.status().ToString();
+  store::TrialRow trial;
+  trial.experiment_id = *exp_id;
+  trial.request_id = "r1";
+  trial.state = "ACTIVE";
+  trial.task_id = std::to_string(*exp_id) + ".r1";
+  Result<int64_t> trial_id = store_->InsertTrial(trial);
+  ASSERT_TRUE(trial_id.ok()) << trial_id.status().ToString();
+  store::AllocationRow row;
+  row.allocation_id = trial.task_id + ".1";
+  row.task_id = trial.task_id;
+  row.trial_id = *trial_id;
+  row.state = "TERMINATED";
+  row.token = "tok-old";
+  ASSERT_TRUE(store_->UpsertAllocation(row).ok());
+  Result<Principal> old = auth_->AuthenticateAllocationToken("tok-old");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->allocation_id, row.allocation_id);
+  EXPECT_EQ(old->trial_id, *trial_id);
+}
+
+}  // namespace
+}  // namespace det::master::server
