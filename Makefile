@@ -37,7 +37,7 @@ setup:
 	else npm ci --prefix tools/s3rver --no-audit --no-fund && touch tools/s3rver/node_modules/.det-installed; fi
 	@$(MAKE) --no-print-directory webui-deps
 
-configure:
+configure: setup
 	@[ -f $(BUILD_DIR)/build.ninja ] || cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 build: configure
@@ -81,7 +81,7 @@ unit-test: build
 HARNESS_WORKERS ?= $(JOBS)
 E2E_WORKERS ?= 3
 
-harness-test:
+harness-test: setup
 	cd harness && PYTHONPATH=. $(PYTHON) -m pytest -q -n $(HARNESS_WORKERS) tests
 
 e2e-test: build
@@ -95,7 +95,7 @@ test: thread-safety unit-test harness-test e2e-test webui-test fuzz-smoke
 THREAD_SAFETY_SRCS = $(wildcard master/server/*.cc master/api/*.cc)
 THREAD_SAFETY_FLAGS = -std=c++20 -fsyntax-only -Wthread-safety -Werror -I. \
   -DBOOST_ALL_NO_LIB -DFMT_SHARED -DSPDLOG_COMPILED_LIB -DSPDLOG_FMT_EXTERNAL -DSPDLOG_SHARED_LIB
-thread-safety:
+thread-safety: setup
 	@printf '%s\n' $(filter-out %_test.cc,$(THREAD_SAFETY_SRCS)) | \
 	  xargs -P 2 -I{} clang++ $(THREAD_SAFETY_FLAGS) {}
 	@echo "thread-safety: clean"
