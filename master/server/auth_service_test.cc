@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "common/test_dir.h"
 #include "master/server/passwords.h"
 #include "master/store/sqlite/sqlite_store.h"
 
@@ -18,11 +19,7 @@ namespace fs = std::filesystem;
 class AuthServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("det-auth-service-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = det::testing::FreshTestDir("det-auth-service-");
     auto opened = store::SqliteStore::Open((dir_ / "determined.db").string());
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     store_ = std::move(opened).value();

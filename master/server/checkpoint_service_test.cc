@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::server {
@@ -20,11 +21,7 @@ using nlohmann::json;
 class CheckpointServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("det-checkpoint-service-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = det::testing::FreshTestDir("det-checkpoint-service-");
     auto opened = store::SqliteStore::Open((dir_ / "determined.db").string());
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     store_ = std::move(opened).value();

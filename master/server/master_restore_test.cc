@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/test_dir.h"
 #include "master/config/experiment_config.h"
 #include "master/searcher/searcher.h"
 #include "master/server/master.h"
@@ -20,13 +21,7 @@ using nlohmann::json;
 
 class MasterRestoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("det-master-restore-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = det::testing::FreshTestDir("det-master-restore-"); }
   void TearDown() override {
     if (master_) master_->Stop();
     master_.reset();

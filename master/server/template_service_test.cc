@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::server {
@@ -15,11 +16,7 @@ using store::TemplateRow;
 class TemplateServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("det_template_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = det::testing::FreshTestDir("det_template_test_");
     Open();
   }
   void TearDown() override {

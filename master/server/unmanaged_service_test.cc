@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/test_dir.h"
 #include "master/server/master.h"
 #include "master/store/sqlite/sqlite_store.h"
 
@@ -30,11 +31,7 @@ constexpr int64_t kMinute = 60ll * 1000000;
 class UnmanagedServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("det-unmanaged-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = det::testing::FreshTestDir("det-unmanaged-");
     config_.data_dir = dir_.string();
     ASSERT_TRUE(FinalizeMasterConfig(&config_).ok());
     store_ = OpenStore();

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "common/test_dir.h"
 #include "master/server/passwords.h"
 #include "master/store/sqlite/sqlite_store.h"
 
@@ -13,11 +14,7 @@ namespace {
 class UserAdminServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("det_user_admin_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = det::testing::FreshTestDir("det_user_admin_test_");
     auto s = store::SqliteStore::Open((dir_ / "det.db").string());
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();

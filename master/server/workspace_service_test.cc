@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::server {
@@ -12,11 +13,7 @@ namespace {
 class WorkspaceServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("det_workspace_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = det::testing::FreshTestDir("det_workspace_test_");
     Open();
   }
   void TearDown() override {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::store {
@@ -12,11 +13,7 @@ namespace {
 class ExperimentIdsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("det_store_webui_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = det::testing::FreshTestDir("det_store_webui_test_");
     auto s = SqliteStore::Open((dir_ / "det.db").string());
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
