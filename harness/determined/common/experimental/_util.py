@@ -7,6 +7,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Type, TypeVar, Union
 
 from determined.common import api
@@ -153,3 +154,12 @@ def as_list(v: Optional[Union[Any, List[Any]]]) -> Optional[List[Any]]:
     if v is None:
         return None
     return list(v) if isinstance(v, (list, tuple, set)) else [v]
+
+class DeprecatedOrderByEnum(enum.EnumMeta):
+    """Metaclass of the deprecated *OrderBy enums: using a member warns to use OrderBy."""
+
+    def __getattribute__(cls, name: str) -> Any:
+        if not name.startswith("_"):
+            warnings.warn(f"'{type.__getattribute__(cls, '__name__')}' is deprecated; use "
+                          "'experimental.OrderBy' instead.", FutureWarning, stacklevel=2)
+        return super().__getattribute__(name)

@@ -80,15 +80,9 @@ EXPERIMENT_SORT_FIELDS = {
 }
 
 
-class _DeprecatedEnum(enum.EnumMeta):
-    def __getattribute__(cls, name: str) -> Any:
-        if not name.startswith("_"):
-            warnings.warn(f"'{type.__getattribute__(cls, '__name__')}' is deprecated; use "
-                          "'experimental.OrderBy' instead.", FutureWarning, stacklevel=2)
-        return super().__getattribute__(name)
 
 
-class ExperimentOrderBy(enum.Enum, metaclass=_DeprecatedEnum):
+class ExperimentOrderBy(enum.Enum, metaclass=_util.DeprecatedOrderByEnum):
     """Deprecated: use :class:`OrderBy`."""
 
     ASCENDING = "ORDER_BY_ASC"

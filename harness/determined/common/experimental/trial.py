@@ -69,15 +69,9 @@ class TrialSortBy(enum.Enum):
         return str(self.value)
 
 
-class _DeprecatedEnum(enum.EnumMeta):
-    def __getattribute__(cls, name: str) -> Any:
-        if not name.startswith("_"):
-            warnings.warn(f"'{type.__getattribute__(cls, '__name__')}' is deprecated; use "
-                          "'experimental.OrderBy' instead.", FutureWarning, stacklevel=2)
-        return super().__getattribute__(name)
 
 
-class TrialOrderBy(enum.Enum, metaclass=_DeprecatedEnum):
+class TrialOrderBy(enum.Enum, metaclass=_util.DeprecatedOrderByEnum):
     """Deprecated: use :class:`OrderBy`."""
 
     ASCENDING = "ORDER_BY_ASC"

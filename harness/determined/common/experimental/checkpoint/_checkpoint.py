@@ -6,7 +6,6 @@ import json
 import logging
 import pathlib
 import tarfile
-import warnings
 from typing import Any, Dict, Iterable, List, Optional
 
 from determined import errors
@@ -45,15 +44,9 @@ class CheckpointState(enum.Enum):
     PARTIALLY_DELETED = "STATE_PARTIALLY_DELETED"
 
 
-class _DeprecatedEnum(enum.EnumMeta):
-    def __getattribute__(cls, name: str) -> Any:
-        if not name.startswith("_"):
-            warnings.warn(f"'{type.__getattribute__(cls, '__name__')}' is deprecated; use "
-                          "'experimental.OrderBy' instead.", FutureWarning, stacklevel=2)
-        return super().__getattribute__(name)
 
 
-class CheckpointOrderBy(enum.Enum, metaclass=_DeprecatedEnum):
+class CheckpointOrderBy(enum.Enum, metaclass=_util.DeprecatedOrderByEnum):
     """Deprecated: use :class:`OrderBy`."""
 
     ASC = "ORDER_BY_ASC"
