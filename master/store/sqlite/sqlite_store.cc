@@ -17,10 +17,6 @@ json ParseJson(const std::string& text) {
   return j.is_discarded() ? json() : j;
 }
 
-#define DET_PREPARE(var, sql) \
-  Statement var(db_, sql);    \
-  DET_RETURN_IF_ERROR(var.prepared())
-
 constexpr const char* kExperimentColumns =
     "id, state, config, original_config, owner_id, job_id, start_time, end_time, archived, "
     "progress, parent_id, notes, snapshot";

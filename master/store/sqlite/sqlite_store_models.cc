@@ -9,10 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-#define DET_PREPARE(var, sql) \
-  Statement var(db_, sql);    \
-  DET_RETURN_IF_ERROR(var.prepared())
-
 json ParseObject(const std::string& text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   return j.is_object() ? j : json::object();

@@ -7,10 +7,6 @@
 namespace det::master::store {
 namespace {
 
-#define DET_PREPARE(var, sql) \
-  Statement var(db_, sql);    \
-  DET_RETURN_IF_ERROR(var.prepared())
-
 constexpr const char* kColumns =
     "id, trial_id, trial_run_id, metric_group, agent_id, metrics, end_time";
 

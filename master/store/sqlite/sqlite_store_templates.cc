@@ -7,10 +7,6 @@
 namespace det::master::store {
 namespace {
 
-#define DET_PREPARE(var, sql) \
-  Statement var(db_, sql);    \
-  DET_RETURN_IF_ERROR(var.prepared())
-
 TemplateRow ReadTemplate(const Statement& s) {
   TemplateRow r;
   r.name = s.Text(0);

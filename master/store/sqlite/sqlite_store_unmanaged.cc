@@ -11,10 +11,6 @@
 namespace det::master::store {
 namespace {
 
-#define DET_PREPARE(var, sql) \
-  Statement var(db_, sql);    \
-  DET_RETURN_IF_ERROR(var.prepared())
-
 constexpr const char* kMarkColumns =
     "u.trial_id, u.experiment_id, u.task_id, u.external_id, u.last_activity";
 

@@ -8,10 +8,6 @@
 namespace det::master::store {
 namespace {
 
-#define DET_PREPARE(var, sql) \
-  Statement var(db_, sql);    \
-  DET_RETURN_IF_ERROR(var.prepared())
-
 WorkspaceRow ReadWorkspace(const Statement& s) {
   WorkspaceRow r;
   r.id = s.Int(0);

@@ -114,3 +114,8 @@ class Statement {
 };
 
 }  // namespace det::master::store
+
+// Prepares `var` on the store's db_ and returns its error from the enclosing function.
+#define DET_PREPARE(var, sql) \
+  ::det::master::store::Statement var(db_, sql); \
+  DET_RETURN_IF_ERROR(var.prepared())
