@@ -181,8 +181,14 @@ def test_experiment_edits_lists_and_checkpoints(cluster, det, tmp_path):
         warnings.simplefilter("ignore", FutureWarning)
         assert t.select_checkpoint(latest=True).uuid == latest.uuid
         assert t.select_checkpoint(uuid=latest.uuid).uuid == latest.uuid
+        # Checkpoint GC runs after the experiment ends and keeps steps 8, 9, 10 (x shrinks each
+        # step; save_experiment_best 3): wait for it, then rank what is left.
+        wait_for(lambda: sorted(c.metadata["steps_completed"] for c in t.list_checkpoints()
+                                if c.state.value == "STATE_COMPLETED") == [8, 9, 10],
+                 60, "checkpoint GC to keep steps 8, 9, 10")
         assert exp.top_checkpoint(sort_by="x", smaller_is_better=False).metadata[
-            "steps_completed"] == 1
+            "steps_completed"] == 8
+        assert exp.top_checkpoint().metadata["steps_completed"] == 10
         [top] = exp.top_n_checkpoints(1)
     assert top.training.trial_id == t.id
 
