@@ -69,8 +69,8 @@ $(BUILD_DIR)/webui/index.html: $(WEBUI_SOURCES)
 # Screenshots go to $(BUILD_DIR)/webui-test-artifacts.
 webui-test: build
 	set -o pipefail; cd webui && DET_BUILD_DIR=$(abspath $(BUILD_DIR)) node --test \
-	  --test-reporter=spec tests/ | tee /dev/stderr | \
-	  awk '/ pass [0-9]+$$/{p=$$NF} / fail [0-9]+$$/{f=$$NF} END{print p+0 " passed, " f+0 " failed"}'
+	  --test-reporter=spec tests/ | \
+	  awk '{print} / pass [0-9]+$$/{p=$$NF} / fail [0-9]+$$/{f=$$NF} END{print p+0 " passed, " f+0 " failed"}'
 
 unit-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
