@@ -445,17 +445,22 @@ Result<ModelVersionView> ModelService::RegisterVersion(const std::string& identi
   return VersionViewLocked(model, std::move(stored));
 }
 
+// The model's version `version`, or NotFound naming both.
+Result<store::ModelVersionRow> ModelService::FindVersionLocked(const ModelView& model,
+                                                               int64_t version) {
+  Result<store::ModelVersionRow> row = store_->GetModelVersion(model.row.id, version);
+  if (!row.ok() && row.status().code() == StatusCode::kNotFound) {
+    return NotFound("version " + std::to_string(version) + " of model \"" + model.row.name +
+                    "\" not found");
+  }
+  return row;
+}
+
 Result<ModelVersionView> ModelService::GetVersion(const std::string& identifier, int64_t version) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_ASSIGN_OR_RETURN(ModelView model, GetLocked(identifier));
-  Result<store::ModelVersionRow> row = store_->GetModelVersion(model.row.id, version);
-  if (!row.ok()) {
-    if (row.status().code() == StatusCode::kNotFound) {
-      return NotFound("version " + std::to_string(version) + " of model \"" + model.row.name +
-                      "\" not found");
-    }
-    return row.status();
-  }
+  Result<store::ModelVersionRow> row = FindVersionLocked(model, version);
+  if (!row.ok()) return row.status();
   return VersionViewLocked(model, std::move(row).value());
 }
 
@@ -492,14 +497,8 @@ Result<ModelVersionView> ModelService::PatchVersion(const std::string& identifie
   for (const char* f : {"name", "comment", "notes"}) DET_RETURN_IF_ERROR(CheckString(patch, f));
   std::lock_guard<std::mutex> lock(mu_);
   DET_ASSIGN_OR_RETURN(ModelView model, GetLocked(identifier));
-  Result<store::ModelVersionRow> found = store_->GetModelVersion(model.row.id, version);
-  if (!found.ok()) {
-    if (found.status().code() == StatusCode::kNotFound) {
-      return NotFound("version " + std::to_string(version) + " of model \"" + model.row.name +
-                      "\" not found");
-    }
-    return found.status();
-  }
+  Result<store::ModelVersionRow> found = FindVersionLocked(model, version);
+  if (!found.ok()) return found.status();
   store::ModelVersionRow row = std::move(found).value();
   store::ModelVersionRow before = row;
   TakeString(patch, "name", row.name);
@@ -525,14 +524,8 @@ Status ModelService::DeleteVersion(const std::string& identifier, int64_t versio
                                    const ModelCaller& who) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_ASSIGN_OR_RETURN(ModelView model, GetLocked(identifier));
-  Result<store::ModelVersionRow> row = store_->GetModelVersion(model.row.id, version);
-  if (!row.ok()) {
-    if (row.status().code() == StatusCode::kNotFound) {
-      return NotFound("version " + std::to_string(version) + " of model \"" + model.row.name +
-                      "\" not found");
-    }
-    return row.status();
-  }
+  Result<store::ModelVersionRow> row = FindVersionLocked(model, version);
+  if (!row.ok()) return row.status();
   if (!who.admin && row->user_id != who.user_id && model.row.user_id != who.user_id) {
     return PermissionDenied(
         "only an admin, the model's owner or the version's creator may "

@@ -134,6 +134,7 @@ class ModelService {
   Result<ModelView> ViewLocked(store::ModelRow row);
   Result<ModelVersionView> VersionViewLocked(const ModelView& model, store::ModelVersionRow row);
   Result<ModelView> GetLocked(const std::string& identifier);
+  Result<store::ModelVersionRow> FindVersionLocked(const ModelView& model, int64_t version);
   std::string UsernameLocked(int64_t user_id);
 
   store::Store* store_;

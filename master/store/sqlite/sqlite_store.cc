@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <set>
+#include <span>
 
 #include "master/store/migrations.h"
 #include "master/store/sqlite/statement.h"
@@ -362,6 +363,15 @@ Status SqliteStore::UpdateExperimentMeta(int64_t id, const nlohmann::json& confi
   return s.Bind(1, config.dump()).Bind(2, archived).Bind(3, notes).Bind(4, id).Run();
 }
 
+Status SqliteStore::ExecEachWithIdLocked(std::span<const char* const> statements, int64_t id) {
+  for (const char* sql : statements) {
+    Statement s(db_, sql);
+    DET_RETURN_IF_ERROR(s.prepared());
+    DET_RETURN_IF_ERROR(s.Bind(1, id).Run());
+  }
+  return Status::Ok();
+}
+
 Status SqliteStore::DeleteExperiment(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
@@ -377,13 +387,7 @@ Status SqliteStore::DeleteExperiment(int64_t id) {
       "DELETE FROM trials WHERE experiment_id = ?",
       "DELETE FROM experiments WHERE id = ?",
   };
-  Status st;
-  for (const char* sql : kStatements) {
-    Statement s(db_, sql);
-    st = s.prepared();
-    if (st.ok()) st = s.Bind(1, id).Run();
-    if (!st.ok()) break;
-  }
+  Status st = ExecEachWithIdLocked(kStatements, id);
   if (!st.ok()) {
     (void)Exec("ROLLBACK");
     return st;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "master/store/store.h"
@@ -139,6 +140,9 @@ class SqliteStore : public Store {
   Result<std::vector<UnmanagedTrialRow>> ListSilentUnmanagedTrials(int64_t before) override;
 
  private:
+  // Runs each statement with `id` bound to its first parameter; stops at the first error (the
+  // caller owns the transaction). REQUIRES: mu_ held.
+  Status ExecEachWithIdLocked(std::span<const char* const> statements, int64_t id);
   // REQUIRES: mu_ held.
   Result<ModelRow> GetModelLocked(const char* where, int64_t id, const std::string& name);
   explicit SqliteStore(sqlite3* db) : db_(db) {}

@@ -82,13 +82,7 @@ Status SqliteStore::DeleteWorkspace(int64_t id) {
       "DELETE FROM projects WHERE workspace_id = ?",
       "DELETE FROM workspaces WHERE id = ?",
   };
-  Status st;
-  for (const char* sql : kStatements) {
-    Statement s(db_, sql);
-    st = s.prepared();
-    if (st.ok()) st = s.Bind(1, id).Run();
-    if (!st.ok()) break;
-  }
+  Status st = ExecEachWithIdLocked(kStatements, id);
   if (st.ok() && sqlite3_changes(db_) == 0) {
     st = NotFound("workspace " + std::to_string(id) + " not found");
   }
