@@ -148,6 +148,8 @@ class Contract:
         if not content:
             return []
         media = (content_type or "").split(";")[0].strip()
+        if media not in content and "*/*" in content:
+            media = "*/*"
         if media not in content:
             return [f"{where}: content type {media!r} is not among {sorted(content)} "
                     f"(rule: content)"]

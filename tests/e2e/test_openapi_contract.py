@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
-from cluster import BIN, REPO, Cluster, wait_for
+from cluster import BIN, PYTHON, REPO, Cluster, wait_for
 from contract_proxy import RecordingProxy
 
 sys.path.insert(0, str(REPO / "api"))
@@ -220,6 +220,7 @@ def test_every_get_answers_per_contract(cluster, contract, world):
     assert archive[:2] == b"\x1f\x8b", "not a gzip stream"
     c.call("GET", "/", expect=302, auth=False)
     c.call("GET", "/det/experiments", expect=None, auth=False)
+    c.call("GET", "/det/assets/no-such-file.js", expect=404, auth=False)
     # Errors have the error shape: unknown ids, a bad parameter, no token.
     c.call("GET", "/api/v1/experiments/999999", expect=404)
     c.call("GET", "/api/v1/trials/999999", expect=404)
@@ -418,4 +419,31 @@ def test_python_sdk_requests_follow_contract(cluster, contract, world, tmp_path,
     problems, used = check_exchanges(contract, exchanges)
     assert len(used) >= 12, f"the SDK used only {sorted(used)}"
     assert not problems, (f"{len(problems)} problems in {len(exchanges)} requests of the SDK:\n"
+                          + format_problems(problems))
+
+
+def test_core_v2_script_requests_follow_contract(cluster, contract, tmp_path):
+    """A detached core_v2 script (an unmanaged experiment: its own trial, metrics, checkpoints,
+    logs, state) through the recording proxy: every request and answer checked."""
+    proxy = RecordingProxy(cluster.url).start()
+    go = tmp_path / "go"
+    go.write_text("")
+    external = f"contract-{uuid.uuid4().hex[:8]}"
+    env = dict(cluster.env, DET_MASTER=proxy.url, DET_USER="determined", DET_PASS="",
+               XDG_CONFIG_HOME=str(tmp_path / "config"), CORE_V2_NAME=external,
+               CORE_V2_STORAGE=str(tmp_path / "ckpt"), CORE_V2_GO_FILE=str(go),
+               CORE_V2_EXTERNAL_ID=external)
+    try:
+        proc = subprocess.run([PYTHON, str(FIXTURES / "core_v2" / "train.py")], env=env,
+                              capture_output=True, text=True, timeout=180, cwd=str(tmp_path))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    finally:
+        proxy.stop()
+    exchanges = proxy.take()
+    problems, used = check_exchanges(contract, exchanges)
+    for op in (("PUT", "/api/v1/experiments/by-external-id/{externalExperimentId}"),
+               ("PUT", "/api/v1/trials"), ("POST", "/api/v1/trials/{id}/metrics"),
+               ("POST", "/api/v1/checkpoints")):
+        assert op in used, f"{op} not used by the core_v2 script: {sorted(used)}"
+    assert not problems, (f"{len(problems)} problems in {len(exchanges)} requests of core_v2:\n"
                           + format_problems(problems))
