@@ -134,3 +134,35 @@ def test_fake_master_answers_follow_the_contract(contract, master, tmp_path, mon
         problems += contract.check_request(method, path, body)
         problems += contract.check_response(method, path, status, ctype, text.decode())
     assert not problems, "the fake master breaks api/openapi.yaml:\n" + format_problems(problems)
+
+
+def test_every_schema_of_the_contract_is_valid_json_schema(contract):
+    """Each schema (components and inline) is valid JSON Schema 2020-12, so the validation the
+    tests rely on means what it says."""
+    import jsonschema
+
+    found = []
+
+    def walk(node, where):
+        if isinstance(node, dict):
+            if isinstance(node.get("schema"), dict):
+                found.append((where + "/schema", node["schema"]))
+            for k, v in node.items():
+                walk(v, f"{where}/{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{where}/{i}")
+
+    walk(contract.doc["paths"], "#/paths")
+    walk(contract.doc["components"]["responses"], "#/components/responses")
+    walk(contract.doc["components"]["parameters"], "#/components/parameters")
+    found += [(f"#/components/schemas/{k}", v)
+              for k, v in contract.doc["components"]["schemas"].items()]
+    assert len(found) > 100
+    bad = []
+    for where, schema in found:
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.exceptions.SchemaError as e:
+            bad.append(f"{where}: {e.message}")
+    assert not bad, "invalid schemas in api/openapi.yaml:\n" + "\n".join(bad)

@@ -137,5 +137,61 @@ TEST(RoutesContractTest, EveryRefResolves) {
   EXPECT_TRUE(broken.empty()) << "unresolved $ref in api/openapi.yaml:\n" << broken;
 }
 
+// A parameter object, following a "$ref" into components/parameters.
+YAML::Node Deref(const YAML::Node& doc, const YAML::Node& node) {
+  if (!node["$ref"]) return node;
+  std::string ref = node["$ref"].as<std::string>();
+  const std::string prefix = "#/components/parameters/";
+  if (ref.rfind(prefix, 0) != 0) return YAML::Node();
+  return doc["components"]["parameters"][ref.substr(prefix.size())];
+}
+
+// Every operation: a unique operationId, a declared path parameter for each {name} of its path,
+// and an answer for success (a 2xx/3xx status or default).
+TEST(RoutesContractTest, EveryOperationIsComplete) {
+  YAML::Node doc = LoadContract();
+  std::set<std::string> ids;
+  std::string problems;
+  for (const auto& path : doc["paths"]) {
+    std::string pattern = path.first.as<std::string>();
+    for (const char* m : kMethods) {
+      YAML::Node op = path.second[m];
+      if (!op) continue;
+      std::string where = Upper(m) + " " + pattern;
+      if (!op["operationId"]) {
+        problems += "  " + where + ": no operationId\n";
+      } else if (!ids.insert(op["operationId"].as<std::string>()).second) {
+        problems +=
+            "  " + where + ": operationId " + op["operationId"].as<std::string>() + " used twice\n";
+      }
+      std::set<std::string> declared;
+      for (const YAML::Node& params : {path.second["parameters"], op["parameters"]}) {
+        if (!params) continue;
+        for (const auto& p : params) {
+          YAML::Node param = Deref(doc, p);
+          if (param && param["in"] && param["in"].as<std::string>() == "path") {
+            declared.insert(param["name"].as<std::string>());
+          }
+        }
+      }
+      for (size_t open = pattern.find('{'); open != std::string::npos;
+           open = pattern.find('{', open + 1)) {
+        std::string name = pattern.substr(open + 1, pattern.find('}', open) - open - 1);
+        if (!declared.count(name))
+          problems += "  " + where + ": path parameter {" + name + "} is not declared\n";
+      }
+      bool answers = false;
+      if (op["responses"]) {
+        for (const auto& r : op["responses"]) {
+          std::string code = r.first.as<std::string>();
+          answers = answers || code == "default" || code[0] == '2' || code[0] == '3';
+        }
+      }
+      if (!answers) problems += "  " + where + ": no success response\n";
+    }
+  }
+  EXPECT_TRUE(problems.empty()) << "incomplete operations in api/openapi.yaml:\n" << problems;
+}
+
 }  // namespace
 }  // namespace det::master::api
