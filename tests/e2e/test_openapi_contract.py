@@ -447,3 +447,29 @@ def test_core_v2_script_requests_follow_contract(cluster, contract, tmp_path):
         assert op in used, f"{op} not used by the core_v2 script: {sorted(used)}"
     assert not problems, (f"{len(problems)} problems in {len(exchanges)} requests of core_v2:\n"
                           + format_problems(problems))
+
+
+def test_agent_requests_follow_contract(cluster, contract, tmp_path):
+    """A second agent that talks to the master through the recording proxy: its registration
+    and command polls, and the master's answers, checked."""
+    proxy = RecordingProxy(cluster.url).start()
+    agent_id = f"contract-agent-{uuid.uuid4().hex[:6]}"
+    agent = subprocess.Popen(
+        [str(BIN / "determined-agent"), "--master-url", proxy.url, "--agent-id", agent_id,
+         "--slots", "1", "--data-dir", str(tmp_path / "agent"), "--poll-timeout", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: any(a["id"] == agent_id and a["connected"]
+                             for a in cluster.request("GET", "/api/v1/agents")["agents"]),
+                 60, f"agent {agent_id} to register")
+        wait_for(lambda: sum(1 for x in proxy.exchanges if "/commands" in x.path) >= 2, 30,
+                 "two command polls")
+    finally:
+        agent.terminate()
+        agent.wait(timeout=30)
+        proxy.stop()
+    exchanges = proxy.take()
+    problems, used = check_exchanges(contract, exchanges)
+    assert {("POST", "/agents/{id}/register"), ("GET", "/agents/{id}/commands")} <= used, used
+    assert not problems, (f"{len(problems)} problems in {len(exchanges)} requests of the agent:\n"
+                          + format_problems(problems))
