@@ -13,7 +13,6 @@ import pathlib
 import subprocess
 import sys
 import urllib.error
-import urllib.parse
 import urllib.request
 import uuid
 from typing import Any, Dict, List, Optional, Set, Tuple
