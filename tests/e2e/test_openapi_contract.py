@@ -111,7 +111,8 @@ def world(cluster, tmp_path_factory) -> Dict[str, Any]:
     done = cluster.create(FIXTURES / "checkpoints.yaml", FIXTURES)
     slow = tmp / "slow.yaml"
     text = (FIXTURES / "flaky.yaml").read_text()
-    text = text.replace("sleep_per_step: 0.0", "sleep_per_step: 2.0")
+    # 20 steps of 5 s: it runs until the module's tests end (then it is killed).
+    text = text.replace("sleep_per_step: 0.0", "sleep_per_step: 5.0")
     text = text.replace("name: flaky-fixture", "name: contract-running")
     slow.write_text(text)
     running = cluster.create(slow, FIXTURES)
@@ -360,16 +361,36 @@ def test_det_cli_requests_follow_contract(cluster, contract, world, tmp_path):
         det("template", "list")
         det("workspace", "list")
         det("project", "list", "Uncategorized")
+        det("checkpoint", "describe", w["checkpoint"])
+        det("checkpoint", "add-metadata", w["checkpoint"], "cli=1")
+        det("checkpoint", "remove-metadata", w["checkpoint"], "cli")
+        det("checkpoint", "download", w["checkpoint"], "--mode", "master", "-o",
+            str(tmp_path / "ckpt"))
+        tag = w["tag"]
+        det("model", "create", f"cli-model-{tag}", "--description", "from det")
+        det("model", "register-version", f"cli-model-{tag}", w["checkpoint"])
+        det("model", "list-versions", f"cli-model-{tag}")
+        template = tmp_path / "template.yaml"
+        template.write_text("description: from a det template\n")
+        det("template", "create", f"cli-template-{tag}", str(template))
+        det("template", "describe", f"cli-template-{tag}")
+        det("workspace", "create", f"cli-ws-{tag}")
+        det("project", "create", f"cli-ws-{tag}", f"cli-project-{tag}", "--description", "d")
+        det("project", "list-experiments", "Uncategorized", "Uncategorized")
+        det("workspace", "describe", f"cli-ws-{tag}")
+        det("user", "list")
         out = det("experiment", "create", str(FIXTURES / "checkpoints.yaml"), str(FIXTURES),
                   "--paused")
         assert "Created experiment" in out, out
         created = int(out.split("Created experiment")[1].split()[0])
+        det("job", "update", cluster.experiment(w["running"])["jobId"], "--priority", "30")
+        det("experiment", "set", "priority", str(created), "20")
         det("experiment", "kill", str(created))
     finally:
         proxy.stop()
     exchanges = proxy.take()
     problems, used = check_exchanges(contract, exchanges)
-    assert len(used) >= 15, f"det used only {sorted(used)}"
+    assert len(used) >= 25, f"det used only {sorted(used)}"
     assert not problems, (f"{len(problems)} problems in {len(exchanges)} requests of det:\n"
                           + format_problems(problems))
 
