@@ -168,9 +168,16 @@ void AllocationRunner::Run() {
       spec.env = BuildProcessEnv(env_.base_env, start_.env, agent_env);
       spec.cwd = workdir;
       // A startup hook is sourced by a shell before the entrypoint: only a cold start runs it.
-      if (env_.config->warm_python && !std::filesystem::exists(workdir + "/startup-hook.sh")) {
-        auto plan = PlanWarmPython(*argv, spec.env);
-        if (plan.ok()) spec.warm = std::move(plan).value();
+      if (env_.config->warm_python) {
+        auto plan =
+            std::filesystem::exists(workdir + "/startup-hook.sh")
+                ? Result<WarmPythonPlan>(FailedPrecondition("the context has a startup-hook.sh"))
+                : PlanWarmPython(*argv, spec.env);
+        if (plan.ok()) {
+          spec.warm = std::move(plan).value();
+        } else {
+          spdlog::info("allocation {}: cold start: {}", id, plan.status().message());
+        }
       }
 
       // Recorded before the launch, so that an agent killed at any point from here on leaves
