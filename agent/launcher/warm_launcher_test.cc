@@ -11,6 +11,7 @@
 
 #include "agent/entrypoint.h"
 #include "agent/launcher/process_launcher.h"
+#include "agent/testing/orphan_process.h"
 #include "agent/testing/temp_dir.h"
 #include "common/paths.h"
 
@@ -213,6 +214,41 @@ TEST_F(WarmLauncherTest, ADifferentStartupEnvironmentStartsCold) {
   EXPECT_EQ(Run(spec, out), 3) << out.err;
   EXPECT_THAT(out.out, Not(HasSubstr("determined.exec.zygote")));
   EXPECT_EQ(launcher_->warm_starts(), 0);
+  EXPECT_EQ(launcher_->cold_starts(), 1);
+}
+
+}  // namespace
+}  // namespace det::agent
+
+namespace det::agent {
+namespace {
+
+TEST_F(WarmLauncherTest, TrialsDieWithTheZygoteAndLaterStartsAreCold) {
+  LaunchSpec spec = Spec("7.a.1", "python3 sleeper.py", true);
+  Write(spec, "sleeper.py", "import time\nprint('up', flush=True)\ntime.sleep(300)\n");
+  Output out;
+  auto process = launcher_->Launch(spec, out.Callback());
+  ASSERT_TRUE(process.ok()) << process.status().message();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    {
+      std::lock_guard<std::mutex> lock(out.mu);
+      if (out.out == "up\n") break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  int zygote = launcher_->zygote_pid();
+  ASSERT_GT(zygote, 0);
+  ASSERT_EQ(kill(zygote, SIGKILL), 0);
+  EXPECT_EQ((*process)->Wait(), 128 + SIGKILL);  // reported killed, and the fork is gone
+  EXPECT_TRUE(testing::WaitGone((*process)->pid())) << "the fork outlived its zygote";
+
+  LaunchSpec next = Spec("7.b.1", "python3 introspect.py", true);
+  Write(next, "introspect.py", kIntrospect);
+  Output cold;
+  EXPECT_EQ(Run(next, cold), 3) << cold.err;
+  EXPECT_THAT(cold.out, Not(HasSubstr("determined.exec.zygote")));
+  EXPECT_EQ(launcher_->warm_starts(), 1);
   EXPECT_EQ(launcher_->cold_starts(), 1);
 }
 
