@@ -42,3 +42,51 @@ def test_shadowed_module_finds_an_earlier_copy(tmp_path):
     (shadow / "determined").mkdir(parents=True)
     why = zygote._shadowed_module([str(shadow), harness] + sys.path, base)
     assert why is not None and why.startswith("'determined' would come from " + str(shadow)), why
+
+
+def _start_zygote(tmp_path):
+    import json
+    import socket
+    import subprocess
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(zygote.__file__).parents[2]),
+               PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "determined.exec.zygote", "--preload", "json"], env=env,
+        cwd=tmp_path, close_fds=False, stdin=subprocess.DEVNULL,
+        preexec_fn=lambda: os.dup2(theirs.fileno(), 3))
+    theirs.close()
+    ready = json.loads(ours.recv(1 << 16))
+    assert ready["op"] == "ready" and ready["preloaded"] == ["json"], ready
+    return proc, ours, env
+
+
+def test_children_outlive_the_agent_and_the_zygote_waits_for_them(tmp_path):
+    """After the agent's end of the socket closes (its kill -9), a running fork goes on and
+    the zygote exits once it ended, instead of failing to report the exit."""
+    import json
+    import socket
+    import subprocess
+    import time
+
+    proc, ours, env = _start_zygote(tmp_path)
+    try:
+        (tmp_path / "t.py").write_text(
+            "import sys, time\ntime.sleep(0.5)\nopen('done', 'w').write(' '.join(sys.argv))\n")
+        out = open(tmp_path / "out.txt", "wb")
+        null = open(os.devnull, "rb")
+        request = {"op": "spawn", "id": 1, "executable": sys.executable,
+                   "argv": ["python3", "t.py", "a"], "script": "t.py", "args": ["a"],
+                   "env": env, "cwd": str(tmp_path)}
+        socket.send_fds(ours, [json.dumps(request).encode()],
+                        [null.fileno(), out.fileno(), out.fileno()])
+        spawned = json.loads(ours.recv(1 << 16))
+        assert spawned["op"] == "spawned" and spawned["id"] == 1 and spawned["pid"] > 0, spawned
+        ours.close()  # the agent is gone
+        assert proc.wait(timeout=30) == 0
+        assert (tmp_path / "done").read_text() == "t.py a"
+        assert (tmp_path / "out.txt").read_bytes() == b""
+    finally:
+        if proc.poll() is None:
+            proc.kill()

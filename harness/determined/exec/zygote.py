@@ -69,7 +69,10 @@ class _Zygote:
                 print(f"zygote: cannot preload {name}: {self.failed[name]}", file=sys.stderr)
 
     def send(self, msg: Dict[str, Any]) -> None:
-        self.sock.send(json.dumps(msg).encode())
+        try:
+            self.sock.send(json.dumps(msg).encode())
+        except OSError:
+            pass  # the agent is gone (e.g. kill -9): its children keep running until they end
 
     def serve(self) -> Optional[_Job]:
         """Answers requests until the agent goes away; returns only in a forked child."""
