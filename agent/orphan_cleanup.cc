@@ -157,6 +157,10 @@ Result<std::vector<CleanedAllocation>> CleanUpStaleAllocations(const std::string
     if (m.target != kNoTarget) targets[m.target].killed.insert(m.pid);
   };
   while (!alive.empty() && std::chrono::steady_clock::now() < deadline) {
+    // A stale warm python last: its forks die with it (PR_SET_PDEATHSIG), and would then be
+    // gone before they were killed and counted as an allocation's.
+    std::stable_partition(alive.begin(), alive.end(),
+                          [](const Match& m) { return m.target != kNoTarget; });
     for (const Match& m : alive) {
       if (!KillVerified(options.proc_root, data_dir, m, targets)) continue;
       note_killed(m);

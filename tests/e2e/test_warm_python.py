@@ -8,7 +8,7 @@ import pathlib
 import re
 from typing import Any, Dict
 
-from cluster import Cluster
+from cluster import Cluster, wait_for
 
 FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "warm_python"
 
@@ -71,3 +71,39 @@ def test_warm_trial_matches_a_cold_one(own_cluster, tmp_path):
     for key in ("argv", "orig_argv", "executable", "main_globals"):
         assert warm[key] == cold[key], key
     assert warm["argv"] == ["introspect.py", "--flag", "value"]
+
+
+def test_agent_kill9_cleans_up_a_warm_trial(own_cluster, tmp_path):
+    """A kill -9 of the agent leaves its warm python and the trial it forked running (as a cold
+    trial would be); the returning agent kills both (they carry its DET_AGENT_ZYGOTE marker,
+    not the trial's DET_CONTAINER_ID) and the trial is scheduled again."""
+    from test_agent_restart import kill9_agent, live, records
+
+    c = own_cluster
+    cfg = tmp_path / "sleeper.yaml"
+    cfg.write_text((FIXTURE / "warm.yaml").read_text().replace(
+        "python3 introspect.py --flag value", "python3 sleeper.py").replace(
+        "max_restarts: 0", "max_restarts: 1"))
+    exp_id = c.create(cfg, FIXTURE)
+    try:
+        trial = wait_for(lambda: (c.trials(exp_id) or [None])[0], 30, "trial")
+        wait_for(lambda: "sleeper up" in c.det("trial", "logs", str(trial["id"])).stdout, 60,
+                 "the trial to start")
+        (record,) = records(c, "agent-1")
+        pid = record["pid"]
+        zygote = int(pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        assert "determined.exec.zygote" in pathlib.Path(f"/proc/{zygote}/cmdline").read_text()
+
+        kill9_agent(c, "agent-1")
+        assert live(pid) and live(zygote), "the trial and its zygote outlive the agent"
+        c.det("deploy", "local", "agent-up", "--master-port", str(c.port), "--agents", "1",
+              "--slots-per-agent", "2", "--data-dir", str(c.data_dir), timeout=120)
+        log = c.data_dir / "agent-1.log"
+        cleaned = rf"cleaned up allocation {re.escape(record['allocationId'])} left by a " \
+                  rf"previous run \(recorded pid {pid}\); killed [1-9]"
+        wait_for(lambda: re.search(cleaned, log.read_text()), 30, "the cleanup")
+        wait_for(lambda: not live(pid) and not live(zygote), 10, "the old processes to end")
+        # The trial runs again (from the agent that came back), warm.
+        wait_for(lambda: log.read_text().count("warm start, pid") >= 2, 60, "a second start")
+    finally:
+        c.request("POST", f"/api/v1/experiments/{exp_id}/kill")
