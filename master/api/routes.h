@@ -33,6 +33,8 @@ Result<std::string> ApplyTemplateToConfig(server::Master* master, const std::str
                                           const std::string& config_yaml);
 // GET / (a redirect) and /det/... (the web UI's files, master/server/static_files.h).
 void RegisterWebUiRoutes(server::Router* router, server::Master* master);
+// GET /api/v1/experiments/{id}/file_tree, POST /experiments/{id}/file (routes_experiment_files.cc).
+void RegisterExperimentFileRoutes(server::Router* router, server::Master* master);
 
 // GET /api/v1/experiments and /projects/{id}/experiments: one page of experiments (offset,
 // limit, archived), of one project or (nullopt) all.
