@@ -1,5 +1,8 @@
-// Metric series of trials, read from the NDJSON route GET /api/v1/trials/metrics/trial_metrics.
-import { streamNdjson } from './api';
+// Metric series of trials. Charts ask for at most `maxDatapoints` points per series: when the
+// master has Determined's downsampling route (GET /api/v1/trials/{id}/summarize?maxDatapoints=N)
+// it is used; a master without it (404) is remembered and every row is read from the NDJSON
+// route GET /api/v1/trials/metrics/trial_metrics instead.
+import { api, ApiError, streamNdjson } from './api';
 import type { Series } from './components/LineChart';
 
 export type Group = 'training' | 'validation';
@@ -29,8 +32,97 @@ export interface TrialMetrics {
   names: MetricKey[];
 }
 
-export async function loadTrialMetrics(trialIds: number[], signal: AbortSignal): Promise<TrialMetrics> {
-  const out: TrialMetrics = { rows: { training: new Map(), validation: new Map() }, names: [] };
+// Points per series a chart asks the server for (about two per horizontal pixel).
+export const MAX_DATAPOINTS = 2000;
+
+const SUMMARIZE_MAX_TRIALS = 50;
+
+// Whether the master downsamples: unknown until the first answer.
+let summarize: 'unknown' | 'yes' | 'no' = 'unknown';
+export function downsamplingSupport(): 'unknown' | 'yes' | 'no' {
+  return summarize;
+}
+
+function emptyMetrics(): TrialMetrics {
+  return { rows: { training: new Map(), validation: new Map() }, names: [] };
+}
+
+function addName(out: TrialMetrics, seen: Set<string>, group: Group, name: string): void {
+  const k = `${group}: ${name}`;
+  if (!seen.has(k)) {
+    seen.add(k);
+    out.names.push({ group, name });
+  }
+}
+
+// Group of a summarized series: `group` ("training"/"validation"), else the deprecated `type`.
+function groupOf(series: any): Group | null {
+  const g = String(series.group || series.type || '').toLowerCase();
+  if (g.includes('validation')) return 'validation';
+  if (g.includes('training')) return 'training';
+  return null;
+}
+
+// One trial's downsampled series; null when the master has no summarize route.
+async function loadSummarized(trialId: number, maxDatapoints: number, out: TrialMetrics, seen: Set<string>, signal: AbortSignal): Promise<boolean> {
+  let r: any;
+  try {
+    r = await api('GET', `trials/${trialId}/summarize?maxDatapoints=${maxDatapoints}`, undefined, signal);
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 404 || e.status === 405 || e.status === 501) && !/trial/i.test(e.message)) {
+      summarize = 'no';
+      return false;
+    }
+    throw e;
+  }
+  summarize = 'yes';
+  for (const series of r.metrics ?? []) {
+    const group = groupOf(series);
+    if (!group) continue;
+    const byBatches = new Map<number, Record<string, unknown>>();
+    for (const p of series.data ?? []) {
+      const batches = Number(p.batches);
+      const row = byBatches.get(batches) ?? {};
+      // Determined's DataPoint carries {values: {name: v}}; a per-metric series {name, value}.
+      if (p.values && typeof p.values === 'object') Object.assign(row, p.values);
+      else if (series.name !== undefined) row[series.name] = p.value;
+      byBatches.set(batches, row);
+    }
+    const list = out.rows[group].get(trialId) ?? [];
+    for (const [batches, values] of byBatches) {
+      list.push({ batches, values });
+      for (const [name, v] of Object.entries(values)) if (typeof v === 'number') addName(out, seen, group, name);
+    }
+    out.rows[group].set(trialId, list);
+  }
+  return true;
+}
+
+// Every trial's series, downsampled on the server when it can (see above).
+export async function loadTrialMetrics(trialIds: number[], signal: AbortSignal, maxDatapoints = MAX_DATAPOINTS): Promise<TrialMetrics> {
+  // Many trials would mean a request each: the one stream is cheaper then.
+  if (summarize !== 'no' && trialIds.length && trialIds.length <= SUMMARIZE_MAX_TRIALS) {
+    const out = emptyMetrics();
+    const seen = new Set<string>();
+    let supported = true;
+    for (const id of trialIds) {
+      if (!(await loadSummarized(id, maxDatapoints, out, seen, signal))) {
+        supported = false;
+        break;
+      }
+    }
+    // No series at all may mean a route that needs metric names: the full read is cheap then.
+    if (supported && out.names.length) {
+      out.names.sort((a, b) => keyString(a).localeCompare(keyString(b)));
+      return out;
+    }
+  }
+  return loadAllRows(trialIds, signal);
+}
+
+// Every reported row, from the NDJSON route.
+async function loadAllRows(trialIds: number[], signal: AbortSignal): Promise<TrialMetrics> {
+  const out = emptyMetrics();
   if (!trialIds.length) return out;
   const seen = new Set<string>();
   const ids = trialIds.map((id) => `trialIds=${id}`).join('&');
@@ -44,12 +136,7 @@ export async function loadTrialMetrics(trialIds: number[], signal: AbortSignal):
           list.push({ batches: Number(row.totalBatches), values: v });
           out.rows[group].set(row.trialId, list);
           for (const [name, val] of Object.entries(v)) {
-            if (typeof val !== 'number') continue;
-            const k = `${group}: ${name}`;
-            if (!seen.has(k)) {
-              seen.add(k);
-              out.names.push({ group, name });
-            }
+            if (typeof val === 'number') addName(out, seen, group, name);
           }
         }
       },

@@ -1,6 +1,9 @@
-// The cluster: resource pools with their slot use, and every agent with its slots.
+// The cluster: resource pools with their slot use, every agent with its slots, and the master's
+// log followed live.
+import { useState } from 'react';
 import { api } from '../api';
-import { ErrorBanner, Link } from '../components/common';
+import { ErrorBanner, Link, Tabs } from '../components/common';
+import { MasterLogs } from '../components/MasterLogs';
 import { fmtTime } from '../format';
 import { usePoll } from '../hooks';
 
@@ -9,15 +12,27 @@ function slotList(agent: any): any[] {
   return Array.isArray(s) ? s : Object.values(s);
 }
 
+type Tab = 'Overview' | 'Master logs';
+
 export function ClusterPage() {
+  const [tab, setTab] = useState<Tab>('Overview');
+  return (
+    <div className="page">
+      <h1>Cluster</h1>
+      <Tabs tabs={['Overview', 'Master logs'] as Tab[]} value={tab} onChange={setTab} />
+      {tab === 'Overview' ? <ClusterOverview /> : <MasterLogs />}
+    </div>
+  );
+}
+
+function ClusterOverview() {
   const pools = usePoll((signal) => api('GET', 'resource-pools', undefined, signal), []);
   const agents = usePoll((signal) => api('GET', 'agents', undefined, signal), []);
   const agentList: any[] = agents.data?.agents ?? [];
   const totalSlots = agentList.reduce((n, a) => n + slotList(a).length, 0);
   const usedSlots = agentList.reduce((n, a) => n + slotList(a).filter((s) => s.container).length, 0);
   return (
-    <div className="page">
-      <h1>Cluster</h1>
+    <div>
       <div className="facts" data-testid="cluster-summary">
         <span>{agentList.length} agents</span>
         <span>
