@@ -30,7 +30,7 @@ TEST(FileTreeTest, NestsDirectoriesFirstAndImpliesMissingOnes) {
   EXPECT_EQ(tree[2]["isDir"], false);
   EXPECT_EQ(tree[2]["contentLength"], 12);
   EXPECT_EQ(tree[2]["contentType"], "text/plain; charset=utf-8");
-  EXPECT_EQ(tree[2]["modifiedTime"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(tree[2]["modifiedTime"], "2023-11-14T22:13:20.000000Z");
   ASSERT_EQ(tree[0]["files"].size(), 1u);
   EXPECT_EQ(tree[0]["files"][0]["path"], "data/loader.py");
   const auto& deep = tree[1]["files"][0];
