@@ -110,7 +110,8 @@ export function rungs(config: any, trials: any[], validations: Map<number, [numb
       const next = i + 1 < n && done >= lengths[i + 1];
       const outcome: RungTrial['outcome'] = next ? 'promoted' : i === n - 1 ? 'completed' : terminal(t.state) ? 'stopped' : 'running';
       const series = validations.get(t.id) ?? [];
-      const at = series.find(([b]) => b >= lengths[i]);
+      // The validation of this rung: at its length or after, before the next rung's.
+      const at = series.find(([b]) => b >= lengths[i] && (i + 1 >= n || b < lengths[i + 1]));
       out[i].trials.push({ id: t.id, outcome, metric: at ? at[1] : null });
     }
   }

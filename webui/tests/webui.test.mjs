@@ -387,15 +387,46 @@ test("a job's priority changes from the job queue page", async () => {
   await shot('job-queue');
 });
 
-test('the job queue page kills a job', async () => {
+test('the job queue page moves a job behind another and kills jobs', async () => {
+  // A second job, so that there is something to move behind.
+  const otherId = createExperiment(`name: webui-second-job
+entrypoint: python3 counter.py
+hyperparameters:
+  increment_by: 1
+  step_seconds: 0.2
+searcher:
+  name: single
+  metric: x
+  smaller_is_better: false
+  max_length:
+    batches: 3000
+max_restarts: 0
+`);
+  const order = async () =>
+    (await rest('GET', 'job-queues-v2?resourcePool=default')).jobs.map((j) => (j.full ?? j).entityId);
+  await waitFor('both jobs in the queue', async () => {
+    const o = await order();
+    return o.includes(String(longId)) && o.includes(String(otherId));
+  });
   await page.goto(`${url}/det/jobs`);
   const row = page.locator(`[data-testid=job-row-${longId}]`);
   await row.waitFor();
-  await row.locator('[data-testid=job-kill]').click();
-  await waitFor('the kill', async () => {
-    const s = (await rest('GET', `experiments/${longId}`)).experiment.state;
-    return ['STATE_STOPPING_KILLED', 'STATE_CANCELED', 'STATE_STOPPING_CANCELED'].includes(s);
+  await page.locator(`[data-testid=job-row-${otherId}]`).waitFor();
+  const other = (await rest('GET', 'job-queues-v2?resourcePool=default')).jobs.map((j) => j.full ?? j).find((j) => j.entityId === String(otherId));
+  await row.locator('select[aria-label="ahead or behind"]').selectOption('behindOf');
+  await row.locator('select[aria-label="move relative to job"]').selectOption(other.jobId);
+  await waitFor('the job behind the other', async () => {
+    const o = await order();
+    return o.indexOf(String(longId)) > o.indexOf(String(otherId));
   });
+  await shot('job-queue-two-jobs');
+  for (const id of [otherId, longId]) {
+    await page.locator(`[data-testid=job-row-${id}] [data-testid=job-kill]`).click();
+    await waitFor(`the kill of ${id}`, async () => {
+      const s = (await rest('GET', `experiments/${id}`)).experiment.state;
+      return ['STATE_STOPPING_KILLED', 'STATE_CANCELED', 'STATE_STOPPING_CANCELED'].includes(s);
+    });
+  }
 });
 
 test("the cluster page lists the agent and its slots, and follows the master's log", async () => {

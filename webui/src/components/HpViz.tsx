@@ -122,12 +122,12 @@ export function ScatterPlots(props: { trials: any[]; metric?: string; smallerIsB
         <svg key={d.key} className="scatter" viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${d.key} against ${metricDim.key}`}>
           <rect x={pad.l} y={pad.t} width={W - pad.l - pad.r} height={H - pad.t - pad.b} fill="#fafbfc" stroke="#e3e6eb" />
           {[0, 0.5, 1].map((p) => (
-            <text key={`y${p}`} x={pad.l - 4} y={pad.t + (1 - p) * (H - pad.t - pad.b) + 4} textAnchor="end" className="axis-tick">
+            <text key={`y${p}`} x={pad.l - 4} y={pad.t + (1 - (0.04 + 0.92 * p)) * (H - pad.t - pad.b) + 4} textAnchor="end" className="axis-tick">
               {tickLabel(metricDim, p)}
             </text>
           ))}
           {(d.kind === 'category' ? d.categories.map((_, j) => (d.categories.length === 1 ? 0.5 : j / (d.categories.length - 1))) : [0, 0.5, 1]).map((p) => (
-            <text key={`x${p}`} x={pad.l + p * (W - pad.l - pad.r)} y={H - pad.b + 14} textAnchor="middle" className="axis-tick">
+            <text key={`x${p}`} x={pad.l + (0.04 + 0.92 * p) * (W - pad.l - pad.r)} y={H - pad.b + 14} textAnchor="middle" className="axis-tick">
               {tickLabel(d, p)}
             </text>
           ))}
@@ -143,8 +143,8 @@ export function ScatterPlots(props: { trials: any[]; metric?: string; smallerIsB
               <circle
                 key={p.id}
                 className="hp-point"
-                cx={pad.l + px * (W - pad.l - pad.r)}
-                cy={pad.t + (1 - py) * (H - pad.t - pad.b)}
+                cx={pad.l + (0.04 + 0.92 * px) * (W - pad.l - pad.r)}
+                cy={pad.t + (1 - (0.04 + 0.92 * py)) * (H - pad.t - pad.b)}
                 r={5}
                 fill={colour(good(p.metric) ?? 0)}
                 fillOpacity={0.8}

@@ -314,6 +314,7 @@ export function ExperimentList() {
       </div>
       <ErrorBanner error={actionError} />
       <ErrorBanner error={error} />
+      <div className="table-scroll">
       <table className="table" data-testid="experiment-table">
         <thead>
           <tr>
@@ -365,6 +366,7 @@ export function ExperimentList() {
           ) : null}
         </tbody>
       </table>
+      </div>
       <div className="pager">
         <button disabled={offset === 0} onClick={() => setQuery({ offset: String(Math.max(0, offset - limit)) }, true)}>
           ‹ Prev
