@@ -1,6 +1,7 @@
 // Metric series of trials. Charts ask for at most `maxDatapoints` points per series: when the
-// master has Determined's downsampling route (GET /api/v1/trials/{id}/summarize?maxDatapoints=N)
-// it is used; a master without it (404) is remembered and every row is read from the NDJSON
+// master has Determined's downsampling route (GET /api/v1/trials/time-series?trialIds=...&
+// maxDatapoints=N, CompareTrials) it is used, 100 trials a request; a master without it (the
+// first request fails with 400/404/405/501) is remembered and every row is read from the NDJSON
 // route GET /api/v1/trials/metrics/trial_metrics instead.
 import { api, ApiError, streamNdjson } from './api';
 import type { Series } from './components/LineChart';
@@ -35,13 +36,13 @@ export interface TrialMetrics {
 // Points per series a chart asks the server for (about two per horizontal pixel).
 export const MAX_DATAPOINTS = 2000;
 
-const SUMMARIZE_MAX_TRIALS = 50;
-
 // Whether the master downsamples: unknown until the first answer.
-let summarize: 'unknown' | 'yes' | 'no' = 'unknown';
+let downsampling: 'unknown' | 'yes' | 'no' = 'unknown';
 export function downsamplingSupport(): 'unknown' | 'yes' | 'no' {
-  return summarize;
+  return downsampling;
 }
+
+const TRIALS_PER_REQUEST = 100;
 
 function emptyMetrics(): TrialMetrics {
   return { rows: { training: new Map(), validation: new Map() }, names: [] };
@@ -55,7 +56,7 @@ function addName(out: TrialMetrics, seen: Set<string>, group: Group, name: strin
   }
 }
 
-// Group of a summarized series: `group` ("training"/"validation"), else the deprecated `type`.
+// Group of a downsampled series: `group` ("training"/"validation"), else the deprecated `type`.
 function groupOf(series: any): Group | null {
   const g = String(series.group || series.type || '').toLowerCase();
   if (g.includes('validation')) return 'validation';
@@ -63,59 +64,51 @@ function groupOf(series: any): Group | null {
   return null;
 }
 
-// One trial's downsampled series; null when the master has no summarize route.
-async function loadSummarized(trialId: number, maxDatapoints: number, out: TrialMetrics, seen: Set<string>, signal: AbortSignal): Promise<boolean> {
-  let r: any;
-  try {
-    r = await api('GET', `trials/${trialId}/summarize?maxDatapoints=${maxDatapoints}`, undefined, signal);
-  } catch (e) {
-    if (e instanceof ApiError && (e.status === 404 || e.status === 405 || e.status === 501) && !/trial/i.test(e.message)) {
-      summarize = 'no';
-      return false;
-    }
-    throw e;
-  }
-  summarize = 'yes';
-  for (const series of r.metrics ?? []) {
+// Adds one trial's DownsampledMetrics list ({data: [{batches, values}], group}).
+function addDownsampled(out: TrialMetrics, seen: Set<string>, trialId: number, metrics: any[]): void {
+  for (const series of metrics ?? []) {
     const group = groupOf(series);
     if (!group) continue;
-    const byBatches = new Map<number, Record<string, unknown>>();
-    for (const p of series.data ?? []) {
-      const batches = Number(p.batches);
-      const row = byBatches.get(batches) ?? {};
-      // Determined's DataPoint carries {values: {name: v}}; a per-metric series {name, value}.
-      if (p.values && typeof p.values === 'object') Object.assign(row, p.values);
-      else if (series.name !== undefined) row[series.name] = p.value;
-      byBatches.set(batches, row);
-    }
     const list = out.rows[group].get(trialId) ?? [];
-    for (const [batches, values] of byBatches) {
-      list.push({ batches, values });
+    for (const p of series.data ?? []) {
+      const values: Record<string, unknown> = p.values && typeof p.values === 'object' ? p.values : {};
+      list.push({ batches: Number(p.batches), values });
       for (const [name, v] of Object.entries(values)) if (typeof v === 'number') addName(out, seen, group, name);
     }
     out.rows[group].set(trialId, list);
   }
-  return true;
+}
+
+// The trials' downsampled series; null when the master has no such route.
+async function loadDownsampled(trialIds: number[], maxDatapoints: number, signal: AbortSignal): Promise<TrialMetrics | null> {
+  const out = emptyMetrics();
+  const seen = new Set<string>();
+  for (let i = 0; i < trialIds.length; i += TRIALS_PER_REQUEST) {
+    const ids = trialIds.slice(i, i + TRIALS_PER_REQUEST).map((id) => `trialIds=${id}`).join('&');
+    let r: any;
+    try {
+      r = await api('GET', `trials/time-series?${ids}&maxDatapoints=${maxDatapoints}`, undefined, signal);
+    } catch (e) {
+      // A master without the route reads "time-series" as a trial id (400) or knows no route (404).
+      if (downsampling === 'unknown' && e instanceof ApiError && [400, 404, 405, 501].includes(e.status)) {
+        downsampling = 'no';
+        return null;
+      }
+      throw e;
+    }
+    downsampling = 'yes';
+    for (const t of r.trials ?? []) addDownsampled(out, seen, Number(t.trial?.id), t.metrics);
+  }
+  out.names.sort((a, b) => keyString(a).localeCompare(keyString(b)));
+  return out;
 }
 
 // Every trial's series, downsampled on the server when it can (see above).
 export async function loadTrialMetrics(trialIds: number[], signal: AbortSignal, maxDatapoints = MAX_DATAPOINTS): Promise<TrialMetrics> {
-  // Many trials would mean a request each: the one stream is cheaper then.
-  if (summarize !== 'no' && trialIds.length && trialIds.length <= SUMMARIZE_MAX_TRIALS) {
-    const out = emptyMetrics();
-    const seen = new Set<string>();
-    let supported = true;
-    for (const id of trialIds) {
-      if (!(await loadSummarized(id, maxDatapoints, out, seen, signal))) {
-        supported = false;
-        break;
-      }
-    }
-    // No series at all may mean a route that needs metric names: the full read is cheap then.
-    if (supported && out.names.length) {
-      out.names.sort((a, b) => keyString(a).localeCompare(keyString(b)));
-      return out;
-    }
+  if (downsampling !== 'no' && trialIds.length) {
+    const out = await loadDownsampled(trialIds, maxDatapoints, signal);
+    // No series at all may be a route that wants metric names: the full read is cheap then.
+    if (out && out.names.length) return out;
   }
   return loadAllRows(trialIds, signal);
 }
