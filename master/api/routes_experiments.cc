@@ -91,10 +91,15 @@ Status UseParentContext(server::Master* master, server::CreateExperimentRequest*
 }
 
 // The list's checkpoint and best-validation columns (Determined's Experiment fields).
-Status AddSummaries(server::Master* master, json* exps) {
-  std::vector<int64_t> ids;
-  for (const json& e : *exps) ids.push_back(e["id"].get<int64_t>());
-  DET_ASSIGN_OR_RETURN(auto summaries, master->summaries()->Summaries(ids));
+Status AddSummaries(server::Master* master, const std::vector<server::ExperimentView>& views,
+                    json* exps) {
+  std::vector<server::ExperimentSummaryKey> keys;
+  for (const auto& v : views) {
+    const std::string& s = v.presented_state;
+    bool finished = s == "STATE_COMPLETED" || s == "STATE_CANCELED" || s == "STATE_ERROR";
+    keys.push_back({v.row.id, finished ? v.row.end_time : std::nullopt});
+  }
+  DET_ASSIGN_OR_RETURN(auto summaries, master->summaries()->Summaries(keys));
   for (json& e : *exps) {
     auto it = summaries.find(e["id"].get<int64_t>());
     if (it == summaries.end()) continue;
@@ -137,7 +142,7 @@ HttpResponse ListExperimentsResponse(server::Master* master, HttpRequest& req,
   }
   json exps = json::array();
   for (const auto& v : *list) exps.push_back(PlacedExperimentJson(master, v));
-  if (Status st = AddSummaries(master, &exps); !st.ok()) return ErrorResponse(st);
+  if (Status st = AddSummaries(master, *list, &exps); !st.ok()) return ErrorResponse(st);
   return JsonResponse(
       {{"experiments", exps},
        {"pagination", PaginationJson(*offset, *limit, static_cast<int64_t>(list->size()), total)}});

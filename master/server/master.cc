@@ -28,7 +28,7 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)),
       unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)) {
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
-  summaries_ = std::make_unique<ExperimentSummaryService>(store_.get());
+  summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
   templates_ = std::make_unique<TemplateService>(
       store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
   // A changed user (deactivated, renamed, ...) is looked up again on its next request.
