@@ -312,6 +312,14 @@ test('the list shows the best validation, keeps the chosen columns, edits labels
   await shot('experiment-list-columns');
   await row.locator('button[aria-label="remove label webui-label"]').click();
   await waitFor('no label', async () => !(await rest('GET', `experiments/${searchId}`)).experiment.labels.includes('webui-label'));
+  // Batch move of the fork to another project.
+  const project = (await rest('POST', 'workspaces/1/projects', { name: 'webui-project', workspaceId: 1 })).project;
+  await page.reload();
+  await page.check(`input[aria-label="select experiment ${forkId}"]`);
+  await waitFor('the project in the move menu', async () =>
+    (await page.locator('select[aria-label="move to project"] option', { hasText: 'webui-project' }).count()) === 1, 20_000);
+  await page.selectOption('select[aria-label="move to project"]', String(project.id));
+  await waitFor('the move', async () => (await rest('GET', `experiments/${forkId}`)).experiment.projectId === project.id);
   // Batch archive, then batch delete, of the finished fork.
   await page.check(`input[aria-label="select experiment ${forkId}"]`);
   await page.click('[data-testid=batch-archive]');
