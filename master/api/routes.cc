@@ -21,6 +21,7 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterParityRoutes(router, master);
   RegisterWebUiRoutes(router, master);
   RegisterExperimentFileRoutes(router, master);
+  RegisterAgentAdminRoutes(router, master);
 }
 
 }  // namespace det::master::api

@@ -449,6 +449,50 @@ test("the cluster page lists the agent and its slots, and follows the master's l
   await shot('master-logs');
 });
 
+test('an admin disables an agent and a slot from the cluster page, and the scheduler honours it', async () => {
+  const agentId = (await rest('GET', 'agents')).agents[0].id;
+  const state = page.locator(`[data-testid=agent-state-${agentId}]`);
+  // The user `determined` is no admin: the page says why nothing changed.
+  await page.goto(`${url}/det/clusters`);
+  await state.locator('button', { hasText: 'Disable' }).click();
+  await page.locator('[role=alert]', { hasText: 'only an admin' }).waitFor();
+  // As admin.
+  await page.context().clearCookies();
+  await page.goto(`${url}/det/login?redirect=${encodeURIComponent('/clusters')}`);
+  await page.fill('input[name=username]', 'admin');
+  await page.fill('input[name=password]', '');
+  await page.click('button[type=submit]');
+  await page.waitForURL(/\/det\/clusters/);
+  await state.locator('button', { hasText: 'Disable' }).click();
+  await waitFor('the agent disabled', async () => (await rest('GET', `agents/${agentId}`)).agent.enabled === false);
+  await state.locator('.agent-state', { hasText: 'disabled' }).waitFor();
+  await shot('cluster-agent-disabled');
+  // A new experiment stays queued while the only agent is disabled...
+  const id = createExperiment(fs.readFileSync(path.join(FIXTURE, 'hpsearch.yaml'), 'utf8').replace('max_trials: 4', 'max_trials: 1'));
+  const jobState = async () =>
+    (await rest('GET', 'job-queues-v2?resourcePool=default')).jobs.map((j) => j.full ?? j).find((j) => j.entityId === String(id))?.summary?.state;
+  await waitFor('the job queued', async () => (await jobState()) === 'STATE_QUEUED');
+  const until = Date.now() + 3000; // several scheduler ticks
+  while (Date.now() < until) {
+    assert.equal(await jobState(), 'STATE_QUEUED');
+    assert.equal((await rest('GET', `experiments/${id}/trials`)).trials.filter((t) => t.state === 'STATE_RUNNING').length, 0);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  // ... and runs once it is enabled again.
+  await state.locator('button', { hasText: 'Enable' }).click();
+  await waitFor('the experiment to run', async () => {
+    const e = (await rest('GET', `experiments/${id}`)).experiment;
+    return e.state === 'STATE_COMPLETED' || (await jobState()) === 'STATE_SCHEDULED';
+  }, 60_000);
+  // One slot off and on again.
+  await page.click(`[data-testid="slot-${agentId}-0"]`);
+  await waitFor('slot 0 disabled', async () => (await rest('GET', `agents/${agentId}/slots/0`)).slot.enabled === false);
+  await page.locator(`[data-testid="slot-${agentId}-0"].disabled`).waitFor();
+  await page.click(`[data-testid="slot-${agentId}-0"]`);
+  await waitFor('slot 0 enabled', async () => (await rest('GET', `agents/${agentId}/slots/0`)).slot.enabled === true);
+  await rest('POST', `experiments/${id}/kill`).catch(() => undefined);
+});
+
 test('an expired or revoked token goes back to login', async () => {
   const cookies = await page.context().cookies();
   const auth = cookies.find((c) => c.name === 'auth');
