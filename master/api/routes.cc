@@ -20,6 +20,8 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterTemplateRoutes(router, master);
   RegisterParityRoutes(router, master);
   RegisterWebUiRoutes(router, master);
+  RegisterExperimentFileRoutes(router, master);
+  RegisterAgentAdminRoutes(router, master);
 }
 
 }  // namespace det::master::api

@@ -33,6 +33,14 @@ Result<std::string> ApplyTemplateToConfig(server::Master* master, const std::str
                                           const std::string& config_yaml);
 // GET / (a redirect) and /det/... (the web UI's files, master/server/static_files.h).
 void RegisterWebUiRoutes(server::Router* router, server::Master* master);
+// GET /api/v1/experiments/{id}/file_tree, POST /experiments/{id}/file (routes_experiment_files.cc).
+void RegisterExperimentFileRoutes(server::Router* router, server::Master* master);
+// POST /api/v1/agents/{id}/enable|disable and slots (routes_agent_admin.cc), and the Agent and
+// Slot JSON with their enabled/draining state.
+void RegisterAgentAdminRoutes(server::Router* router, server::Master* master);
+nlohmann::json AdminAgentJson(server::Master* master, const server::AgentView& a);
+nlohmann::json AdminSlotJson(server::Master* master, const server::AgentView& a,
+                             const nlohmann::json& slot);
 
 // GET /api/v1/experiments and /projects/{id}/experiments: one page of experiments (offset,
 // limit, archived), of one project or (nullopt) all.

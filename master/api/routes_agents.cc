@@ -54,7 +54,7 @@ void RegisterAgentRoutes(server::Router* router, server::Master* master) {
   router->Add("GET", "/api/v1/agents",
               WithAuth(master, Auth::kUser, [master](HttpRequest&, const Principal&) {
                 json out = json::array();
-                for (const auto& a : master->ListAgents()) out.push_back(AgentJson(a));
+                for (const auto& a : master->ListAgents()) out.push_back(AdminAgentJson(master, a));
                 return JsonResponse({{"agents", out}});
               }));
 
@@ -62,7 +62,7 @@ void RegisterAgentRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 auto a = FindAgent(master, req.params["id"]);
                 if (!a.ok()) return ErrorResponse(a.status());
-                return JsonResponse({{"agent", AgentJson(*a)}});
+                return JsonResponse({{"agent", AdminAgentJson(master, *a)}});
               }));
 
   router->Add("GET", "/api/v1/agents/{id}/slots",
@@ -70,7 +70,7 @@ void RegisterAgentRoutes(server::Router* router, server::Master* master) {
                 auto a = FindAgent(master, req.params["id"]);
                 if (!a.ok()) return ErrorResponse(a.status());
                 json slots = json::array();
-                for (const auto& s : a->slots) slots.push_back(SlotJson(*a, s));
+                for (const auto& s : a->slots) slots.push_back(AdminSlotJson(master, *a, s));
                 return JsonResponse({{"slots", slots}});
               }));
 
@@ -81,7 +81,7 @@ void RegisterAgentRoutes(server::Router* router, server::Master* master) {
         if (!a.ok()) return ErrorResponse(a.status());
         const std::string& slot_id = req.params["slotId"];
         for (const auto& s : a->slots) {
-          json slot = SlotJson(*a, s);
+          json slot = AdminSlotJson(master, *a, s);
           if (slot["id"] == slot_id) return JsonResponse({{"slot", slot}});
         }
         return ErrorResponse(NotFound("slot '" + slot_id + "' not found on agent '" + a->id + "'"));

@@ -4,6 +4,7 @@
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/server/experiment_summary_service.h"
 #include "master/server/workspace_service.h"
 
 namespace det::master::api {
@@ -71,6 +72,46 @@ Result<server::CreateExperimentRequest> ParseCreateRequest(const json& body) {
   return req;
 }
 
+// Fills `req`'s files with the model definition stored for its parent experiment.
+Status UseParentContext(server::Master* master, server::CreateExperimentRequest* req) {
+  int64_t parent = *req->parent_id;
+  if (Status st = master->GetExperiment(parent).status(); !st.ok()) {
+    return st.code() == StatusCode::kNotFound
+               ? NotFound("parentId: experiment " + std::to_string(parent) + " not found")
+               : st;
+  }
+  DET_ASSIGN_OR_RETURN(std::string tgz, master->GetModelDefinition(parent));
+  if (tgz.empty()) return Status::Ok();
+  DET_ASSIGN_OR_RETURN(req->files, ReadArchive(tgz));
+  req->content_bytes = 0;
+  for (const ArchiveEntry& e : req->files) {
+    req->content_bytes += static_cast<int64_t>(e.content.size());
+  }
+  return Status::Ok();
+}
+
+// The list's checkpoint and best-validation columns (Determined's Experiment fields).
+Status AddSummaries(server::Master* master, const std::vector<server::ExperimentView>& views,
+                    json* exps) {
+  std::vector<server::ExperimentSummaryKey> keys;
+  for (const auto& v : views) {
+    const std::string& s = v.presented_state;
+    bool finished = s == "STATE_COMPLETED" || s == "STATE_CANCELED" || s == "STATE_ERROR";
+    keys.push_back({v.row.id, finished ? v.row.end_time : std::nullopt});
+  }
+  DET_ASSIGN_OR_RETURN(auto summaries, master->summaries()->Summaries(keys));
+  for (json& e : *exps) {
+    auto it = summaries.find(e["id"].get<int64_t>());
+    if (it == summaries.end()) continue;
+    const store::ExperimentSummaryRow& s = it->second;
+    e["checkpointCount"] = s.checkpoint_count;
+    e["checkpointSize"] = std::to_string(s.checkpoint_size);  // int64 is a string in JSON
+    e["bestTrialSearcherMetric"] = s.best_metric ? json(*s.best_metric) : json(nullptr);
+    e["bestTrialId"] = s.best_trial_id ? json(*s.best_trial_id) : json(nullptr);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 HttpResponse ListExperimentsResponse(server::Master* master, HttpRequest& req,
@@ -101,6 +142,7 @@ HttpResponse ListExperimentsResponse(server::Master* master, HttpRequest& req,
   }
   json exps = json::array();
   for (const auto& v : *list) exps.push_back(PlacedExperimentJson(master, v));
+  if (Status st = AddSummaries(master, *list, &exps); !st.ok()) return ErrorResponse(st);
   return JsonResponse(
       {{"experiments", exps},
        {"pagination", PaginationJson(*offset, *limit, static_cast<int64_t>(list->size()), total)}});
@@ -117,6 +159,11 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
         }
         auto parsed = ParseCreateRequest(*body);
         if (!parsed.ok()) return ErrorResponse(parsed.status());
+        // A fork (parentId) without files runs the parent's code, as Determined's does.
+        if (parsed->parent_id && parsed->files.empty()) {
+          Status st = UseParentContext(master, &*parsed);
+          if (!st.ok()) return ErrorResponse(st);
+        }
         // `template`: Determined merges the named config template under the config.
         if (const json* t = Field(*body, "template", "template"); t != nullptr) {
           if (!t->is_string()) {
@@ -140,8 +187,7 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
           auto project = master->workspaces()->GetProject(project_id);
           if (!project.ok()) return ErrorResponse(project.status());
           if (project->archived) {
-            return ErrorResponse(
-                FailedPrecondition("project '" + project->name + "' is archived"));
+            return ErrorResponse(FailedPrecondition("project '" + project->name + "' is archived"));
           }
         }
         auto created = master->CreateExperiment(*parsed, who);

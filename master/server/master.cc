@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "master/server/agent_admin_service.h"
+#include "master/server/experiment_summary_service.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
 #include "master/server/template_service.h"
@@ -27,6 +29,8 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)),
       unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)) {
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
+  summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
+  agent_admin_ = std::make_unique<AgentAdminService>();
   templates_ = std::make_unique<TemplateService>(
       store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
   // A changed user (deactivated, renamed, ...) is looked up again on its next request.

@@ -165,6 +165,10 @@ class Master {
   class TemplateService* templates() { return templates_.get(); }
   class WorkspaceService* workspaces() { return workspaces_.get(); }
   class UserAdminService* user_admin() { return user_admin_.get(); }
+  // The experiment list's checkpoint and best-validation columns (web UI).
+  class ExperimentSummaryService* summaries() { return summaries_.get(); }
+  // Agents and slots disabled by an operator (the scheduler skips them).
+  class AgentAdminService* agent_admin() { return agent_admin_.get(); }
 
   // Users, sessions and allocation tokens.
   AuthService* auth() { return auth_.get(); }
@@ -335,6 +339,8 @@ class Master {
   std::unique_ptr<class WorkspaceService> workspaces_;
   std::unique_ptr<class UserAdminService> user_admin_;
   std::unique_ptr<UnmanagedService> unmanaged_;
+  std::unique_ptr<class ExperimentSummaryService> summaries_;
+  std::unique_ptr<class AgentAdminService> agent_admin_;
 };
 
 }  // namespace det::master::server

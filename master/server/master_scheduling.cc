@@ -6,6 +6,7 @@
 
 #include "master/scheduler/job_queue.h"
 #include "master/scheduler/schedule.h"
+#include "master/server/agent_admin_service.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
@@ -68,7 +69,16 @@ scheduler::ClusterSnapshot Master::SnapshotLocked() const {
     scheduler::Agent agent;
     agent.id = id;
     agent.pool = a->resource_pool;
-    for (const auto& s : a->slots) agent.slot_ids.push_back(s.value("id", 0));
+    // Operator-disabled agents and slots (AgentAdminService) take nothing new.
+    const AgentAdminState admin = agent_admin_->Agent(id);
+    agent.enabled = admin.enabled;
+    agent.draining = admin.draining;
+    for (const auto& s : a->slots) {
+      agent.slot_ids.push_back(s.value("id", 0));
+      if (!agent_admin_->SlotEnabled(id, s.value("id", 0))) {
+        agent.used_slot_ids.push_back(s.value("id", 0));
+      }
+    }
     if (const auto* pool = config_.pools.Find(a->resource_pool)) {
       agent.max_zero_slot_containers = pool->max_aux_containers_per_agent;
     }

@@ -252,6 +252,17 @@ struct ExperimentFilter {
   bool descending = false;             // ties are broken by id in the same direction
 };
 
+// Web UI list columns of one experiment: completed checkpoints and the best validation value of
+// its searcher metric (smaller or larger by its config), with the trial that reported it.
+struct ExperimentSummaryRow {
+  int64_t experiment_id = 0;
+  int64_t checkpoint_count = 0;
+  int64_t checkpoint_size = 0;
+  std::optional<double> best_metric;
+  std::optional<int64_t> best_trial_id;
+};
+
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -431,6 +442,10 @@ class Store {
   virtual Status TouchUnmanagedTrial(int64_t trial_id, int64_t now) = 0;
   // Marks of ACTIVE unmanaged trials whose last activity is before `before`.
   virtual Result<std::vector<UnmanagedTrialRow>> ListSilentUnmanagedTrials(int64_t before) = 0;
+
+  // Web UI list columns (webui2): one summary per id that names an experiment, by id.
+  virtual Result<std::vector<ExperimentSummaryRow>> ListExperimentSummaries(
+      const std::vector<int64_t>& experiment_ids) = 0;
 };
 
 }  // namespace det::master::store

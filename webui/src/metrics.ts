@@ -1,5 +1,9 @@
-// Metric series of trials, read from the NDJSON route GET /api/v1/trials/metrics/trial_metrics.
-import { streamNdjson } from './api';
+// Metric series of trials. Charts ask for at most `maxDatapoints` points per series: when the
+// master has Determined's downsampling route (GET /api/v1/trials/time-series?trialIds=...&
+// maxDatapoints=N, CompareTrials) it is used, 100 trials a request; a master without it (the
+// first request fails with 400/404/405/501) is remembered and every row is read from the NDJSON
+// route GET /api/v1/trials/metrics/trial_metrics instead.
+import { api, ApiError, streamNdjson } from './api';
 import type { Series } from './components/LineChart';
 
 export type Group = 'training' | 'validation';
@@ -29,8 +33,89 @@ export interface TrialMetrics {
   names: MetricKey[];
 }
 
-export async function loadTrialMetrics(trialIds: number[], signal: AbortSignal): Promise<TrialMetrics> {
-  const out: TrialMetrics = { rows: { training: new Map(), validation: new Map() }, names: [] };
+// Points per series a chart asks the server for (about two per horizontal pixel).
+export const MAX_DATAPOINTS = 2000;
+
+// Whether the master downsamples: unknown until the first answer.
+let downsampling: 'unknown' | 'yes' | 'no' = 'unknown';
+export function downsamplingSupport(): 'unknown' | 'yes' | 'no' {
+  return downsampling;
+}
+
+const TRIALS_PER_REQUEST = 100;
+
+function emptyMetrics(): TrialMetrics {
+  return { rows: { training: new Map(), validation: new Map() }, names: [] };
+}
+
+function addName(out: TrialMetrics, seen: Set<string>, group: Group, name: string): void {
+  const k = `${group}: ${name}`;
+  if (!seen.has(k)) {
+    seen.add(k);
+    out.names.push({ group, name });
+  }
+}
+
+// Group of a downsampled series: `group` ("training"/"validation"), else the deprecated `type`.
+function groupOf(series: any): Group | null {
+  const g = String(series.group || series.type || '').toLowerCase();
+  if (g.includes('validation')) return 'validation';
+  if (g.includes('training')) return 'training';
+  return null;
+}
+
+// Adds one trial's DownsampledMetrics list ({data: [{batches, values}], group}).
+function addDownsampled(out: TrialMetrics, seen: Set<string>, trialId: number, metrics: any[]): void {
+  for (const series of metrics ?? []) {
+    const group = groupOf(series);
+    if (!group) continue;
+    const list = out.rows[group].get(trialId) ?? [];
+    for (const p of series.data ?? []) {
+      const values: Record<string, unknown> = p.values && typeof p.values === 'object' ? p.values : {};
+      list.push({ batches: Number(p.batches), values });
+      for (const [name, v] of Object.entries(values)) if (typeof v === 'number') addName(out, seen, group, name);
+    }
+    out.rows[group].set(trialId, list);
+  }
+}
+
+// The trials' downsampled series; null when the master has no such route.
+async function loadDownsampled(trialIds: number[], maxDatapoints: number, signal: AbortSignal): Promise<TrialMetrics | null> {
+  const out = emptyMetrics();
+  const seen = new Set<string>();
+  for (let i = 0; i < trialIds.length; i += TRIALS_PER_REQUEST) {
+    const ids = trialIds.slice(i, i + TRIALS_PER_REQUEST).map((id) => `trialIds=${id}`).join('&');
+    let r: any;
+    try {
+      r = await api('GET', `trials/time-series?${ids}&maxDatapoints=${maxDatapoints}`, undefined, signal);
+    } catch (e) {
+      // A master without the route reads "time-series" as a trial id (400) or knows no route (404).
+      if (downsampling === 'unknown' && e instanceof ApiError && [400, 404, 405, 501].includes(e.status)) {
+        downsampling = 'no';
+        return null;
+      }
+      throw e;
+    }
+    downsampling = 'yes';
+    for (const t of r.trials ?? []) addDownsampled(out, seen, Number(t.trial?.id), t.metrics);
+  }
+  out.names.sort((a, b) => keyString(a).localeCompare(keyString(b)));
+  return out;
+}
+
+// Every trial's series, downsampled on the server when it can (see above).
+export async function loadTrialMetrics(trialIds: number[], signal: AbortSignal, maxDatapoints = MAX_DATAPOINTS): Promise<TrialMetrics> {
+  if (downsampling !== 'no' && trialIds.length) {
+    const out = await loadDownsampled(trialIds, maxDatapoints, signal);
+    // No series at all may be a route that wants metric names: the full read is cheap then.
+    if (out && out.names.length) return out;
+  }
+  return loadAllRows(trialIds, signal);
+}
+
+// Every reported row, from the NDJSON route.
+async function loadAllRows(trialIds: number[], signal: AbortSignal): Promise<TrialMetrics> {
+  const out = emptyMetrics();
   if (!trialIds.length) return out;
   const seen = new Set<string>();
   const ids = trialIds.map((id) => `trialIds=${id}`).join('&');
@@ -44,12 +129,7 @@ export async function loadTrialMetrics(trialIds: number[], signal: AbortSignal):
           list.push({ batches: Number(row.totalBatches), values: v });
           out.rows[group].set(row.trialId, list);
           for (const [name, val] of Object.entries(v)) {
-            if (typeof val !== 'number') continue;
-            const k = `${group}: ${name}`;
-            if (!seen.has(k)) {
-              seen.add(k);
-              out.names.push({ group, name });
-            }
+            if (typeof val === 'number') addName(out, seen, group, name);
           }
         }
       },

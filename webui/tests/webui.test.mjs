@@ -26,6 +26,8 @@ let browser;
 let page;
 let searchId; // the fixture's adaptive search, run to the end
 let longId; // a long single-trial experiment, paused/activated and reprioritized
+let forkId; // the search forked from its page
+let promptAnswer = ''; // what window.prompt() answers in the page
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -122,6 +124,8 @@ max_restarts: 0
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   page = await context.newPage();
+  // confirm() of destructive actions is accepted; prompt() answers `promptAnswer`.
+  page.on('dialog', (d) => d.accept(d.type() === 'prompt' ? promptAnswer : undefined));
 });
 
 after(async () => {
@@ -230,6 +234,135 @@ test('the trial page shows a log line the trial printed', async () => {
   await shot('trial-logs');
 });
 
+test('the hyperparameter views draw every trial, and the rungs show what the search promoted', async () => {
+  const trials = (await rest('GET', `experiments/${searchId}/trials`)).trials;
+  await page.goto(`${url}/det/experiments/${searchId}`);
+  await page.click('role=tab[name="Hyperparameters"]');
+  const lines = page.locator('[data-testid=parallel-coordinates] polyline');
+  await waitFor('a line per trial', async () => (await lines.count()) === trials.length, 20_000);
+  // Two axes (increment_by and the metric x): every line has a point on both.
+  const pts = await lines.first().getAttribute('points');
+  assert.equal(pts.trim().split(/\s+/).length, 2, `points: ${pts}`);
+  const withMetric = trials.filter((t) => t.bestValidation).length;
+  assert.equal(await page.locator('[data-testid=scatter-plots] circle').count(), withMetric);
+  // Rung 1 holds every trial that trained at all; the promoted ones are in rung 2.
+  const rung0 = page.locator('[data-testid=rung-0] .chip');
+  await waitFor('rung 1', async () => (await rung0.count()) === trials.filter((t) => t.totalBatchesProcessed > 0).length, 20_000);
+  const promoted = await page.locator('[data-testid=rung-0] .chip.outcome-promoted').count();
+  assert.equal(await page.locator('[data-testid=rung-1] .chip').count(), promoted);
+  await shot('experiment-hyperparameters');
+});
+
+test("the code tab shows the experiment's files and their content", async () => {
+  const tree = await rest('GET', `experiments/${searchId}/file_tree`);
+  assert.ok(tree.files.some((f) => f.name === 'counter.py' && !f.isDir && f.contentLength > 0), JSON.stringify(tree));
+  await page.goto(`${url}/det/experiments/${searchId}`);
+  await page.click('role=tab[name="Code"]');
+  await page.click('[data-testid="file-counter.py"]');
+  const content = page.locator('[data-testid=file-content]');
+  await content.waitFor();
+  const want = fs.readFileSync(path.join(FIXTURE, 'counter.py'), 'utf8').split('\n')[0];
+  assert.ok((await content.innerText()).includes(want));
+  await shot('experiment-code');
+});
+
+test("fork creates a new experiment that runs the parent's code", async () => {
+  await page.goto(`${url}/det/experiments/${searchId}`);
+  await page.click('[data-testid=action-fork]');
+  const editor = page.locator('[data-testid=config-dialog] textarea');
+  await editor.waitFor();
+  const config = await editor.inputValue();
+  assert.match(config, /name: "Fork of core-api-compat-hpsearch"/);
+  // A one-trial search keeps the test short.
+  await editor.fill(config.replace(/max_trials: \d+/, 'max_trials: 1'));
+  await page.click('[data-testid=config-submit]');
+  await page.waitForURL(new RegExp(`/det/experiments/(?!${searchId}$)\\d+$`));
+  forkId = Number(/experiments\/(\d+)$/.exec(page.url())[1]);
+  const fork = (await rest('GET', `experiments/${forkId}`)).experiment;
+  assert.equal(fork.parentId, searchId);
+  assert.equal(fork.config.searcher.max_trials, 1);
+  const done = await waitFor('the fork to finish', async () => {
+    const e = (await rest('GET', `experiments/${forkId}`)).experiment;
+    return ['STATE_COMPLETED', 'STATE_ERROR'].includes(e.state) ? e.state : false;
+  }, 180_000, 1000);
+  assert.equal(done, 'STATE_COMPLETED');
+});
+
+test('the list shows the best validation, keeps the chosen columns, edits labels and acts on a selection', async () => {
+  const best = (await rest('GET', `experiments/${searchId}/searcher/best_searcher_validation_metric`)).metric;
+  const listed = (await rest('GET', `experiments?experimentIdFilter.incl=${searchId}`)).experiments[0];
+  assert.equal(listed.bestTrialSearcherMetric, best);
+  assert.ok(listed.checkpointCount > 0, JSON.stringify(listed));
+  await page.goto(`${url}/det/experiments`);
+  const row = page.locator(`[data-testid=experiment-row-${searchId}]`);
+  await row.waitFor();
+  await waitFor('the best value', async () => (await row.locator('.col-best').innerText()).trim() === String(best), 20_000);
+  // Column choice survives a reload.
+  await page.click('[data-testid=column-picker] summary');
+  await page.check('input[aria-label="column Checkpoint size"]');
+  await page.locator('th', { hasText: 'Checkpoint size' }).waitFor();
+  await page.reload();
+  await page.locator('th', { hasText: 'Checkpoint size' }).waitFor();
+  // A label added in place reaches the master; removing it too.
+  await row.locator(`button[aria-label="add label to ${searchId}"]`).click();
+  await row.locator(`input[aria-label="new label for ${searchId}"]`).fill('webui-label');
+  await row.locator(`input[aria-label="new label for ${searchId}"]`).press('Enter');
+  await waitFor('the label', async () => (await rest('GET', `experiments/${searchId}`)).experiment.labels.includes('webui-label'));
+  await row.locator('button[aria-label="remove label webui-label"]').waitFor();
+  await shot('experiment-list-columns');
+  await row.locator('button[aria-label="remove label webui-label"]').click();
+  await waitFor('no label', async () => !(await rest('GET', `experiments/${searchId}`)).experiment.labels.includes('webui-label'));
+  // Batch move of the fork to another project.
+  const project = (await rest('POST', 'workspaces/1/projects', { name: 'webui-project', workspaceId: 1 })).project;
+  await page.reload();
+  await page.check(`input[aria-label="select experiment ${forkId}"]`);
+  await waitFor('the project in the move menu', async () =>
+    (await page.locator('select[aria-label="move to project"] option', { hasText: 'webui-project' }).count()) === 1, 20_000);
+  await page.selectOption('select[aria-label="move to project"]', String(project.id));
+  await waitFor('the move', async () => (await rest('GET', `experiments/${forkId}`)).experiment.projectId === project.id);
+  // Batch archive, then batch delete, of the finished fork.
+  await page.check(`input[aria-label="select experiment ${forkId}"]`);
+  await page.click('[data-testid=batch-archive]');
+  await waitFor('archived', async () => (await rest('GET', `experiments/${forkId}`)).experiment.archived === true);
+  await page.goto(`${url}/det/experiments?archived=true`);
+  await page.check(`input[aria-label="select experiment ${forkId}"]`);
+  await page.click('[data-testid=batch-delete]');
+  await waitFor('deleted', async () => {
+    const r = await fetch(`${url}/api/v1/experiments/${forkId}`, { headers: { Authorization: `Bearer ${token}` } });
+    return r.status === 404 || (r.ok && (await r.json()).experiment.state === 'STATE_DELETING');
+  }, 60_000);
+});
+
+test('the trial page pages through workloads, registers a checkpoint and continues the trial', async () => {
+  const trials = (await rest('GET', `experiments/${searchId}/trials`)).trials;
+  const t = trials.find((x) => x.bestCheckpoint) ?? trials[0];
+  await page.goto(`${url}/det/experiments/${searchId}/trials/${t.id}`);
+  await page.click('role=tab[name="Workloads"]');
+  const table = page.locator('[data-testid=workloads]');
+  await table.locator('tr.workload-validation').first().waitFor();
+  const all = (await rest('GET', `trials/${t.id}/workloads`)).pagination.total;
+  assert.match(await page.locator('[data-testid=workload-range]').innerText(), new RegExp(`of ${all}$`));
+  await shot('trial-workloads');
+  await page.click('role=tab[name="Checkpoints"]');
+  promptAnswer = 'webui-model';
+  await page.locator('[data-testid=checkpoint-table] button', { hasText: 'Register' }).first().click();
+  await page.locator('[role=status]', { hasText: 'version 1 of model webui-model' }).waitFor();
+  const versions = (await rest('GET', 'models/webui-model/versions')).modelVersions;
+  assert.equal(versions.length, 1);
+  // Continue trial: a single-trial experiment warm-started from this one, with its hparams.
+  await page.click('[data-testid=action-continue]');
+  const config = JSON.parse(await page.locator('[data-testid=config-dialog] textarea').inputValue());
+  assert.equal(config.searcher.source_trial_id, t.id);
+  assert.deepEqual(config.hyperparameters.increment_by, { type: 'const', val: t.hparams.increment_by });
+  await page.click('[data-testid=config-submit]');
+  await page.waitForURL(new RegExp(`/det/experiments/(?!${searchId}$)\\d+$`));
+  const contId = Number(/experiments\/(\d+)$/.exec(page.url())[1]);
+  const cont = await rest('GET', `experiments/${contId}`);
+  assert.equal(cont.experiment.parentId, searchId);
+  assert.equal(cont.config.searcher.name, 'single');
+  await rest('POST', `experiments/${contId}/kill`);
+});
+
 test('pause and activate from the experiment page change the state', async () => {
   await page.goto(`${url}/det/experiments/${longId}`);
   const pause = page.locator('[data-testid=action-pause]');
@@ -262,12 +395,102 @@ test("a job's priority changes from the job queue page", async () => {
   await shot('job-queue');
 });
 
-test('the cluster page lists the agent and its slots', async () => {
+test('the job queue page moves a job behind another and kills jobs', async () => {
+  // A second job, so that there is something to move behind.
+  const otherId = createExperiment(`name: webui-second-job
+entrypoint: python3 counter.py
+hyperparameters:
+  increment_by: 1
+  step_seconds: 0.2
+searcher:
+  name: single
+  metric: x
+  smaller_is_better: false
+  max_length:
+    batches: 3000
+max_restarts: 0
+`);
+  const order = async () =>
+    (await rest('GET', 'job-queues-v2?resourcePool=default')).jobs.map((j) => (j.full ?? j).entityId);
+  await waitFor('both jobs in the queue', async () => {
+    const o = await order();
+    return o.includes(String(longId)) && o.includes(String(otherId));
+  });
+  await page.goto(`${url}/det/jobs`);
+  const row = page.locator(`[data-testid=job-row-${longId}]`);
+  await row.waitFor();
+  await page.locator(`[data-testid=job-row-${otherId}]`).waitFor();
+  const other = (await rest('GET', 'job-queues-v2?resourcePool=default')).jobs.map((j) => j.full ?? j).find((j) => j.entityId === String(otherId));
+  await row.locator('select[aria-label="ahead or behind"]').selectOption('behindOf');
+  await row.locator('select[aria-label="move relative to job"]').selectOption(other.jobId);
+  await waitFor('the job behind the other', async () => {
+    const o = await order();
+    return o.indexOf(String(longId)) > o.indexOf(String(otherId));
+  });
+  await shot('job-queue-two-jobs');
+  for (const id of [otherId, longId]) {
+    await page.locator(`[data-testid=job-row-${id}] [data-testid=job-kill]`).click();
+    await waitFor(`the kill of ${id}`, async () => {
+      const s = (await rest('GET', `experiments/${id}`)).experiment.state;
+      return ['STATE_STOPPING_KILLED', 'STATE_CANCELED', 'STATE_STOPPING_CANCELED'].includes(s);
+    });
+  }
+});
+
+test("the cluster page lists the agent and its slots, and follows the master's log", async () => {
   await page.goto(`${url}/det/clusters`);
   await page.locator('[data-testid=agent-table] tbody tr').first().waitFor();
   await waitFor('two slots', async () => (await page.locator('.slot').count()) === 2, 20_000);
   assert.match(await page.locator('[data-testid=pool-table]').innerText(), /default/);
   await shot('cluster');
+  // The master's log, followed: it said when it created the search.
+  await page.click('role=tab[name="Master logs"]');
+  await page.locator('[data-testid=master-logs]', { hasText: `created experiment ${searchId}` }).waitFor({ timeout: 30_000 });
+  await shot('master-logs');
+});
+
+test('an admin disables an agent and a slot from the cluster page, and the scheduler honours it', async () => {
+  const agentId = (await rest('GET', 'agents')).agents[0].id;
+  const state = page.locator(`[data-testid=agent-state-${agentId}]`);
+  // The user `determined` is no admin: the page says why nothing changed.
+  await page.goto(`${url}/det/clusters`);
+  await state.locator('button', { hasText: 'Disable' }).click();
+  await page.locator('[role=alert]', { hasText: 'only an admin' }).waitFor();
+  // As admin.
+  await page.context().clearCookies();
+  await page.goto(`${url}/det/login?redirect=${encodeURIComponent('/clusters')}`);
+  await page.fill('input[name=username]', 'admin');
+  await page.fill('input[name=password]', '');
+  await page.click('button[type=submit]');
+  await page.waitForURL(/\/det\/clusters/);
+  await state.locator('button', { hasText: 'Disable' }).click();
+  await waitFor('the agent disabled', async () => (await rest('GET', `agents/${agentId}`)).agent.enabled === false);
+  await state.locator('.agent-state', { hasText: 'disabled' }).waitFor();
+  await shot('cluster-agent-disabled');
+  // A new experiment stays queued while the only agent is disabled...
+  const id = createExperiment(fs.readFileSync(path.join(FIXTURE, 'hpsearch.yaml'), 'utf8').replace('max_trials: 4', 'max_trials: 1'));
+  const jobState = async () =>
+    (await rest('GET', 'job-queues-v2?resourcePool=default')).jobs.map((j) => j.full ?? j).find((j) => j.entityId === String(id))?.summary?.state;
+  await waitFor('the job queued', async () => (await jobState()) === 'STATE_QUEUED');
+  const until = Date.now() + 3000; // several scheduler ticks
+  while (Date.now() < until) {
+    assert.equal(await jobState(), 'STATE_QUEUED');
+    assert.equal((await rest('GET', `experiments/${id}/trials`)).trials.filter((t) => t.state === 'STATE_RUNNING').length, 0);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  // ... and runs once it is enabled again.
+  await state.locator('button', { hasText: 'Enable' }).click();
+  await waitFor('the experiment to run', async () => {
+    const e = (await rest('GET', `experiments/${id}`)).experiment;
+    return e.state === 'STATE_COMPLETED' || (await jobState()) === 'STATE_SCHEDULED';
+  }, 60_000);
+  // One slot off and on again.
+  await page.click(`[data-testid="slot-${agentId}-0"]`);
+  await waitFor('slot 0 disabled', async () => (await rest('GET', `agents/${agentId}/slots/0`)).slot.enabled === false);
+  await page.locator(`[data-testid="slot-${agentId}-0"].disabled`).waitFor();
+  await page.click(`[data-testid="slot-${agentId}-0"]`);
+  await waitFor('slot 0 enabled', async () => (await rest('GET', `agents/${agentId}/slots/0`)).slot.enabled === true);
+  await rest('POST', `experiments/${id}/kill`).catch(() => undefined);
 });
 
 test('an expired or revoked token goes back to login', async () => {

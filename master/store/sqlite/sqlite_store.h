@@ -127,6 +127,10 @@ class SqliteStore : public Store {
   Result<std::vector<int64_t>> ListExperimentIds(const ExperimentFilter& filter, const Page& page,
                                                  int64_t* total) override;
 
+  // Web UI list columns (sqlite_store_webui_summaries.cc).
+  Result<std::vector<ExperimentSummaryRow>> ListExperimentSummaries(
+      const std::vector<int64_t>& experiment_ids) override;
+
   // Unmanaged experiments and trials (sqlite_store_unmanaged.cc).
   Result<int64_t> UpsertUnmanagedExperiment(const ExperimentRow& row,
                                             const std::string& model_definition,

@@ -1,56 +1,41 @@
-// One experiment: state and progress with its lifecycle actions, learning curves of every trial,
-// the trials table, checkpoints and the submitted config.
+// One experiment: state and progress with its lifecycle actions (fork included), learning curves
+// of every trial, hyperparameters against the metric (with an adaptive search's rungs), the trials
+// table, checkpoints, the submitted config and the code.
 import { useState } from 'react';
 import { api } from '../api';
 import { ExperimentActions } from '../components/Actions';
 import { ErrorBanner, Link, Loading, Progress, StateBadge, Tabs } from '../components/common';
+import { CheckpointTable } from '../components/CheckpointTable';
+import { CodeTree } from '../components/CodeTree';
+import { ParallelCoordinates, RungView, ScatterPlots } from '../components/HpViz';
 import { MetricChart } from '../components/MetricChart';
-import { fmtBytes, fmtDuration, fmtNumber, fmtTime } from '../format';
+import { fmtDuration, fmtNumber, fmtTime, TERMINAL_STATES } from '../format';
+import { rungs } from '../hparams';
 import { usePoll } from '../hooks';
-import { loadTrialMetrics } from '../metrics';
+import { loadTrialMetrics, type TrialMetrics } from '../metrics';
 
-type Tab = 'Overview' | 'Trials' | 'Checkpoints' | 'Configuration';
+type Tab = 'Overview' | 'Hyperparameters' | 'Trials' | 'Checkpoints' | 'Configuration' | 'Code';
+const TABS: Tab[] = ['Overview', 'Hyperparameters', 'Trials', 'Checkpoints', 'Configuration', 'Code'];
+
+// trial id -> [batches, searcher metric] of its validations, ascending.
+function validationSeries(m: TrialMetrics | undefined, metric: string | undefined): Map<number, [number, number][]> {
+  const out = new Map<number, [number, number][]>();
+  if (!m || !metric) return out;
+  for (const [id, rows] of m.rows.validation) {
+    const pts: [number, number][] = [];
+    for (const r of rows) {
+      const v = r.values[metric];
+      if (typeof v === 'number') pts.push([r.batches, v]);
+    }
+    out.set(id, pts.sort((a, b) => a[0] - b[0]));
+  }
+  return out;
+}
 
 function metricOf(v: any, name: string | undefined): string {
   const m = v?.metrics?.avgMetrics ?? v?.metrics;
   if (!m || !name) return '—';
   return fmtNumber(m[name]);
-}
-
-export function CheckpointTable({ checkpoints }: { checkpoints: any[] }) {
-  if (!checkpoints.length) return <div className="muted">No checkpoints.</div>;
-  return (
-    <table className="table" data-testid="checkpoint-table">
-      <thead>
-        <tr>
-          <th>UUID</th>
-          <th>Trial</th>
-          <th>Batches</th>
-          <th>State</th>
-          <th>Reported</th>
-          <th>Size</th>
-        </tr>
-      </thead>
-      <tbody>
-        {checkpoints.map((c) => {
-          const res = c.resources ?? {};
-          const size = Object.values(res).reduce((a: number, b) => a + Number(b || 0), 0);
-          return (
-            <tr key={c.uuid}>
-              <td className="mono">{c.uuid}</td>
-              <td>{c.trialId ?? c.training?.trialId ?? '—'}</td>
-              <td>{c.metadata?.steps_completed ?? c.totalBatches ?? c.training?.totalBatches ?? '—'}</td>
-              <td>
-                <StateBadge state={c.state} />
-              </td>
-              <td>{fmtTime(c.reportTime)}</td>
-              <td>{fmtBytes(size)}</td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
-  );
 }
 
 export function ExperimentDetail({ id }: { id: number }) {
@@ -103,7 +88,7 @@ export function ExperimentDetail({ id }: { id: number }) {
           </span>
         ) : null}
       </div>
-      <Tabs tabs={['Overview', 'Trials', 'Checkpoints', 'Configuration'] as Tab[]} value={tab} onChange={setTab} />
+      <Tabs tabs={TABS} value={tab} onChange={setTab} />
       {tab === 'Overview' && (
         <section>
           <h2>Learning curves</h2>
@@ -116,6 +101,15 @@ export function ExperimentDetail({ id }: { id: number }) {
           />
         </section>
       )}
+      {tab === 'Hyperparameters' && (
+        <HyperparameterViews
+          config={config}
+          trials={trialList}
+          metrics={metrics.data}
+          experimentId={id}
+          metric={searcherMetric}
+        />
+      )}
       {(tab === 'Overview' || tab === 'Trials') && (
         <section>
           <h2>Trials</h2>
@@ -126,7 +120,7 @@ export function ExperimentDetail({ id }: { id: number }) {
       {tab === 'Checkpoints' && (
         <section>
           <ErrorBanner error={ckpts.error} />
-          {ckpts.data ? <CheckpointTable checkpoints={ckpts.data.checkpoints ?? []} /> : <Loading />}
+          {ckpts.data ? <CheckpointTable checkpoints={ckpts.data.checkpoints ?? []} onChanged={ckpts.reload} /> : <Loading />}
         </section>
       )}
       {tab === 'Configuration' && (
@@ -139,7 +133,40 @@ export function ExperimentDetail({ id }: { id: number }) {
           <pre className="code">{JSON.stringify(config, null, 2)}</pre>
         </section>
       )}
+      {tab === 'Code' && (
+        <section>
+          <CodeTree experimentId={id} />
+        </section>
+      )}
     </div>
+  );
+}
+
+function HyperparameterViews(props: { config: any; trials: any[]; metrics: TrialMetrics | undefined; experimentId: number; metric?: string }) {
+  const smaller = props.config.searcher?.smaller_is_better !== false;
+  const rungList = rungs(props.config, props.trials, validationSeries(props.metrics, props.metric), (s) => TERMINAL_STATES.has(s));
+  const ml = props.config.searcher?.max_length;
+  const unit = typeof ml === 'object' && ml && !('batches' in ml) ? 'fraction of the longest trial, in batches' : 'batches';
+  return (
+    <section>
+      <h2>Parallel coordinates</h2>
+      <p className="muted small">
+        One line per trial through its hyperparameters to its best {props.metric ?? 'metric'}; red is best. Click a line to open the trial.
+      </p>
+      <ParallelCoordinates trials={props.trials} metric={props.metric} smallerIsBetter={smaller} experimentId={props.experimentId} />
+      <h2>Scatter plots</h2>
+      <ScatterPlots trials={props.trials} metric={props.metric} smallerIsBetter={smaller} experimentId={props.experimentId} />
+      {rungList ? (
+        <>
+          <h2>Rungs</h2>
+          <p className="muted small">
+            Each rung of the adaptive search: the trials that trained that long, which went on (promoted) and which the
+            searcher stopped there.
+          </p>
+          {props.metrics ? <RungView rungs={rungList} experimentId={props.experimentId} unit={unit} /> : <Loading />}
+        </>
+      ) : null}
+    </section>
   );
 }
 

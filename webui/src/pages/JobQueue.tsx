@@ -1,5 +1,7 @@
 // The job queue: jobs of a pool in scheduling order with how many are ahead; priority (priority
-// scheduler) or weight (fair share) edited in place through POST /api/v1/job-queues.
+// scheduler) or weight (fair share) and resource pool edited in place, Move to Top and move ahead
+// of / behind another job (priority scheduler), through POST /api/v1/job-queues; cancel and kill
+// an experiment's job.
 import { useState } from 'react';
 import { api, errorText } from '../api';
 import { ErrorBanner, Link, StateBadge } from '../components/common';
@@ -79,7 +81,19 @@ export function JobQueue() {
               index={i}
               fairShare={fairShare}
               first={list[0]}
+              jobs={list}
+              pools={poolList.map((p) => p.name)}
               onUpdate={update}
+              onAction={async (id, action) => {
+                if (!window.confirm(`${action} experiment ${id}?`)) return;
+                setError(null);
+                try {
+                  await api('POST', `experiments/${id}/${action}`);
+                } catch (e) {
+                  setError(`${action} failed: ${errorText(e)}`);
+                }
+                jobs.reload();
+              }}
             />
           ))}
           {!list.length ? (
@@ -100,12 +114,17 @@ function JobRow(props: {
   index: number;
   fairShare: boolean;
   first: any;
+  jobs: any[];
+  pools: string[];
   onUpdate: (change: Record<string, unknown>, what: string) => Promise<void>;
+  onAction: (experimentId: string, action: 'cancel' | 'kill') => void;
 }) {
   const { job: j, fairShare } = props;
   const field = fairShare ? 'weight' : 'priority';
   const current = j[field];
   const [value, setValue] = useState<string>('');
+  const [where, setWhere] = useState<'aheadOf' | 'behindOf'>('aheadOf');
+  const others = props.jobs.filter((o) => o.jobId !== j.jobId);
   const isExperiment = j.type === 'TYPE_EXPERIMENT';
   return (
     <tr data-testid={`job-row-${j.entityId}`}>
@@ -147,9 +166,52 @@ function JobRow(props: {
       </td>
       <td>{j.username}</td>
       <td>{fmtTime(j.submissionTime)}</td>
-      <td>
+      <td className="actions">
         {!fairShare && props.first && props.first.jobId !== j.jobId ? (
           <button onClick={() => props.onUpdate({ jobId: j.jobId, aheadOf: props.first.jobId }, 'move to top')}>Move to top</button>
+        ) : null}
+        {!fairShare && others.length ? (
+          <span className="inline">
+            <select aria-label="ahead or behind" value={where} onChange={(e) => setWhere(e.target.value as 'aheadOf' | 'behindOf')}>
+              <option value="aheadOf">ahead of</option>
+              <option value="behindOf">behind</option>
+            </select>
+            <select
+              aria-label="move relative to job"
+              value=""
+              onChange={(e) => e.target.value && props.onUpdate({ jobId: j.jobId, [where]: e.target.value }, `move ${where === 'aheadOf' ? 'ahead of' : 'behind'}`)}
+            >
+              <option value="">job…</option>
+              {others.map((o) => (
+                <option key={o.jobId} value={o.jobId}>
+                  {o.name || o.entityId}
+                </option>
+              ))}
+            </select>
+          </span>
+        ) : null}
+        {props.pools.length > 1 ? (
+          <select
+            aria-label="resource pool of job"
+            value={j.resourcePool}
+            onChange={(e) => props.onUpdate({ jobId: j.jobId, resourcePool: e.target.value }, 'change pool')}
+          >
+            {props.pools.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        ) : null}
+        {isExperiment ? (
+          <>
+            <button onClick={() => props.onAction(j.entityId, 'cancel')} data-testid="job-cancel">
+              Cancel
+            </button>
+            <button onClick={() => props.onAction(j.entityId, 'kill')} data-testid="job-kill">
+              Kill
+            </button>
+          </>
         ) : null}
       </td>
     </tr>

@@ -1,18 +1,22 @@
 // One trial: its metric chart (refreshing every 2 s while the trial runs), hyperparameters,
-// checkpoints and logs (followed live through the NDJSON log route).
+// workloads, checkpoints and logs (followed live through the NDJSON log route); kill, and
+// "continue trial" (a new experiment warm-started from this trial).
 import { useEffect, useRef, useState } from 'react';
 import { api, errorText, streamNdjson } from '../api';
 import { ErrorBanner, Link, Loading, StateBadge, Tabs } from '../components/common';
+import { ConfigDialog, continueTrialConfig } from '../components/ConfigDialog';
 import { MetricChart } from '../components/MetricChart';
 import { fmtDuration, fmtNumber, fmtTime, TERMINAL_STATES } from '../format';
 import { usePoll } from '../hooks';
 import { loadTrialMetrics } from '../metrics';
-import { CheckpointTable } from './ExperimentDetail';
+import { CheckpointTable } from '../components/CheckpointTable';
 
-type Tab = 'Overview' | 'Hyperparameters' | 'Checkpoints' | 'Logs';
+type Tab = 'Overview' | 'Hyperparameters' | 'Workloads' | 'Checkpoints' | 'Logs';
+const TABS: Tab[] = ['Overview', 'Hyperparameters', 'Workloads', 'Checkpoints', 'Logs'];
 
 export function TrialDetail({ experimentId, trialId }: { experimentId: number; trialId: number }) {
   const [tab, setTab] = useState<Tab>('Overview');
+  const [continuing, setContinuing] = useState(false);
   const trial = usePoll((signal) => api('GET', `trials/${trialId}`, undefined, signal), [trialId]);
   const exp = usePoll((signal) => api('GET', `experiments/${experimentId}`, undefined, signal), [experimentId], 0);
   const t = trial.data?.trial;
@@ -36,6 +40,18 @@ export function TrialDetail({ experimentId, trialId }: { experimentId: number; t
         </h1>
         <StateBadge state={t.state} />
         <TrialKill trial={t} onDone={trial.reload} />
+        <button onClick={() => setContinuing(true)} disabled={!exp.data} data-testid="action-continue">
+          Continue trial
+        </button>
+        {continuing && exp.data ? (
+          <ConfigDialog
+            title={`Continue trial ${trialId}`}
+            initialConfig={continueTrialConfig(exp.data.config ?? exp.data.experiment?.config, t)}
+            parentId={experimentId}
+            submitLabel="Create"
+            onClose={() => setContinuing(false)}
+          />
+        ) : null}
       </div>
       <ErrorBanner error={trial.error} />
       <div className="facts">
@@ -45,7 +61,7 @@ export function TrialDetail({ experimentId, trialId }: { experimentId: number; t
         <span>Duration: {fmtDuration(t.startTime, t.endTime)}</span>
         <span>Searcher metric: {fmtNumber(t.searcherMetricValue)}</span>
       </div>
-      <Tabs tabs={['Overview', 'Hyperparameters', 'Checkpoints', 'Logs'] as Tab[]} value={tab} onChange={setTab} />
+      <Tabs tabs={TABS} value={tab} onChange={setTab} />
       {tab === 'Overview' && (
         <section>
           <h2>Metrics</h2>
@@ -71,9 +87,10 @@ export function TrialDetail({ experimentId, trialId }: { experimentId: number; t
       {tab === 'Checkpoints' && (
         <section>
           <ErrorBanner error={ckpts.error} />
-          {ckpts.data ? <CheckpointTable checkpoints={ckpts.data.checkpoints ?? []} /> : <Loading />}
+          {ckpts.data ? <CheckpointTable checkpoints={ckpts.data.checkpoints ?? []} onChanged={ckpts.reload} /> : <Loading />}
         </section>
       )}
+      {tab === 'Workloads' && <Workloads trialId={trialId} live={live} />}
       {tab === 'Logs' && <Logs trialId={trialId} live={live} />}
     </div>
   );
@@ -99,6 +116,71 @@ function TrialKill({ trial, onDone }: { trial: any; onDone: () => void }) {
       </button>
       <ErrorBanner error={error} />
     </div>
+  );
+}
+
+const WORKLOAD_PAGE = 20;
+
+// Training, validation and checkpoint rows by batches, a page at a time
+// (GET /api/v1/trials/{id}/workloads with offset and limit).
+function Workloads({ trialId, live }: { trialId: number; live: boolean }) {
+  const [offset, setOffset] = useState(0);
+  const rows = usePoll(
+    (signal) => api('GET', `trials/${trialId}/workloads?offset=${offset}&limit=${WORKLOAD_PAGE}`, undefined, signal),
+    [trialId, offset],
+    live ? 5000 : 0,
+  );
+  const list: any[] = rows.data?.workloads ?? [];
+  const total: number = rows.data?.pagination?.total ?? 0;
+  const fmtMetrics = (m: any) =>
+    Object.entries(m?.metrics?.avgMetrics ?? m?.metrics ?? {})
+      .filter(([, v]) => typeof v !== 'object')
+      .map(([k, v]) => `${k}=${fmtNumber(v)}`)
+      .join('  ');
+  return (
+    <section>
+      <ErrorBanner error={rows.error} />
+      <table className="table" data-testid="workloads">
+        <thead>
+          <tr>
+            <th>Batches</th>
+            <th>Kind</th>
+            <th>Values</th>
+            <th>Reported</th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.map((w, i) => {
+            const kind = w.training ? 'training' : w.validation ? 'validation' : 'checkpoint';
+            const body = w.training ?? w.validation ?? w.checkpoint;
+            return (
+              <tr key={`${offset + i}`} className={`workload-${kind}`}>
+                <td>{body.totalBatches}</td>
+                <td>{kind}</td>
+                <td className="mono">{kind === 'checkpoint' ? `${body.uuid} (${String(body.state).replace('STATE_', '').toLowerCase()})` : fmtMetrics(body)}</td>
+                <td>{fmtTime(body.endTime)}</td>
+              </tr>
+            );
+          })}
+          {!list.length && !rows.loading ? (
+            <tr>
+              <td colSpan={4} className="muted center">
+                No workloads yet.
+              </td>
+            </tr>
+          ) : null}
+        </tbody>
+      </table>
+      <div className="pager">
+        <button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - WORKLOAD_PAGE))}>
+          ‹ Prev
+        </button>
+        <span data-testid="workload-range">{total ? `${offset + 1}–${Math.min(offset + WORKLOAD_PAGE, total)} of ${total}` : '0'}</span>
+        <button disabled={offset + WORKLOAD_PAGE >= total} onClick={() => setOffset(offset + WORKLOAD_PAGE)}>
+          Next ›
+        </button>
+      </div>
+    </section>
   );
 }
 

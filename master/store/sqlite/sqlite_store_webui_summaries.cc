@@ -1,0 +1,103 @@
+// The web UI list's per-experiment columns (checkpoints, best validation), read for one page of
+// experiments at a time so that the list stays fast however many experiments there are.
+#include <map>
+#include <string>
+
+#include "master/store/sqlite/sqlite_store.h"
+#include "master/store/sqlite/statement.h"
+
+namespace det::master::store {
+
+namespace {
+
+std::string Placeholders(size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) out += i == 0 ? "?" : ", ?";
+  return out;
+}
+
+// A JSON path to `key` under `object`, quoted so that metric names with dots stay one key.
+std::string JsonPath(const std::string& object, const std::string& key) {
+  std::string quoted;
+  for (char c : key) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return "$." + object + ".\"" + quoted + "\"";
+}
+
+}  // namespace
+
+Result<std::vector<ExperimentSummaryRow>> SqliteStore::ListExperimentSummaries(
+    const std::vector<int64_t>& experiment_ids) {
+  std::vector<ExperimentSummaryRow> out;
+  if (experiment_ids.empty()) return out;
+  std::lock_guard<std::mutex> lock(mu_);
+  struct Searcher {
+    std::string metric;
+    bool smaller_is_better = true;
+  };
+  std::map<int64_t, Searcher> searchers;
+  {
+    std::string sql =
+        "SELECT id, COALESCE(json_extract(config, '$.searcher.metric'), ''), "
+        "COALESCE(json_extract(config, '$.searcher.smaller_is_better'), 1) FROM experiments "
+        "WHERE id IN (" +
+        Placeholders(experiment_ids.size()) + ") ORDER BY id";
+    DET_PREPARE(s, sql.c_str());
+    for (size_t i = 0; i < experiment_ids.size(); ++i)
+      s.Bind(static_cast<int>(i + 1), experiment_ids[i]);
+    while (true) {
+      DET_ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      searchers[s.Int(0)] = {s.Text(1), s.Int(2) != 0};
+      ExperimentSummaryRow r;
+      r.experiment_id = s.Int(0);
+      out.push_back(r);
+    }
+  }
+  std::map<int64_t, ExperimentSummaryRow*> by_id;
+  for (auto& r : out) by_id[r.experiment_id] = &r;
+  {
+    std::string sql =
+        "SELECT t.experiment_id, COUNT(*), COALESCE(SUM(c.size), 0) FROM checkpoints c JOIN "
+        "trials t ON c.trial_id = t.id WHERE t.experiment_id IN (" +
+        Placeholders(experiment_ids.size()) +
+        ") AND c.state IN ('COMPLETED', 'STATE_COMPLETED') GROUP BY t.experiment_id";
+    DET_PREPARE(s, sql.c_str());
+    for (size_t i = 0; i < experiment_ids.size(); ++i)
+      s.Bind(static_cast<int>(i + 1), experiment_ids[i]);
+    while (true) {
+      DET_ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      ExperimentSummaryRow* r = by_id[s.Int(0)];
+      r->checkpoint_count = s.Int(1);
+      r->checkpoint_size = s.Int(2);
+    }
+  }
+  // Best validation: per trial the best of its validation reports (by the trial index on
+  // metrics), then the best trial; reports carry {"validation_metrics": ...} or, older,
+  // {"avg_metrics": ...}, as SearcherMetric::ValueInReport reads them.
+  for (auto& [id, searcher] : searchers) {
+    if (searcher.metric.empty()) continue;
+    const char* agg = searcher.smaller_is_better ? "MIN" : "MAX";
+    std::string sql = std::string("SELECT t.id, ") + agg +
+                      "(COALESCE(json_extract(m.metrics, ?), json_extract(m.metrics, ?))) AS v "
+                      "FROM trials t JOIN metrics m ON m.trial_id = t.id AND m.metric_group = "
+                      "'validation' AND m.archived = 0 WHERE t.experiment_id = ? GROUP BY t.id "
+                      "HAVING v IS NOT NULL ORDER BY v " +
+                      (searcher.smaller_is_better ? "ASC" : "DESC") + ", t.id LIMIT 1";
+    DET_PREPARE(s, sql.c_str());
+    s.Bind(1, JsonPath("validation_metrics", searcher.metric));
+    s.Bind(2, JsonPath("avg_metrics", searcher.metric));
+    s.Bind(3, id);
+    DET_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (row) {
+      by_id[id]->best_trial_id = s.Int(0);
+      by_id[id]->best_metric = s.Double(1);
+    }
+  }
+  return out;
+}
+
+}  // namespace det::master::store
