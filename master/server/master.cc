@@ -25,7 +25,8 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
                                                        config_.harness_dir)),
       waiters_(std::make_unique<Waiters>()),
       profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)),
-      unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)) {
+      unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)),
+      metrics_(std::make_unique<MetricsService>(store_.get())) {
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
   templates_ = std::make_unique<TemplateService>(
       store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
@@ -85,6 +86,8 @@ void Master::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  // Commits and answers the reports still queued (the HTTP server has drained by now).
+  metrics_->Stop();
   // Answers the long polls still open; their callbacks take mu_, so it must not be held here.
   waiters_->Stop();
   if (ticker_.joinable()) ticker_.join();
