@@ -1,4 +1,4 @@
-"""Metric ingestion: 64 keep-alive clients posting metric reports (POST
+"""Metric ingestion: 64 keep-alive clients (one trial each) posting metric reports (POST
 /api/v1/trials/{id}/metrics, what Determined's clients send) against the same clients sending GET
 /info to the same server in the same run; prints both rates and the ratio. Then the durability
 check: the clients post again, the master is killed with SIGKILL in the middle, restarted, and
@@ -18,9 +18,21 @@ import time
 
 from bench_cluster import BIN, Cluster, wait_for
 
-CONFIG = """name: ingest-target
+
+
+def config(trials: int) -> str:
+    # One trial per client, as trial processes report (steps rising within each trial). One
+    # trial holds the only slot (sleep); every trial has its first run and may report.
+    return f"""name: ingest-target
 entrypoint: sleep 600
-searcher: {name: single, metric: loss, max_length: {batches: 1}}
+searcher:
+  name: random
+  metric: loss
+  max_trials: {trials}
+  max_concurrent_trials: {trials}
+  max_length: {{batches: 1}}
+hyperparameters:
+  lr: {{type: double, minval: 0.001, maxval: 0.1}}
 max_restarts: 0
 """
 LOAD = BIN / "metrics_load"
@@ -37,11 +49,13 @@ def load(cluster: Cluster, *args: str, check: bool = True) -> dict:
     return json.loads(proc.stdout)
 
 
-def stored_steps(db: pathlib.Path, trial_id: int, first_step: int) -> list:
+def stored_steps(db: pathlib.Path, exp_id: int, first_step: int) -> list:
+    """(trial, step) of every training row at or beyond first_step."""
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        return [r[0] for r in conn.execute(
-            "SELECT total_batches FROM metrics WHERE trial_id = ? AND metric_group = 'training' "
-            "AND total_batches >= ?", (trial_id, first_step))]
+        return conn.execute(
+            "SELECT trial_id, total_batches FROM metrics WHERE metric_group = 'training' AND "
+            "total_batches >= ? AND trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
+            (first_step, exp_id)).fetchall()
 
 
 def main() -> None:
@@ -53,7 +67,7 @@ def main() -> None:
     args = ap.parse_args()
 
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="det-bench-"))
-    (tmp / "c.yaml").write_text(CONFIG)
+    (tmp / "c.yaml").write_text(config(args.connections))
     cluster = Cluster(agents=1, slots=1)
     up_args = []
     if args.synchronous:
@@ -64,16 +78,18 @@ def main() -> None:
                 timeout=120)
     try:
         exp_id = cluster.create(tmp / "c.yaml", tmp)
-        trial = wait_for(lambda: (cluster.trials(exp_id) or [None])[0], 60, "trial")["id"]
+        trials = wait_for(lambda: len(cluster.trials(exp_id)) >= args.connections and
+                          cluster.trials(exp_id), 120, "trials", interval=0.5)
+        ids = ",".join(str(t["id"]) for t in trials)
         common = ["--connections", str(args.connections), "--seconds", str(args.seconds)]
-        report = ["--target", "metrics", "--token", cluster.token(), "--trial-ids", str(trial)]
+        report = ["--target", "metrics", "--token", cluster.token(), "--trial-ids", ids]
 
         info = load(cluster, "--target", "info", *common)
         ingest = load(cluster, *report, *common)
         print(f"baseline: GET /info, {args.connections} keep-alive clients: "
               f"{info['rps']:.0f} req/s")
         print(f"metric reports POST /api/v1/trials/{{id}}/metrics, {args.connections} keep-alive "
-              f"clients: {ingest['rps']:.0f} reports/s ({ingest['ok']} acknowledged, "
+              f"clients, one trial each: {ingest['rps']:.0f} reports/s ({ingest['ok']} acknowledged, "
               f"{ingest['errors']} errors, each committed before its answer)")
         print(f"ratio reports/info: {ingest['rps'] / info['rps']:.2f} "
               f"(targets: >= 50000 reports/s, >= 0.5)")
@@ -86,7 +102,7 @@ def main() -> None:
              str(DURABILITY_FIRST_STEP), "--ack-file", str(acks)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         db = cluster.data_dir / "determined.db"
-        wait_for(lambda: len(stored_steps(db, trial, DURABILITY_FIRST_STEP)) >= 20000, 60,
+        wait_for(lambda: len(stored_steps(db, exp_id, DURABILITY_FIRST_STEP)) >= 20000, 60,
                  "reports to flow before the kill", interval=0.1)
         pid = cluster.master_pid()
         os.kill(pid, signal.SIGKILL)
@@ -95,8 +111,8 @@ def main() -> None:
         wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
         cluster.det("deploy", "local", "master-up", "--master-port", str(cluster.port),
                     "--data-dir", str(cluster.data_dir), *up_args, timeout=120)
-        acked = {int(line.split()[1]) for line in acks.read_text().splitlines()}
-        stored = stored_steps(db, trial, DURABILITY_FIRST_STEP)
+        acked = {tuple(map(int, line.split())) for line in acks.read_text().splitlines()}
+        stored = stored_steps(db, exp_id, DURABILITY_FIRST_STEP)
         missing = acked - set(stored)
         doubled = len(stored) - len(set(stored))
         print(f"kill -9 during ingestion: {len(acked)} reports acknowledged before the kill, "

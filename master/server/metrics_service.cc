@@ -17,7 +17,8 @@ void MetricsService::Submit(store::MetricRow row, Done done) {
     MutexLock lock(&mu_);
     if (!stopping_) {
       queue_.push_back(Pending{std::move(row), std::move(done)});
-      cv_.notify_one();
+      // A busy writer takes this report with its next batch; waking it costs a system call.
+      if (writer_idle_) cv_.notify_one();
       return;
     }
   }
@@ -70,7 +71,11 @@ void MetricsService::WriterLoop() {
   while (true) {
     {
       MutexLock lock(&mu_);
-      while (queue_.empty() && !stopping_) cv_.wait(mu_);
+      while (queue_.empty() && !stopping_) {
+        writer_idle_ = true;
+        cv_.wait(mu_);
+        writer_idle_ = false;
+      }
       if (queue_.empty()) return;  // stopping, and everything is answered
     }
     CommitPending();

@@ -80,6 +80,7 @@ class MetricsService {
   std::condition_variable_any cv_;  // wakes the writer: a report queued, or Stop
   std::deque<Pending> queue_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
+  bool writer_idle_ GUARDED_BY(mu_) = false;  // the writer waits on cv_
   Stats stats_ GUARDED_BY(mu_);
   std::thread writer_;
 };
