@@ -66,7 +66,11 @@ int main(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) return Fail("cannot create data dir " + config.data_dir + ": " + ec.message());
-  auto opened = det::master::store::SqliteStore::Open(config.db_path);
+  det::master::store::SqliteOptions db_options;
+  auto sync = det::master::store::ParseSqliteSynchronous(config.db_synchronous);
+  if (!sync.ok()) return Fail(sync.status().message());
+  db_options.synchronous = *sync;
+  auto opened = det::master::store::SqliteStore::Open(config.db_path, db_options);
   if (!opened.ok()) return Fail(opened.status().message());
 
   // Block the stop signals before any thread starts so only sigwait sees them.

@@ -331,11 +331,20 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 }
                 json payload = MetricsPayload(*inner, group);
                 // Unmanaged trials have no run in the master: their service checks the run id.
-                Status st =
-                    !who.is_allocation && master->unmanaged()->IsUnmanagedTrial(*id)
-                        ? master->unmanaged()->ReportMetrics(*id, *run, *steps, group, payload)
-                        : master->ReportMetrics(who, *id, *run, *steps, group, payload);
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                if (!who.is_allocation && master->unmanaged()->IsUnmanagedTrial(*id)) {
+                  Status st = master->unmanaged()->ReportMetrics(*id, *run, *steps, group, payload);
+                  return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                }
+                // Answered once the report is committed; no thread waits meanwhile.
+                return server::HttpResponse::Deferred(
+                    [master, who, id = *id, run = *run, steps = *steps, group,
+                     payload = std::move(payload)](server::Responder respond) mutable {
+                      master->ReportMetrics(
+                          who, id, run, steps, group, std::move(payload),
+                          [respond = std::move(respond)](Status st) {
+                            respond(st.ok() ? JsonResponse(json::object()) : ErrorResponse(st));
+                          });
+                    });
               }));
 
   router->Add("GET", "/api/v1/trials/{id}/searcher/operation",

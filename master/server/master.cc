@@ -27,7 +27,8 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
                                                        config_.harness_dir)),
       waiters_(std::make_unique<Waiters>()),
       profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)),
-      unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)) {
+      unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)),
+      metrics_(std::make_unique<MetricsService>(store_.get())) {
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
   summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
   agent_admin_ = std::make_unique<AgentAdminService>();
@@ -89,6 +90,8 @@ void Master::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  // Commits and answers the reports still queued (the HTTP server has drained by now).
+  metrics_->Stop();
   // Answers the long polls still open; their callbacks take mu_, so it must not be held here.
   waiters_->Stop();
   if (ticker_.joinable()) ticker_.join();

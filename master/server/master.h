@@ -33,6 +33,7 @@
 #include "master/server/checkpoint_service.h"
 #include "master/server/log_buffer.h"
 #include "master/server/master_config.h"
+#include "master/server/metrics_service.h"
 #include "master/server/model_service.h"
 #include "master/server/profiler_service.h"
 #include "master/server/unmanaged_service.h"
@@ -195,9 +196,14 @@ class Master {
   Result<std::optional<double>> BestValidationMetric(int64_t experiment_id);
   Result<std::vector<store::MetricRow>> ListMetrics(int64_t trial_id, const std::string& group);
 
-  // Called by trial processes (principal is their allocation) or users.
-  Status ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id, int64_t steps,
-                       const std::string& group, const nlohmann::json& metrics);
+  // Called by trial processes (principal is their allocation) or users. Checks the report in
+  // memory and queues it on metrics(); `done` runs once it is committed (and a 0.38 searcher has
+  // seen a validation report) or refused, possibly on another thread.
+  void ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id, int64_t steps,
+                     const std::string& group, nlohmann::json metrics,
+                     std::function<void(Status)> done);
+  // Trials' metric reports: queued and group-committed by one writer.
+  MetricsService* metrics() { return metrics_.get(); }
   Status ReportCheckpoint(const Principal& who, store::CheckpointRow row);
   // Answers at once when the trial has an operation or is done, else when one arrives or after
   // `wait_ms` (no operation, not completed).
@@ -341,6 +347,7 @@ class Master {
   std::unique_ptr<UnmanagedService> unmanaged_;
   std::unique_ptr<class ExperimentSummaryService> summaries_;
   std::unique_ptr<class AgentAdminService> agent_admin_;
+  std::unique_ptr<MetricsService> metrics_;
 };
 
 }  // namespace det::master::server

@@ -46,6 +46,9 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
       const json& db = doc["db"];
       if (db.contains("type")) config->store = db["type"].get<std::string>();
       if (db.contains("path")) config->db_path = db["path"].get<std::string>();
+      if (db.contains("synchronous")) {
+        config->db_synchronous = db["synchronous"].get<std::string>();
+      }
     }
     if (doc.contains("security") && doc["security"].contains("initial_user_password")) {
       config->initial_user_password = doc["security"]["initial_user_password"].get<std::string>();
@@ -89,6 +92,10 @@ Status FinalizeMasterConfig(MasterConfig* config) {
   }
   if (config->store != "sqlite") {
     return InvalidArgument("db.type: only 'sqlite' is supported (got '" + config->store + "')");
+  }
+  if (config->db_synchronous != "full" && config->db_synchronous != "normal") {
+    return InvalidArgument("db.synchronous: must be 'full' or 'normal' (got '" +
+                           config->db_synchronous + "')");
   }
   std::error_code ec;
   fs::path data = fs::absolute(config->data_dir, ec);

@@ -18,6 +18,9 @@ struct MasterConfig {
   std::string data_dir = "./det-data";  // SQLite db, default checkpoints
   std::string store = "sqlite";         // sqlite (postgres: later)
   std::string db_path;                  // Default: <data_dir>/determined.db
+  // db.synchronous: "full" syncs SQLite's log at every commit (a commit survives power loss);
+  // "normal" at checkpoints only (a commit survives kill -9; power loss may take the latest).
+  std::string db_synchronous = "full";
   std::string cluster_name;
   std::optional<std::string> initial_user_password;
   nlohmann::json checkpoint_storage;   // Default: shared_fs under <data_dir>/checkpoints

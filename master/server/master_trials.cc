@@ -171,51 +171,66 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   return MaybeFinishExperimentLocked(exp);
 }
 
-Status Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id, int64_t steps,
-                             const std::string& group, const json& metrics) {
-  DET_RETURN_IF_ERROR(CheckTrialAccess(who, trial_id));
-  if (group.empty() || group.find('.') != std::string::npos) {
-    return InvalidArgument("group: must be non-empty and contain no '.' (got '" + group + "')");
-  }
-  if (steps < 0) return InvalidArgument("stepsCompleted: must be >= 0");
-  {
-    MutexLock lock(&mu_);
-    auto it = trials_.find(trial_id);
-    if (it == trials_.end()) {
-      DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
-      return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
+void Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id, int64_t steps,
+                           const std::string& group, json metrics,
+                           std::function<void(Status)> done) {
+  auto check = [&]() -> Status {
+    DET_RETURN_IF_ERROR(CheckTrialAccess(who, trial_id));
+    if (group.empty() || group.find('.') != std::string::npos) {
+      return InvalidArgument("group: must be non-empty and contain no '.' (got '" + group + "')");
     }
-    if (run_id != it->second->run_id) {
-      return InvalidArgument("invalid run id " + std::to_string(run_id) + " for trial " +
-                             std::to_string(trial_id) + " (current run is " +
-                             std::to_string(it->second->run_id) + ")");
+    if (steps < 0) return InvalidArgument("stepsCompleted: must be >= 0");
+    bool known = false;
+    {
+      MutexLock lock(&mu_);
+      auto it = trials_.find(trial_id);
+      if (it != trials_.end()) {
+        known = true;
+        if (run_id != it->second->run_id) {
+          return InvalidArgument("invalid run id " + std::to_string(run_id) + " for trial " +
+                                 std::to_string(trial_id) + " (current run is " +
+                                 std::to_string(it->second->run_id) + ")");
+        }
+      }
     }
-  }
+    if (known) return Status::Ok();
+    // Only to tell a missing trial from a finished one; read without the lock.
+    DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
+    return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
+  };
+  if (Status st = check(); !st.ok()) return done(st);
   store::MetricRow row;
   row.trial_id = trial_id;
   row.trial_run_id = run_id;
   row.total_batches = steps;
   row.group = group;
-  row.metrics = metrics;
   row.report_time = Now();
-  DET_RETURN_IF_ERROR(store_->AddMetrics(row));
-  if (group == "validation") {
-    MutexLock lock(&mu_);
-    auto it = trials_.find(trial_id);
-    if (it != trials_.end()) {
-      // 0.38 searchers (time_metric + max_time) decide from reported validation metrics.
-      ExperimentRuntime& exp = *experiments_[it->second->experiment_id];
-      if (exp.config.searcher.time_metric && exp.config.searcher.max_time) {
-        const json& values =
-            metrics.contains("validation_metrics") ? metrics["validation_metrics"] : metrics;
-        DET_ASSIGN_OR_RETURN(
-            std::vector<searcher::Action> actions,
-            exp.searcher->ValidationMetricsReported(it->second->request_id, values));
-        DET_RETURN_IF_ERROR(ProcessActionsLocked(exp, std::move(actions)));
+  if (group != "validation") {
+    row.metrics = std::move(metrics);
+    return metrics_->Submit(std::move(row), std::move(done));
+  }
+  row.metrics = metrics;
+  // After the commit: 0.38 searchers (time_metric + max_time) decide from reported validation
+  // metrics, and only from stored ones.
+  metrics_->Submit(std::move(row), [this, trial_id, metrics = std::move(metrics),
+                                    done = std::move(done)](Status st) {
+    if (st.ok()) {
+      MutexLock lock(&mu_);
+      auto it = trials_.find(trial_id);
+      if (it != trials_.end()) {
+        ExperimentRuntime& exp = *experiments_[it->second->experiment_id];
+        if (exp.config.searcher.time_metric && exp.config.searcher.max_time) {
+          const json& values =
+              metrics.contains("validation_metrics") ? metrics["validation_metrics"] : metrics;
+          Result<std::vector<searcher::Action>> actions =
+              exp.searcher->ValidationMetricsReported(it->second->request_id, values);
+          st = actions.ok() ? ProcessActionsLocked(exp, std::move(actions).value())
+                            : actions.status();
+        }
       }
     }
-  }
-  return Status::Ok();
+    done(st);
+  });
 }
 
 Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -446,6 +447,17 @@ class Store {
   // Web UI list columns (webui2): one summary per id that names an experiment, by id.
   virtual Result<std::vector<ExperimentSummaryRow>> ListExperimentSummaries(
       const std::vector<int64_t>& experiment_ids) = 0;
+
+  // Metric ingestion (MetricsService): every row with AddMetrics' semantics, in order, in one
+  // transaction (one commit, so one sync for the whole batch). Returns one status per row: a
+  // row that fails (e.g. its trial does not exist) fails alone and the others commit. This
+  // default writes them one by one; backends override it.
+  virtual std::vector<Status> AddMetricsBatch(std::span<const MetricRow> rows) {
+    std::vector<Status> out;
+    out.reserve(rows.size());
+    for (const MetricRow& row : rows) out.push_back(AddMetrics(row));
+    return out;
+  }
 };
 
 }  // namespace det::master::store

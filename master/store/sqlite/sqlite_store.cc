@@ -119,7 +119,14 @@ UserRow ReadUser(const Statement& s) {
 
 }  // namespace
 
-Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+Result<SqliteOptions::Synchronous> ParseSqliteSynchronous(const std::string& text) {
+  if (text == "normal") return SqliteOptions::Synchronous::kNormal;
+  if (text == "full") return SqliteOptions::Synchronous::kFull;
+  return InvalidArgument("db.synchronous: must be 'normal' or 'full' (got '" + text + "')");
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
+                                                       SqliteOptions options) {
   sqlite3* db = nullptr;
   int rc =
       sqlite3_open_v2(path.c_str(), &db,
@@ -132,7 +139,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
   sqlite3_busy_timeout(db, 10000);
   std::unique_ptr<SqliteStore> store(new SqliteStore(db));
   DET_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
-  DET_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
+  DET_RETURN_IF_ERROR(store->Exec(options.synchronous == SqliteOptions::Synchronous::kFull
+                                      ? "PRAGMA synchronous=FULL"
+                                      : "PRAGMA synchronous=NORMAL"));
   DET_RETURN_IF_ERROR(store->Exec("PRAGMA foreign_keys=ON"));
   DET_RETURN_IF_ERROR(store->Migrate());
   return store;
@@ -498,8 +507,9 @@ Result<std::vector<std::string>> SqliteStore::ListTaskIds(int64_t trial_id) {
 }
 
 // Concurrent reports are group-committed: the first caller to find no write in progress becomes
-// the leader and writes every queued row in one transaction (one fsync), each row inside its own
-// savepoint so one bad row fails alone. Every caller returns only after its row is committed.
+// the leader and writes every queued row in one transaction (one sync; one bad row fails alone,
+// see WriteMetricsLocked). Every caller returns only after its row is committed. The master's
+// reports go through MetricsService instead, which batches without holding a thread per report.
 Status SqliteStore::AddMetrics(const MetricRow& row) {
   PendingMetric mine{&row, Status::Ok(), false};
   std::unique_lock<std::mutex> lock(batch_mu_);
@@ -513,64 +523,23 @@ Status SqliteStore::AddMetrics(const MetricRow& row) {
     std::vector<PendingMetric*> batch;
     batch.swap(batch_queue_);
     lock.unlock();
-    WriteMetricsBatch(batch);
+    std::vector<const MetricRow*> rows;
+    rows.reserve(batch.size());
+    for (PendingMetric* p : batch) rows.push_back(p->row);
+    std::vector<Status> results;
+    {
+      std::lock_guard<std::mutex> store_lock(mu_);
+      results = WriteMetricsLocked(rows);
+    }
     lock.lock();
-    for (PendingMetric* p : batch) p->done = true;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      batch[i]->result = results[i];
+      batch[i]->done = true;
+    }
     batch_writer_active_ = false;
     batch_cv_.notify_all();
   }
   return mine.result;
-}
-
-Status SqliteStore::WriteOneMetric(const MetricRow& row) {
-  // Rows of earlier runs past this report's step were lost with that run's un-checkpointed
-  // progress: archive them so every step is shown once.
-  DET_PREPARE(a,
-              "UPDATE metrics SET archived = 1 WHERE trial_id = ? AND metric_group = ? AND "
-              "trial_run_id < ? AND total_batches >= ? AND archived = 0");
-  DET_RETURN_IF_ERROR(a.Bind(1, row.trial_id)
-                          .Bind(2, row.group)
-                          .Bind(3, row.trial_run_id)
-                          .Bind(4, row.total_batches)
-                          .Run());
-  DET_PREPARE(s,
-              "INSERT INTO metrics (trial_id, trial_run_id, total_batches, metric_group, "
-              "metrics, report_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(trial_id, "
-              "trial_run_id, metric_group, total_batches) DO UPDATE SET metrics = "
-              "json_patch(metrics, excluded.metrics)");
-  s.Bind(1, row.trial_id).Bind(2, row.trial_run_id).Bind(3, row.total_batches);
-  s.Bind(4, row.group).Bind(5, row.metrics.dump()).Bind(6, row.report_time);
-  DET_RETURN_IF_ERROR(s.Run());
-  if (row.group == "training" || row.group == "validation") {
-    DET_PREPARE(t, "UPDATE trials SET total_batches = MAX(total_batches, ?) WHERE id = ?");
-    DET_RETURN_IF_ERROR(t.Bind(1, row.total_batches).Bind(2, row.trial_id).Run());
-  }
-  return Status::Ok();
-}
-
-void SqliteStore::WriteMetricsBatch(const std::vector<PendingMetric*>& batch) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Status begin = Exec("BEGIN IMMEDIATE");
-  if (!begin.ok()) {
-    for (PendingMetric* p : batch) p->result = begin;
-    return;
-  }
-  for (PendingMetric* p : batch) {
-    Status st = Exec("SAVEPOINT metric");
-    if (st.ok()) st = WriteOneMetric(*p->row);
-    if (st.ok()) {
-      st = Exec("RELEASE metric");
-    } else {
-      (void)Exec("ROLLBACK TO metric");
-      (void)Exec("RELEASE metric");
-    }
-    p->result = st;
-  }
-  Status commit = Exec("COMMIT");
-  if (!commit.ok()) {
-    (void)Exec("ROLLBACK");
-    for (PendingMetric* p : batch) p->result = commit;
-  }
 }
 
 Result<std::vector<MetricRow>> SqliteStore::ListMetrics(int64_t trial_id,

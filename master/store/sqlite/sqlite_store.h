@@ -1,7 +1,8 @@
 #pragma once
-// SqliteStore: the embedded Store (SQLite in WAL mode, synchronous=FULL so a committed write
-// survives kill -9 and power loss). One connection guarded by a mutex; SQLite serializes writers
-// anyway and the master's writes are small.
+// SqliteStore: the embedded Store (SQLite in WAL mode). One connection guarded by a mutex;
+// SQLite serializes writers anyway and the master's writes are small. Every commit reaches the
+// operating system before the call returns, so it survives kill -9 of the master; whether it also
+// survives power loss depends on SqliteOptions::synchronous (see docs/operations.md).
 
 #include <condition_variable>
 #include <memory>
@@ -16,10 +17,25 @@ struct sqlite3;
 
 namespace det::master::store {
 
+struct SqliteOptions {
+  enum class Synchronous {
+    // WAL synced at checkpoints only: a commit survives kill -9 (it is in the OS's page cache);
+    // a power loss may take the last commits since the latest checkpoint, never corrupt.
+    kNormal,
+    // WAL synced at every commit: a commit also survives power loss.
+    kFull,
+  };
+  Synchronous synchronous = Synchronous::kFull;
+};
+
+// Parses "normal" | "full" (master.yaml db.synchronous).
+Result<SqliteOptions::Synchronous> ParseSqliteSynchronous(const std::string& text);
+
 class SqliteStore : public Store {
  public:
   // Opens (creating if needed) the database at `path` and applies pending migrations.
-  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path,
+                                                   SqliteOptions options = {});
   ~SqliteStore() override;
 
   Result<std::string> GetOrCreateClusterId(const std::string& fresh_id) override;
@@ -143,6 +159,9 @@ class SqliteStore : public Store {
   Status TouchUnmanagedTrial(int64_t trial_id, int64_t now) override;
   Result<std::vector<UnmanagedTrialRow>> ListSilentUnmanagedTrials(int64_t before) override;
 
+  // Metric ingestion (sqlite_store_metrics_ingest.cc).
+  std::vector<Status> AddMetricsBatch(std::span<const MetricRow> rows) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.
@@ -157,9 +176,9 @@ class SqliteStore : public Store {
   };
   Status Migrate();
   Status Exec(const std::string& sql);
-  // REQUIRES: mu_ held, inside a transaction.
-  Status WriteOneMetric(const MetricRow& row);
-  void WriteMetricsBatch(const std::vector<PendingMetric*>& batch);
+  // Writes the rows in one transaction, one status each (sqlite_store_metrics_ingest.cc).
+  // REQUIRES: mu_ held, no transaction open.
+  std::vector<Status> WriteMetricsLocked(std::span<const MetricRow* const> rows);
 
   std::mutex mu_;
   sqlite3* db_;

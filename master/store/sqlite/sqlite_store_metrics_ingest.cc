@@ -1,0 +1,135 @@
+// SqliteStore: metric reports written in batches (MetricsService's group commit, and AddMetrics).
+#include <sqlite3.h>
+
+#include <map>
+
+#include "master/store/sqlite/sqlite_store.h"
+#include "master/store/sqlite/statement.h"
+
+namespace det::master::store {
+namespace {
+
+// The statements one report needs, prepared once per batch (preparing costs more than running
+// them). Run(row) gives AddMetrics' semantics except the trial's total_batches, which the caller
+// raises once per trial for the whole batch (MAX is order-free).
+class MetricWriter {
+ public:
+  explicit MetricWriter(sqlite3* db)
+      // Rows of earlier runs past this report's step were lost with that run's un-checkpointed
+      // progress: archive them so every step is shown once.
+      : archive_(db,
+                 "UPDATE metrics SET archived = 1 WHERE trial_id = ? AND metric_group = ? AND "
+                 "trial_run_id < ? AND total_batches >= ? AND archived = 0"),
+        // A repeated (trial, run, group, steps) merges into the stored row: retries never
+        // duplicate, and a report split in parts (e.g. two validation calls) adds up.
+        insert_(db,
+                "INSERT INTO metrics (trial_id, trial_run_id, total_batches, metric_group, "
+                "metrics, report_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(trial_id, "
+                "trial_run_id, metric_group, total_batches) DO UPDATE SET metrics = "
+                "json_patch(metrics, excluded.metrics)"),
+        progress_(db, "UPDATE trials SET total_batches = MAX(total_batches, ?) WHERE id = ?") {}
+
+  Status prepared() const {
+    DET_RETURN_IF_ERROR(archive_.prepared());
+    DET_RETURN_IF_ERROR(insert_.prepared());
+    return progress_.prepared();
+  }
+
+  Status Run(const MetricRow& row) {
+    archive_.Reset();
+    DET_RETURN_IF_ERROR(archive_.Bind(1, row.trial_id)
+                            .Bind(2, row.group)
+                            .Bind(3, row.trial_run_id)
+                            .Bind(4, row.total_batches)
+                            .Run());
+    insert_.Reset();
+    insert_.Bind(1, row.trial_id).Bind(2, row.trial_run_id).Bind(3, row.total_batches);
+    insert_.Bind(4, row.group).Bind(5, row.metrics.dump()).Bind(6, row.report_time);
+    return insert_.Run();
+  }
+
+  // training and validation reports move the trial's progress (total_batches).
+  static bool MovesProgress(const MetricRow& row) {
+    return row.group == "training" || row.group == "validation";
+  }
+
+  Status RaiseProgress(int64_t trial_id, int64_t total_batches) {
+    progress_.Reset();
+    return progress_.Bind(1, total_batches).Bind(2, trial_id).Run();
+  }
+
+ private:
+  Statement archive_;
+  Statement insert_;
+  Statement progress_;
+};
+
+}  // namespace
+
+std::vector<Status> SqliteStore::AddMetricsBatch(std::span<const MetricRow> rows) {
+  std::vector<const MetricRow*> ptrs;
+  ptrs.reserve(rows.size());
+  for (const MetricRow& r : rows) ptrs.push_back(&r);
+  std::lock_guard<std::mutex> lock(mu_);
+  return WriteMetricsLocked(ptrs);
+}
+
+// One transaction for the whole batch. The fast path writes every row straight; only when a row
+// fails is the transaction rolled back and written again with a savepoint per row, so the bad
+// row fails alone (savepoints cost about as much as the writes, and rows rarely fail).
+std::vector<Status> SqliteStore::WriteMetricsLocked(std::span<const MetricRow* const> rows) {
+  std::vector<Status> results(rows.size());
+  if (rows.empty()) return results;
+  auto fail_all = [&](const Status& st) {
+    for (Status& r : results) r = st;
+    return results;
+  };
+  MetricWriter writer(db_);
+  if (Status st = writer.prepared(); !st.ok()) return fail_all(st);
+
+  for (bool per_row_savepoints : {false, true}) {
+    if (Status st = Exec("BEGIN IMMEDIATE"); !st.ok()) return fail_all(st);
+    std::map<int64_t, int64_t> progress;  // trial id -> highest total_batches in the batch
+    bool failed = false;
+    for (size_t i = 0; i < rows.size() && !failed; ++i) {
+      const MetricRow& row = *rows[i];
+      Status st;
+      if (per_row_savepoints) {
+        st = Exec("SAVEPOINT metric");
+        if (st.ok()) st = writer.Run(row);
+        if (st.ok()) {
+          st = Exec("RELEASE metric");
+        } else {
+          (void)Exec("ROLLBACK TO metric");
+          (void)Exec("RELEASE metric");
+        }
+      } else {
+        st = writer.Run(row);
+        failed = !st.ok();
+      }
+      results[i] = st;
+      if (st.ok() && MetricWriter::MovesProgress(row)) {
+        int64_t& high = progress[row.trial_id];
+        high = std::max(high, row.total_batches);
+      }
+    }
+    if (failed) {
+      (void)Exec("ROLLBACK");
+      continue;  // again, row by row
+    }
+    Status st;
+    for (const auto& [trial_id, high] : progress) {
+      st = writer.RaiseProgress(trial_id, high);
+      if (!st.ok()) break;
+    }
+    if (st.ok()) st = Exec("COMMIT");
+    if (!st.ok()) {
+      (void)Exec("ROLLBACK");
+      return fail_all(st);
+    }
+    return results;
+  }
+  return results;  // not reached: the second pass always returns
+}
+
+}  // namespace det::master::store
