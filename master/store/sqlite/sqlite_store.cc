@@ -533,6 +533,8 @@ Status SqliteStore::WriteOneMetric(const MetricRow& row) {
                           .Bind(3, row.trial_run_id)
                           .Bind(4, row.total_batches)
                           .Run());
+  const bool rolled_back = sqlite3_changes(db_) > 0;
+  DET_ASSIGN_OR_RETURN(bool merges, MetricRowExistsLocked(row));
   DET_PREPARE(s,
               "INSERT INTO metrics (trial_id, trial_run_id, total_batches, metric_group, "
               "metrics, report_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(trial_id, "
@@ -545,7 +547,7 @@ Status SqliteStore::WriteOneMetric(const MetricRow& row) {
     DET_PREPARE(t, "UPDATE trials SET total_batches = MAX(total_batches, ?) WHERE id = ?");
     DET_RETURN_IF_ERROR(t.Bind(1, row.total_batches).Bind(2, row.trial_id).Run());
   }
-  return Status::Ok();
+  return UpdateTrialSummaryLocked(row, !rolled_back && !merges);
 }
 
 void SqliteStore::WriteMetricsBatch(const std::vector<PendingMetric*>& batch) {
@@ -646,10 +648,10 @@ Result<int64_t> SqliteStore::AddGcRequest(const GcRequestRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s,
               "INSERT INTO gc_requests (experiment_id, storage_config, uuids, globs, "
-              "created_at, delete_experiment) VALUES (?, ?, ?, ?, ?, ?)");
+              "created_at, delete_experiment, delete_tensorboards) VALUES (?, ?, ?, ?, ?, ?, ?)");
   s.Bind(1, row.experiment_id).Bind(2, row.storage_config.dump());
   s.Bind(3, nlohmann::json(row.uuids).dump()).Bind(4, nlohmann::json(row.globs).dump());
-  s.Bind(5, row.created_at).Bind(6, row.delete_experiment);
+  s.Bind(5, row.created_at).Bind(6, row.delete_experiment).Bind(7, row.delete_tensorboards);
   DET_RETURN_IF_ERROR(s.Run());
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
 }
@@ -658,7 +660,7 @@ Result<std::vector<GcRequestRow>> SqliteStore::ListGcRequests() {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s,
               "SELECT id, experiment_id, storage_config, uuids, globs, created_at, attempts, "
-              "last_error, delete_experiment FROM gc_requests ORDER BY id");
+              "last_error, delete_experiment, delete_tensorboards FROM gc_requests ORDER BY id");
   return s.Collect<GcRequestRow>([](const Statement& s) {
     GcRequestRow r;
     r.id = s.Int(0);
@@ -672,6 +674,7 @@ Result<std::vector<GcRequestRow>> SqliteStore::ListGcRequests() {
     r.attempts = s.Int(6);
     r.last_error = s.Text(7);
     r.delete_experiment = s.Int(8) != 0;
+    r.delete_tensorboards = s.Int(9) != 0;
     return r;
   });
 }

@@ -139,6 +139,9 @@ class SqliteStore : public Store {
   Status TouchUnmanagedTrial(int64_t trial_id, int64_t now) override;
   Result<std::vector<UnmanagedTrialRow>> ListSilentUnmanagedTrials(int64_t before) override;
 
+  // compat11 (sqlite_store_compat11.cc).
+  Result<nlohmann::json> GetTrialSummaryMetrics(int64_t trial_id) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.
@@ -156,6 +159,13 @@ class SqliteStore : public Store {
   // REQUIRES: mu_ held, inside a transaction.
   Status WriteOneMetric(const MetricRow& row);
   void WriteMetricsBatch(const std::vector<PendingMetric*>& batch);
+  // compat11: the trial summary of a report WriteOneMetric just wrote. `incremental`: the report
+  // added a row (no merge into an existing one, no rollback), so it is folded into the stored
+  // summary; otherwise the report's group is recomputed from its rows. REQUIRES: mu_ held,
+  // inside a transaction.
+  Status UpdateTrialSummaryLocked(const MetricRow& row, bool incremental);
+  // Whether the report's (trial, run, group, steps) row exists already. REQUIRES: mu_ held.
+  Result<bool> MetricRowExistsLocked(const MetricRow& row);
 
   std::mutex mu_;
   sqlite3* db_;
