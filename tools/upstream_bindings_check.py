@@ -189,7 +189,9 @@ class Setup:
 
         self.wait(done, 240, f"experiment {self.exp}")
         self.trial = self.request("GET", f"/api/v1/experiments/{self.exp}/trials")["trials"][0]
-        ckpts = self.request("GET", f"/api/v1/trials/{self.trial['id']}/checkpoints")
+        # The latest checkpoint: checkpoint GC keeps it (earlier ones may be deleted).
+        ckpts = self.request("GET", f"/api/v1/trials/{self.trial['id']}/checkpoints"
+                             "?sortByAttr=SORT_BY_BATCH_NUMBER&orderBy=ORDER_BY_DESC")
         self.uuid = ckpts["checkpoints"][0]["uuid"]
         self.task_id = self.trial["taskId"]
         tasks = self.request("GET", "/api/v1/tasks")
@@ -214,6 +216,10 @@ class Setup:
         self.change("PATCH", f"/api/v1/projects/{self.project}", {"description": "p"})
         self.change("POST", f"/api/v1/projects/{self.project}/archive")
         self.change("POST", f"/api/v1/projects/{self.project}/unarchive")
+        self.change("PUT", f"/api/v1/projects/{self.project}/notes",
+                    {"notes": [{"name": "n", "contents": "c"}], "projectId": self.project})
+        self.change("POST", f"/api/v1/projects/{self.project}/notes",
+                    {"name": "n2", "contents": "c2"})
         self.change("POST", f"/api/v1/experiments/{self.exp}/archive")
         self.change("POST", f"/api/v1/experiments/{self.exp}/unarchive")
         created = self.change("POST", "/api/v1/users",
@@ -223,6 +229,7 @@ class Setup:
             self.change("PATCH", f"/api/v1/users/{created['user']['id']}", {"displayName": "C"})
         self.change("PATCH", "/api/v1/templates/check-tpl", {"name": "check-tpl",
                                                               "config": {"description": "u"}})
+        self.change("DELETE", f"/api/v1/experiments/{self.exp}/tensorboard-files")
         agents = self.request("GET", "/api/v1/agents")["agents"]
         self.agent = agents[0]["id"]
         self.slot = next(iter(agents[0]["slots"]))

@@ -115,8 +115,10 @@ def test_other_lists_sort(cluster):
 
 def test_project_notes(cluster):
     auth = {"Authorization": f"Bearer {cluster.token()}"}
-    pid = cluster.request("POST", "/api/v1/workspaces/1/projects",
-                          {"name": "notes-compat11", "workspaceId": 1})["project"]["id"]
+    ws_id = cluster.request("POST", "/api/v1/workspaces", {"name": "notes-ws-compat11"})[
+        "workspace"]["id"]
+    pid = cluster.request("POST", f"/api/v1/workspaces/{ws_id}/projects",
+                          {"name": "notes-compat11", "workspaceId": ws_id})["project"]["id"]
     out = cluster.request("PUT", f"/api/v1/projects/{pid}/notes",
                           {"notes": [{"name": "a", "contents": "x"}], "projectId": pid})
     assert out == {"notes": [{"name": "a", "contents": "x"}]}
@@ -170,8 +172,13 @@ def test_workspace_options_we_do_not_support_are_refused(cluster):
 
 
 def test_user_logout_all(cluster):
-    cluster.request("POST", "/api/v1/users",
-                    {"user": {"username": "logout-all", "active": True}, "password": "Pass-word1"})
+    admin = cluster.request("POST", "/api/v1/auth/login", {"username": "admin", "password": ""},
+                            auth=False)["token"]
+    code, body = cluster.request_status(
+        "POST", "/api/v1/users",
+        {"user": {"username": "logout-all", "active": True}, "password": "Pass-word1"},
+        headers={"Authorization": f"Bearer {admin}"})
+    assert code == 200, body
 
     def login(user, password):
         proc = subprocess.run([str(BIN / "det"), "user", "login", user], env=cluster.env,
