@@ -153,5 +153,22 @@ TEST_F(TrialSummaryStore, DeletingTheExperimentDeletesTheSummary) {
   sqlite3_close(db);
 }
 
+TEST_F(TrialSummaryStore, GcRequestsKeepTheTensorboardFlag) {
+  GcRequestRow r;
+  r.experiment_id = experiment_id_;
+  r.storage_config = {{"type", "shared_fs"}, {"host_path", "/tmp"}};
+  r.delete_tensorboards = true;
+  ASSERT_TRUE(store_->AddGcRequest(r).ok());
+  r.delete_tensorboards = false;
+  r.uuids = {"u"};
+  ASSERT_TRUE(store_->AddGcRequest(r).ok());
+  auto rows = store_->ListGcRequests();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_TRUE((*rows)[0].delete_tensorboards);
+  EXPECT_TRUE((*rows)[0].uuids.empty());
+  EXPECT_FALSE((*rows)[1].delete_tensorboards);
+}
+
 }  // namespace
 }  // namespace det::master::store
