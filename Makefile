@@ -12,6 +12,7 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   python3-sklearn python3-boto3 \
   python3-psutil \
   python3-protobuf \
+  python3-jsonschema \
   nodejs \
   chromium \
   clang

@@ -74,6 +74,7 @@ Status Agent::Run() {
                slots_.size(), master_.url, config_.data_dir);
   DET_ASSIGN_OR_RETURN(data_dir_lock_, DataDirLock::Acquire(config_.data_dir));
   CleanUpOrphans();
+  launcher_->Start();  // after the cleanup, which ends a previous run's warm python
   poll_thread_ = std::thread([this] { PollLoop(); });
 
   std::unique_lock<std::mutex> lock(mu_);

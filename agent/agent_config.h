@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "agent/log_shipper.h"
 
@@ -35,6 +36,10 @@ struct AgentConfig {
   // polling thread behind (main, which exits right after Run()).
   bool wait_for_poll_on_shutdown = false;
   LogShipperOptions log_options;
+  // Python entrypoints start as forks of a warm interpreter with these modules imported
+  // (docs/operations.md, "Warm Python"); false: every process is started cold.
+  bool warm_python = true;
+  std::vector<std::string> warm_python_preload = {"determined"};
 };
 
 }  // namespace det::agent

@@ -8,6 +8,7 @@
 #include "agent/allocation_records.h"
 #include "agent/client/backoff.h"
 #include "agent/client/master_client.h"
+#include "agent/warm_python.h"
 #include "common/archive.h"
 #include "common/http_client.h"
 
@@ -166,6 +167,18 @@ void AllocationRunner::Run() {
       spec.argv = WrapWithStartupHook(*argv);
       spec.env = BuildProcessEnv(env_.base_env, start_.env, agent_env);
       spec.cwd = workdir;
+      // A startup hook is sourced by a shell before the entrypoint: only a cold start runs it.
+      if (env_.config->warm_python) {
+        auto plan =
+            std::filesystem::exists(workdir + "/startup-hook.sh")
+                ? Result<WarmPythonPlan>(FailedPrecondition("the context has a startup-hook.sh"))
+                : PlanWarmPython(*argv, spec.env);
+        if (plan.ok()) {
+          spec.warm = std::move(plan).value();
+        } else {
+          spdlog::info("allocation {}: cold start: {}", id, plan.status().message());
+        }
+      }
 
       // Recorded before the launch, so that an agent killed at any point from here on leaves
       // a trace its next start uses to end these processes (orphan_cleanup.h).

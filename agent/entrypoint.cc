@@ -3,6 +3,8 @@
 #include <charconv>
 #include <regex>
 
+#include "agent/warm_python.h"
+
 extern char** environ;
 
 namespace det::agent {
@@ -71,8 +73,8 @@ Result<std::vector<std::string>> BuildEntrypointArgv(const nlohmann::json& entry
   if (IsLegacyTrialEntrypoint(text)) {
     // As Determined: the legacy Trial class runs under the torch_distributed launcher, which
     // starts one worker per slot (one for a single-slot trial).
-    return std::vector<std::string>{python, "-m", "determined.launch.torch_distributed", "--",
-                                    "--trial", text};
+    return std::vector<std::string>{python, "-m",      "determined.launch.torch_distributed",
+                                    "--",   "--trial", text};
   }
   return std::vector<std::string>{"sh", "-c", text};
 }
@@ -138,6 +140,28 @@ std::map<std::string, std::string> BuildProcessEnv(
       it->second = agent.harness_path + ":" + it->second;
     }
   }
+  return env;
+}
+
+std::map<std::string, std::string> ZygoteEnvironment(const std::map<std::string, std::string>& base,
+                                                     const std::string& python,
+                                                     const std::string& harness_path,
+                                                     const std::string& data_dir) {
+  AgentEnv agent;
+  agent.harness_path = harness_path;
+  agent.python = python;
+  std::map<std::string, std::string> env = BuildProcessEnv(base, {}, agent);
+  for (auto it = env.begin(); it != env.end();) {
+    if (it->first.rfind("DET_", 0) != 0 || it->first == "DET_PYTHON_EXECUTABLE") {
+      ++it;
+    } else if (auto from_base = base.find(it->first); from_base != base.end()) {
+      it->second = from_base->second;
+      ++it;
+    } else {
+      it = env.erase(it);
+    }
+  }
+  env[kZygoteMarkerEnv] = data_dir;
   return env;
 }
 

@@ -23,8 +23,9 @@ Result<MasterAddress> ParseMasterUrl(const std::string& url);
 // True for `module.path:ClassName` (legacy Trial class entrypoints).
 bool IsLegacyTrialEntrypoint(const std::string& entrypoint);
 
-// A JSON list -> argv; a legacy `module:Class` string -> `python -m determined.launch.torch_distributed -- --trial
-// module:Class`; any other string -> `sh -c <string>`. Fails on an empty or ill-typed value.
+// A JSON list -> argv; a legacy `module:Class` string -> `python -m
+// determined.launch.torch_distributed -- --trial module:Class`; any other string -> `sh -c
+// <string>`. Fails on an empty or ill-typed value.
 Result<std::vector<std::string>> BuildEntrypointArgv(const nlohmann::json& entrypoint,
                                                      const std::string& python);
 
@@ -50,6 +51,15 @@ struct AgentEnv {
 std::map<std::string, std::string> BuildProcessEnv(
     const std::map<std::string, std::string>& base,
     const std::map<std::string, std::string>& command_env, const AgentEnv& agent);
+
+// The environment of the agent's warm interpreter: `base` with what BuildProcessEnv adds to
+// every process that is the same for all of them (PYTHONPATH, PATH, PYTHONUNBUFFERED,
+// DET_PYTHON_EXECUTABLE), none of the per-allocation DET_* variables, and kZygoteMarkerEnv set
+// to `data_dir`.
+std::map<std::string, std::string> ZygoteEnvironment(const std::map<std::string, std::string>& base,
+                                                     const std::string& python,
+                                                     const std::string& harness_path,
+                                                     const std::string& data_dir);
 
 // The python the entrypoint uses: the command's DET_PYTHON_EXECUTABLE, else `fallback`.
 std::string PythonFor(const std::map<std::string, std::string>& command_env,

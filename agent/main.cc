@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "agent/agent_config.h"
 #include "agent/detect/slots.h"
 #include "agent/launcher/process_launcher.h"
+#include "agent/launcher/warm_launcher.h"
 #include "common/clock.h"
 #include "common/paths.h"
 
@@ -68,6 +70,15 @@ int main(int argc, char** argv) {
   app.add_option("--poll-timeout", config.poll_timeout_seconds, "command long poll, seconds")
       ->check(CLI::Range(1, 600))
       ->capture_default_str();
+  app.add_option("--warm-python", config.warm_python,
+                 "start python entrypoints as forks of a warm interpreter (true | false)")
+      ->envname("DET_AGENT_WARM_PYTHON")
+      ->capture_default_str();
+  std::string preload = "determined";
+  app.add_option("--warm-python-preload", preload,
+                 "comma-separated modules the warm interpreter imports once, e.g. determined,torch")
+      ->envname("DET_AGENT_WARM_PYTHON_PRELOAD")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
       ->capture_default_str();
   try {
@@ -77,6 +88,12 @@ int main(int argc, char** argv) {
   }
 
   spdlog::set_level(spdlog::level::from_str(log_level));
+  config.warm_python_preload.clear();
+  for (size_t start = 0; start <= preload.size();) {
+    size_t comma = std::min(preload.find(',', start), preload.size());
+    if (comma > start) config.warm_python_preload.push_back(preload.substr(start, comma - start));
+    start = comma + 1;
+  }
   config.hostname = Hostname();
   if (config.agent_id.empty()) config.agent_id = config.hostname;
   if (app.count("--harness-path") == 0) config.harness_path = DefaultHarnessPath();
@@ -111,8 +128,18 @@ int main(int argc, char** argv) {
 
   static det::SystemClock clock;
   // Never destroyed: Run() may leave the polling thread blocked in a long poll; we _Exit below.
-  auto* agent = new det::agent::Agent(config, std::move(detected).value(),
-                                      std::make_unique<det::agent::ProcessLauncher>(), &clock);
+  std::unique_ptr<det::agent::Launcher> launcher = std::make_unique<det::agent::ProcessLauncher>();
+  if (config.warm_python) {
+    det::agent::ZygoteOptions zygote;
+    zygote.python = config.python;
+    zygote.env = det::agent::ZygoteEnvironment(det::agent::CurrentEnvironment(), config.python,
+                                               config.harness_path, config.data_dir);
+    zygote.cwd = config.data_dir;
+    zygote.preload = config.warm_python_preload;
+    launcher = std::make_unique<det::agent::WarmLauncher>(std::move(launcher), std::move(zygote));
+  }
+  auto* agent =
+      new det::agent::Agent(config, std::move(detected).value(), std::move(launcher), &clock);
   std::thread([agent, stop_signals] {
     int signo = 0;
     sigwait(&stop_signals, &signo);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "agent/allocation_records.h"
+#include "agent/warm_python.h"
 
 namespace det::agent {
 namespace {
@@ -28,8 +29,10 @@ struct Target {
 struct Match {
   int pid;
   int pgid;
-  size_t target;
+  size_t target;  // kNoTarget: a previous run's warm python, or a fork of it with no record
 };
+
+constexpr size_t kNoTarget = static_cast<size_t>(-1);
 
 std::string ReadWhole(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -44,13 +47,25 @@ bool AllDigits(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
-// The target whose environment `pid` carries, if any; live (non-zombie) processes only.
-std::optional<Match> Inspect(const std::string& proc_root, int pid,
+// The target whose environment `pid` carries, if any; live (non-zombie) processes only. A
+// process with the warm-python marker of `data_dir` is a previous run's zygote or a fork of it
+// (forks keep the zygote's initial environment): it matches the record whose pid is its pid or
+// its group, else kNoTarget.
+std::optional<Match> Inspect(const std::string& proc_root, const std::string& data_dir, int pid,
                              const std::vector<Target>& targets) {
   std::string base = proc_root + "/" + std::to_string(pid);
   std::optional<ProcStat> stat = ParseProcStat(ReadWhole(base + "/stat"));
   if (!stat || stat->state == 'Z' || stat->state == 'X' || stat->state == 'x') return std::nullopt;
   std::string env_block = ReadWhole(base + "/environ");  // unreadable (another user): empty
+  if (EnvironHas(env_block, kZygoteMarkerEnv, data_dir)) {
+    for (size_t i = 0; i < targets.size(); ++i) {
+      int recorded = targets[i].record.pid;
+      if (recorded > 0 && (pid == recorded || stat->pgid == recorded)) {
+        return Match{pid, stat->pgid, i};
+      }
+    }
+    return Match{pid, stat->pgid, kNoTarget};
+  }
   if (env_block.find("DET_CONTAINER_ID=") == std::string::npos) return std::nullopt;
   for (size_t i = 0; i < targets.size(); ++i) {
     const AllocationRecord& r = targets[i].record;
@@ -62,7 +77,8 @@ std::optional<Match> Inspect(const std::string& proc_root, int pid,
   return std::nullopt;
 }
 
-std::vector<Match> Scan(const std::string& proc_root, const std::vector<Target>& targets) {
+std::vector<Match> Scan(const std::string& proc_root, const std::string& data_dir,
+                        const std::vector<Target>& targets) {
   std::vector<Match> out;
   const int self = static_cast<int>(getpid());
   std::error_code ec;
@@ -71,18 +87,18 @@ std::vector<Match> Scan(const std::string& proc_root, const std::vector<Target>&
     if (!AllDigits(name) || name.size() > 9) continue;
     int pid = std::stoi(name);
     if (pid <= 1 || pid == self) continue;
-    if (auto m = Inspect(proc_root, pid, targets)) out.push_back(*m);
+    if (auto m = Inspect(proc_root, data_dir, pid, targets)) out.push_back(*m);
   }
   return out;
 }
 
 // SIGKILLs `m` (and the group it leads) after checking, through a pidfd that pins the process,
 // that the pid still names the process we matched. Returns whether a signal was sent.
-bool KillVerified(const std::string& proc_root, const Match& m,
+bool KillVerified(const std::string& proc_root, const std::string& data_dir, const Match& m,
                   const std::vector<Target>& targets) {
   int fd = static_cast<int>(syscall(SYS_pidfd_open, m.pid, 0));
   if (fd < 0 && errno != ENOSYS) return false;  // gone already
-  std::optional<Match> again = Inspect(proc_root, m.pid, targets);
+  std::optional<Match> again = Inspect(proc_root, data_dir, m.pid, targets);
   bool sent = false;
   if (again && again->target == m.target) {
     // A verified group leader: every member of its group descends from our process.
@@ -128,7 +144,6 @@ Result<std::vector<CleanedAllocation>> CleanUpStaleAllocations(const std::string
                                                                const CleanupOptions& options) {
   AllocationRecords records(data_dir);
   DET_ASSIGN_OR_RETURN(std::vector<AllocationRecord> stale, records.List());
-  if (stale.empty()) return std::vector<CleanedAllocation>{};
   std::vector<Target> targets;
   for (AllocationRecord& r : stale) {
     if (r.workdir.empty()) r.workdir = AllocationWorkDir(data_dir, r.allocation_id);
@@ -137,17 +152,24 @@ Result<std::vector<CleanedAllocation>> CleanUpStaleAllocations(const std::string
 
   // Processes may fork while we kill: repeat until a scan finds none of ours alive.
   auto deadline = std::chrono::steady_clock::now() + options.timeout;
-  std::vector<Match> alive = Scan(options.proc_root, targets);
+  std::vector<Match> alive = Scan(options.proc_root, data_dir, targets);
+  auto note_killed = [&](const Match& m) {
+    if (m.target != kNoTarget) targets[m.target].killed.insert(m.pid);
+  };
   while (!alive.empty() && std::chrono::steady_clock::now() < deadline) {
+    // A stale warm python last: its forks die with it (PR_SET_PDEATHSIG), and would then be
+    // gone before they were killed and counted as an allocation's.
+    std::stable_partition(alive.begin(), alive.end(),
+                          [](const Match& m) { return m.target != kNoTarget; });
     for (const Match& m : alive) {
-      if (!KillVerified(options.proc_root, m, targets)) continue;
-      targets[m.target].killed.insert(m.pid);
+      if (!KillVerified(options.proc_root, data_dir, m, targets)) continue;
+      note_killed(m);
       for (const Match& member : alive) {
-        if (member.pgid == m.pid) targets[member.target].killed.insert(member.pid);
+        if (member.pgid == m.pid) note_killed(member);
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    alive = Scan(options.proc_root, targets);
+    alive = Scan(options.proc_root, data_dir, targets);
   }
 
   std::set<size_t> survivors;

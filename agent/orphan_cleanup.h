@@ -33,7 +33,10 @@ struct CleanedAllocation {
 // both DET_CONTAINER_ID=<allocation id> and DET_WORKDIR=<its work dir> (what the agent gives every
 // process it starts), and the process group of each such process that leads one; then removes
 // the record and <data_dir>/work/<allocation id>. A process without that environment is never
-// signalled: a recorded pid alone may since have been reused by an unrelated process.
+// signalled: a recorded pid alone may since have been reused by an unrelated process. Also
+// SIGKILLs every process (and group it leads) whose environment holds
+// DET_AGENT_ZYGOTE=<data_dir>: the previous run's warm python and the trials it forked, which
+// keep its initial environment (warm_python.h); call this before starting a new warm python.
 Result<std::vector<CleanedAllocation>> CleanUpStaleAllocations(const std::string& data_dir,
                                                                const CleanupOptions& options = {});
 

@@ -10,6 +10,7 @@
 #include "agent/allocation_records.h"
 #include "agent/testing/orphan_process.h"
 #include "agent/testing/temp_dir.h"
+#include "agent/warm_python.h"
 
 namespace det::agent {
 namespace {
@@ -151,6 +152,29 @@ TEST_F(OrphanCleanupTest, NeverSignalsProcessesWithoutTheAllocationsEnvironment)
   EXPECT_TRUE(IsLive(other));
   EXPECT_TRUE(IsLive(foreign));
   EXPECT_TRUE(records.List()->empty());  // nothing of theirs is left: the records go
+}
+
+TEST_F(OrphanCleanupTest, KillsAPreviousWarmPythonAndItsForksByTheMarker) {
+  // Forks of the warm python keep its initial environment, so they carry no DET_CONTAINER_ID:
+  // the marker of this data dir (and the recorded pid) is what finds them.
+  std::vector<std::string> marker = {"PATH=/usr/bin:/bin",
+                                     std::string(kZygoteMarkerEnv) + "=" + data_dir_};
+  pid_t zygote = Spawn("exec sleep 300", marker);
+  pid_t trial = Spawn("exec sleep 300", marker);
+  pid_t other_agent =
+      Spawn("exec sleep 300", {"PATH=/usr/bin:/bin", std::string(kZygoteMarkerEnv) + "=/other"});
+  ASSERT_TRUE(IsLive(zygote) && IsLive(trial) && IsLive(other_agent));
+  ASSERT_TRUE(
+      AllocationRecords(data_dir_).Write({"8.1", AllocationWorkDir(data_dir_, "8.1"), trial}).ok());
+
+  auto cleaned = CleanUpStaleAllocations(data_dir_);
+  ASSERT_TRUE(cleaned.ok()) << cleaned.status().message();
+  ASSERT_EQ(cleaned->size(), 1u);
+  EXPECT_TRUE((*cleaned)[0].gone);
+  EXPECT_EQ((*cleaned)[0].killed_pids, std::vector<int>{trial});
+  EXPECT_TRUE(WaitGone(trial));
+  EXPECT_TRUE(WaitGone(zygote));  // no record names it: killed all the same
+  EXPECT_TRUE(IsLive(other_agent));
 }
 
 TEST_F(OrphanCleanupTest, NoRecordsNothingToDo) {

@@ -5,10 +5,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "agent/warm_python.h"
 #include "common/status.h"
 
 namespace det::agent {
@@ -21,6 +23,11 @@ struct LaunchSpec {
   std::vector<std::string> argv;  // argv[0] without '/' is looked up on env's PATH
   std::map<std::string, std::string> env;
   std::string cwd;
+  // Open descriptors the process gets as fds 3, 4, ... (the caller keeps and closes its own).
+  std::vector<int> extra_fds;
+  // Set when argv runs a python entrypoint that a warm interpreter can start (warm_python.h);
+  // launchers without one run argv.
+  std::optional<WarmPythonPlan> warm;
 };
 
 // Receives raw output chunks, from one thread at a time, never after Wait() returned.
@@ -45,6 +52,9 @@ class Launcher {
   // program cannot be executed (exit codes are for things that ran).
   virtual Result<std::unique_ptr<Process>> Launch(const LaunchSpec& spec,
                                                   OutputCallback on_output) = 0;
+  // Called once by the agent before the first Launch, after it cleaned up what a previous run
+  // left (a launcher may start helper processes here).
+  virtual void Start() {}
 };
 
 // "SIGTERM", "TERM", "sigterm" or "15" -> 15.

@@ -6,6 +6,10 @@
 
 namespace det::agent {
 
+// `name` when it holds a '/', else the first executable `dir/name` on env's PATH (default
+// /usr/local/bin:/usr/bin:/bin), else `name`.
+std::string ResolveProgram(const std::string& name, const std::map<std::string, std::string>& env);
+
 class ProcessLauncher : public Launcher {
  public:
   Result<std::unique_ptr<Process>> Launch(const LaunchSpec& spec,

@@ -249,7 +249,12 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                   overrides = o->get<std::string>();
                 }
                 Status st = master->ContinueExperiment(*id, overrides);
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                if (!st.ok()) return ErrorResponse(st);
+                // Determined's ContinueExperimentResponse requires the experiment.
+                auto v = master->GetExperiment(*id);
+                if (!v.ok()) return ErrorResponse(v.status());
+                return JsonResponse({{"experiment", PlacedExperimentJson(master, *v)},
+                                     {"warnings", json::array()}});
               }));
 
   router->Add("DELETE", "/api/v1/experiments/{id}",

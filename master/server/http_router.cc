@@ -93,6 +93,17 @@ void Router::AddPrefix(const std::string& method, const std::string& prefix, Han
   prefix_routes_.emplace_back(prefix, Route{method, {}, std::move(handler)});
 }
 
+std::vector<std::pair<std::string, std::string>> Router::Routes() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Route& r : routes_) {
+    std::string pattern;
+    for (const std::string& seg : r.segments) pattern += "/" + seg;
+    out.emplace_back(r.method, pattern.empty() ? "/" : pattern);
+  }
+  for (const auto& [prefix, r] : prefix_routes_) out.emplace_back(r.method, prefix + "/{path}");
+  return out;
+}
+
 HttpResponse Router::Dispatch(HttpRequest& req) const {
   std::vector<std::string> segs = SplitPath(req.path);
   bool path_matched = false;

@@ -80,6 +80,11 @@ class Router {
   // Returns 404/405 JSON errors when nothing matches.
   HttpResponse Dispatch(HttpRequest& req) const;
 
+  // Every registered route as {method, pattern}, in registration order; a prefix route reads
+  // "<prefix>/{path}" (its own path and everything below). The REST contract test compares these
+  // with api/openapi.yaml.
+  std::vector<std::pair<std::string, std::string>> Routes() const;
+
  private:
   struct Route {
     std::string method;
