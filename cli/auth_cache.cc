@@ -94,6 +94,18 @@ std::optional<std::string> AuthCache::Token(const std::string& master,
   return it->get<std::string>();
 }
 
+std::vector<std::string> AuthCache::Users(const std::string& master) const {
+  std::vector<std::string> out;
+  const nlohmann::json* entry = FindMaster(master);
+  if (entry == nullptr) return out;
+  auto tokens = entry->find("tokens");
+  if (tokens == entry->end() || !tokens->is_object()) return out;
+  for (const auto& [user, token] : tokens->items()) {
+    if (token.is_string()) out.push_back(user);
+  }
+  return out;  // nlohmann's objects iterate in key order
+}
+
 void AuthCache::SetToken(const std::string& master, const std::string& user,
                          const std::string& token) {
   (*MasterEntry(master))["tokens"][user] = token;

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,8 @@ class AuthCache {
   std::optional<std::string> Token(const std::string& master, const std::string& user) const;
   void SetToken(const std::string& master, const std::string& user, const std::string& token);
   void SetActiveUser(const std::string& master, const std::string& user);
+  // The users with a cached token for `master`, by name.
+  std::vector<std::string> Users(const std::string& master) const;
   // Drops the user's token; clears the active user if it was that user.
   void DropUser(const std::string& master, const std::string& user);
 

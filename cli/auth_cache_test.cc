@@ -64,6 +64,17 @@ TEST_F(AuthCacheTest, DropUser) {
   cache.DropUser("http://unknown", "u");  // no-op
 }
 
+TEST_F(AuthCacheTest, UsersWithTokensOfOneMaster) {
+  AuthCache cache(path_);
+  EXPECT_TRUE(cache.Users("http://m").empty());
+  cache.SetToken("http://m", "zed", "t1");
+  cache.SetToken("http://m", "amy", "t2");
+  cache.SetToken("http://other", "bob", "t3");
+  EXPECT_EQ(cache.Users("http://m"), (std::vector<std::string>{"amy", "zed"}));
+  cache.DropUser("http://m", "amy");
+  EXPECT_EQ(cache.Users("http://m"), (std::vector<std::string>{"zed"}));
+}
+
 // A corrupt file reads as empty, and unknown keys survive a rewrite.
 TEST_F(AuthCacheTest, CorruptAndUnknownKeys) {
   fs::create_directories(fs::path(path_).parent_path());

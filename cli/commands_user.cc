@@ -57,8 +57,12 @@ void RegisterUserCommands(CLI::App& app, CliContext& ctx) {
   });
 
   CLI::App* logout = user->add_subcommand("logout", "log out the current user");
-  logout->callback([&ctx] {
-    ctx.SetAction("log out", [&ctx]() -> Status {
+  auto logout_all = std::make_shared<bool>(false);
+  logout->add_flag("--all,-a", *logout_all,
+                   "log out every user with a cached token for this master");
+  logout->callback([&ctx, logout_all] {
+    ctx.SetAction("log out", [&ctx, logout_all]() -> Status {
+      if (*logout_all) return ctx.GetSession().LogoutAll();
       Result<std::string> user_name = ctx.GetSession().Logout();
       return user_name.status();
     });

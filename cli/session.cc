@@ -274,6 +274,20 @@ Result<std::string> Session::Logout() {
   return *user;
 }
 
+Status Session::LogoutAll() {
+  const std::optional<std::string> requested = requested_user_;
+  for (const std::string& user : cache_.Users(master_url_)) {
+    requested_user_ = user;
+    Result<std::string> out = Logout();
+    if (!out.ok()) {
+      requested_user_ = requested;
+      return out.status();
+    }
+  }
+  requested_user_ = requested;
+  return Status::Ok();
+}
+
 Result<std::string> Session::Username() {
   DET_RETURN_IF_ERROR(EnsureToken());
   if (username_) return *username_;

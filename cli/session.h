@@ -67,6 +67,8 @@ class Session {
   Result<nlohmann::json> Login(const std::string& user, const std::string& password);
   // Revokes the current user's token on the master and drops it from the cache.
   Result<std::string> Logout();
+  // `det user logout --all`: logs out every user with a cached token for this master.
+  Status LogoutAll();
   // The username of the session (asks the master when not known).
   Result<std::string> Username();
   // Asks the master who the session's user is (GET /api/v1/me).

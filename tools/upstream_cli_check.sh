@@ -138,6 +138,10 @@ run -u admin user activate check-user
 run -u admin user edit check-user --display-name "Check User"
 run -u admin user rename check-user check-user2
 run model list
+# compat11: options this master refuses (a clear 400, no traceback) and logout of every user.
+run workspace create check-ws3 --default-compute-pool gpu
+run user logout --all
+run user whoami
 
 echo
 echo "$TOTAL commands, $FAILED with a traceback, ${#REFUSED[@]} refused:"

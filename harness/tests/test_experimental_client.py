@@ -62,10 +62,7 @@ OUR_EXTRA_NAMES = {
     "determined.experimental.client": ["get_resource_pool", "list_resource_pools"],
 }
 
-LEFT_OUT = {
-    # Runs a legacy Trial class for one batch in this process; see docs/compatibility.md.
-    ("determined.experimental", "test_one_batch"),
-}
+LEFT_OUT: set = set()
 
 UPSTREAM_MEMBERS = {
     "Determined": [

@@ -118,7 +118,9 @@ json TrialJson(const server::TrialView& v) {
       {"taskIds", v.task_ids},
       {"wallClockTime", static_cast<double>(wall)},
       {"searcherMetricValue", r.searcher_metric ? json(*r.searcher_metric) : json(nullptr)},
-      {"summaryMetrics", json::object()},
+      {"summaryMetrics", v.summary_metrics},
+      {"checkpointCount", v.checkpoint_count},
+      {"totalCheckpointSize", std::to_string(v.total_checkpoint_size)},  // uint64: a string
       {"warmStartCheckpointUuid",
        r.warm_start_checkpoint_uuid.empty() ? json(nullptr) : json(r.warm_start_checkpoint_uuid)},
       {"metadata", r.metadata}};

@@ -19,6 +19,7 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterProfilerRoutes(router, master);
   RegisterTemplateRoutes(router, master);
   RegisterParityRoutes(router, master);
+  RegisterCompat11Routes(router, master);
   RegisterWebUiRoutes(router, master);
   RegisterExperimentFileRoutes(router, master);
   RegisterAgentAdminRoutes(router, master);

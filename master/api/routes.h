@@ -27,6 +27,12 @@ void RegisterProfilerRoutes(server::Router* router, server::Master* master);
 void RegisterTemplateRoutes(server::Router* router, server::Master* master);
 // Further routes of the upstream CLI (validation history, ...).
 void RegisterParityRoutes(server::Router* router, server::Master* master);
+// Project notes, tensorboard-files deletion (routes_compat11.cc).
+void RegisterCompat11Routes(server::Router* router, server::Master* master);
+// A 400 naming the first workspace option of a create/patch body that this master does not
+// support (agent user group, checkpoint storage, default pools, Kubernetes namespaces and
+// quotas); unset values ("", {}, null) pass (routes_compat11.cc).
+Status RefuseUnsupportedWorkspaceOptions(const nlohmann::json& body);
 
 // The submitted config (YAML) with template `name` merged in, as JSON text (routes_templates.cc).
 Result<std::string> ApplyTemplateToConfig(server::Master* master, const std::string& name,

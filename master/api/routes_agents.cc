@@ -1,6 +1,7 @@
 // Agents: the unauthenticated agent protocol (api/agent-protocol.md) and GET /api/v1/agents,
 // /agents/{id}, /agents/{id}/slots, /agents/{id}/slots/{slotId}.
 #include "master/api/json_views.h"
+#include "master/api/list_sort.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 
@@ -52,10 +53,13 @@ void RegisterAgentRoutes(server::Router* router, server::Master* master) {
   }));
 
   router->Add("GET", "/api/v1/agents",
-              WithAuth(master, Auth::kUser, [master](HttpRequest&, const Principal&) {
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 json out = json::array();
                 for (const auto& a : master->ListAgents()) out.push_back(AdminAgentJson(master, a));
-                return JsonResponse({{"agents", out}});
+                Status sorted = SortAgents(out, req.Query("sortBy"), req.Query("orderBy"));
+                if (!sorted.ok()) return ErrorResponse(sorted);
+                auto page = Paginate(req, out, "agents");
+                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
 
   router->Add("GET", "/api/v1/agents/{id}",

@@ -1,7 +1,11 @@
 // Experiments: create, list, get, lifecycle, trials, checkpoints, context.
+#include <algorithm>
+
 #include "common/base64.h"
+#include "common/clock.h"
 #include "master/api/experiment_filter.h"
 #include "master/api/json_views.h"
+#include "master/api/list_sort.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/server/experiment_summary_service.h"
@@ -251,8 +255,23 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                 if (!id.ok()) return ErrorResponse(id.status());
                 auto trials = master->ListTrials(*id);
                 if (!trials.ok()) return ErrorResponse(trials.status());
+                std::vector<std::string> states = req.QueryAll("states");
                 json all = json::array();
-                for (const auto& t : *trials) all.push_back(TrialJson(t));
+                for (const auto& t : *trials) {
+                  json j = TrialJson(t);
+                  if (!states.empty() && std::find(states.begin(), states.end(),
+                                                   j["state"].get<std::string>()) == states.end()) {
+                    continue;
+                  }
+                  all.push_back(std::move(j));
+                }
+                // compat11: Determined's sortBy / orderBy (list_sort.h).
+                auto exp = master->GetExperiment(*id);
+                if (!exp.ok()) return ErrorResponse(exp.status());
+                const json& searcher = exp->row.config.value("searcher", json::object());
+                Status sorted = SortTrials(all, req.Query("sortBy"), req.Query("orderBy"),
+                                           searcher.value("metric", ""), SystemClock().NowMicros());
+                if (!sorted.ok()) return ErrorResponse(sorted);
                 auto page = Paginate(req, all, "trials");
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));

@@ -3,6 +3,7 @@
 // and PATCH /api/v1/template/rename. A template is {name, config, workspaceId}.
 #include <cstdlib>
 
+#include "master/api/list_sort.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/config/experiment_config.h"
@@ -81,11 +82,12 @@ void RegisterTemplateRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, Auth::kUser, [templates](HttpRequest& req, const Principal&) {
                 auto ws = WorkspaceIds(req);
                 if (!ws.ok()) return ErrorResponse(ws.status());
-                auto list = templates->List(req.Query("name"), *ws,
-                                            req.Query("orderBy") == "ORDER_BY_DESC");
+                auto list = templates->List(req.Query("name"), *ws, /*descending=*/false);
                 if (!list.ok()) return ErrorResponse(list.status());
                 json items = json::array();
                 for (const auto& t : *list) items.push_back(TemplateJson(t));
+                Status sorted = SortTemplates(items, req.Query("sortBy"), req.Query("orderBy"));
+                if (!sorted.ok()) return ErrorResponse(sorted);
                 auto page = Paginate(req, items, "templates");
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));

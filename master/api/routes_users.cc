@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "master/api/json_views.h"
+#include "master/api/list_sort.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/server/user_admin_service.h"
@@ -106,7 +107,8 @@ void RegisterUserRoutes(server::Router* router, server::Master* master) {
                   }
                   out.push_back(UserJson(u));
                 }
-                if (req.Query("orderBy") == "ORDER_BY_DESC") std::reverse(out.begin(), out.end());
+                Status sorted = SortUsers(out, req.Query("sortBy"), req.Query("orderBy"));
+                if (!sorted.ok()) return ErrorResponse(sorted);
                 auto page = Paginate(req, out, "users");
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "master/api/json_views.h"
+#include "master/api/list_sort.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/server/workspace_service.h"
@@ -130,17 +131,6 @@ bool PassesFilters(const HttpRequest& req, const std::string& name, bool archive
   return true;
 }
 
-// Sorts list items by the request's sortBy (SORT_BY_ID default, SORT_BY_NAME) and orderBy.
-void SortItems(const HttpRequest& req, json& items) {
-  std::string sort_by = req.Query("sortBy");
-  bool by_name = sort_by == "SORT_BY_NAME";
-  std::stable_sort(items.begin(), items.end(), [by_name](const json& a, const json& b) {
-    if (by_name) return a["name"].get<std::string>() < b["name"].get<std::string>();
-    return a["id"].get<int64_t>() < b["id"].get<int64_t>();
-  });
-  if (req.Query("orderBy") == "ORDER_BY_DESC") std::reverse(items.begin(), items.end());
-}
-
 // A string field of a request body, if present.
 Result<std::optional<std::string>> OptString(const json& body, const char* camel,
                                              const char* snake) {
@@ -256,7 +246,8 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                   if (pinned_only && !w.pinned) continue;
                   items.push_back(r.Workspace(w));
                 }
-                SortItems(req, items);
+                Status sorted = SortWorkspaces(items, req.Query("sortBy"), req.Query("orderBy"));
+                if (!sorted.ok()) return ErrorResponse(sorted);
                 auto page = Paginate(req, items, "workspaces");
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
@@ -272,6 +263,9 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
+                if (Status st = RefuseUnsupportedWorkspaceOptions(*body); !st.ok()) {
+                  return ErrorResponse(st);
+                }
                 auto name = OptString(*body, "name", "name");
                 if (!name.ok()) return ErrorResponse(name.status());
                 if (!*name) return ErrorResponse(InvalidArgument("name: required"));
@@ -284,6 +278,9 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
+                if (Status st = RefuseUnsupportedWorkspaceOptions(*body); !st.ok()) {
+                  return ErrorResponse(st);
+                }
                 auto name = OptString(*body, "name", "name");
                 if (!name.ok()) return ErrorResponse(name.status());
                 if (!*name) return WorkspaceResponse(master, ws->GetWorkspace(*id), true);
@@ -327,7 +324,10 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                     continue;
                   items.push_back(r.Project(p));
                 }
-                SortItems(req, items);
+                if (Status sorted = SortProjects(items, req.Query("sortBy"), req.Query("orderBy"));
+                    !sorted.ok()) {
+                  return ErrorResponse(sorted);
+                }
                 auto page = Paginate(req, items, "projects");
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
@@ -338,6 +338,9 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
+                if (Status st = RefuseUnsupportedWorkspaceOptions(*body); !st.ok()) {
+                  return ErrorResponse(st);
+                }
                 auto name = OptString(*body, "name", "name");
                 if (!name.ok()) return ErrorResponse(name.status());
                 if (!*name) return ErrorResponse(InvalidArgument("name: required"));

@@ -49,8 +49,9 @@ void CheckpointGcRunner::Stop() {
 
 Status CheckpointGcRunner::Submit(int64_t experiment_id, const json& storage_config,
                                   const std::vector<std::string>& uuids,
-                                  const std::vector<std::string>& globs, bool delete_experiment) {
-  if (uuids.empty() && !delete_experiment) return Status::Ok();
+                                  const std::vector<std::string>& globs, bool delete_experiment,
+                                  bool delete_tensorboards) {
+  if (uuids.empty() && !delete_experiment && !delete_tensorboards) return Status::Ok();
   store::GcRequestRow row;
   row.experiment_id = experiment_id;
   row.storage_config = storage_config;
@@ -58,6 +59,7 @@ Status CheckpointGcRunner::Submit(int64_t experiment_id, const json& storage_con
   row.globs = globs;
   row.created_at = clock_->NowMicros();
   row.delete_experiment = delete_experiment;
+  row.delete_tensorboards = delete_tensorboards;
   DET_RETURN_IF_ERROR(store_->AddGcRequest(row).status());
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -120,7 +122,9 @@ void CheckpointGcRunner::Loop() {
 }
 
 Status CheckpointGcRunner::RunRequest(const store::GcRequestRow& request) {
-  if (request.uuids.empty() && !request.delete_experiment) return Status::Ok();
+  if (request.uuids.empty() && !request.delete_experiment && !request.delete_tensorboards) {
+    return Status::Ok();
+  }
   std::vector<std::string> argv = {python_, "-m", "determined.exec.gc_checkpoints",
                                     "--storage-config", request.storage_config.dump(),
                                     "--delete", Join(request.uuids), "--experiment-id",
@@ -132,7 +136,7 @@ Status CheckpointGcRunner::RunRequest(const store::GcRequestRow& request) {
     argv.push_back("--globs");
     argv.push_back(Join(request.globs));
   }
-  if (request.delete_experiment) {
+  if (request.delete_experiment || request.delete_tensorboards) {
     // Deleting an experiment also removes its trials' TensorBoard files, which they upload
     // to <cluster id>/tensorboard/experiment/<id>/ in the checkpoint storage.
     DET_ASSIGN_OR_RETURN(std::string cluster_id, store_->GetOrCreateClusterId(""));

@@ -36,10 +36,11 @@ class CheckpointGcRunner {
   void Stop();
   // Persists and schedules the deletion of `uuids` (all their files, or those matching `globs`).
   // With `delete_experiment`, the experiment's rows are removed once its files are gone (also
-  // when `uuids` is empty).
+  // when `uuids` is empty). With `delete_tensorboards`, the experiment's TensorBoard files go
+  // too (deleting an experiment always deletes them).
   Status Submit(int64_t experiment_id, const nlohmann::json& storage_config,
                 const std::vector<std::string>& uuids, const std::vector<std::string>& globs,
-                bool delete_experiment = false);
+                bool delete_experiment = false, bool delete_tensorboards = false);
   // Blocks until no request is pending or `timeout_ms` passes; true when idle.
   bool WaitIdle(int64_t timeout_ms);
 

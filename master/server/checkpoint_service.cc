@@ -247,6 +247,12 @@ Status CheckpointService::DeleteExperimentFiles(int64_t experiment_id,
                      uuids, {}, /*delete_experiment=*/true);
 }
 
+Status CheckpointService::DeleteTensorboardFiles(int64_t experiment_id,
+                                                 const json& experiment_config) {
+  return gc_->Submit(experiment_id, experiment_config.value("checkpoint_storage", json::object()),
+                     {}, {}, /*delete_experiment=*/false, /*delete_tensorboards=*/true);
+}
+
 bool CheckpointService::WaitForCheckpointGc(int64_t timeout_ms) {
   return gc_->WaitIdle(timeout_ms);
 }

@@ -68,6 +68,9 @@ class CheckpointService {
   // Submits the deletion of every checkpoint of the experiment not yet DELETED, then of the
   // experiment's rows.
   Status DeleteExperimentFiles(int64_t experiment_id, const nlohmann::json& experiment_config);
+  // compat11: submits the deletion of the experiment's TensorBoard files from its checkpoint
+  // storage (DELETE /api/v1/experiments/{id}/tensorboard-files); checkpoints stay.
+  Status DeleteTensorboardFiles(int64_t experiment_id, const nlohmann::json& experiment_config);
   // Waits until no checkpoint deletion is pending (tests, shutdown).
   bool WaitForCheckpointGc(int64_t timeout_ms);
 

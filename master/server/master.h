@@ -58,6 +58,9 @@ struct TrialView {
   std::optional<store::MetricRow> latest_validation;
   std::optional<store::MetricRow> best_validation;
   std::optional<store::CheckpointRow> best_checkpoint;
+  nlohmann::json summary_metrics = nlohmann::json::object();  // Store::GetTrialSummaryMetrics
+  int64_t checkpoint_count = 0;       // COMPLETED checkpoints
+  int64_t total_checkpoint_size = 0;  // bytes of those
 };
 
 struct SearcherOpView {

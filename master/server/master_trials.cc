@@ -504,6 +504,7 @@ Result<TrialView> Master::GetTrial(int64_t trial_id) {
   TrialView v;
   DET_ASSIGN_OR_RETURN(v.task_ids, store_->ListTaskIds(trial_id));
   if (v.task_ids.empty()) v.task_ids.push_back(row.task_id);
+  DET_ASSIGN_OR_RETURN(v.summary_metrics, store_->GetTrialSummaryMetrics(trial_id));
   DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
                        store_->ListMetrics(trial_id, "validation"));
   const config::SearcherMetric metric = config::SearcherMetric::FromConfigJson(exp.config);
@@ -520,6 +521,8 @@ Result<TrialView> Master::GetTrial(int64_t trial_id) {
                        store_->ListCheckpointsForTrial(trial_id));
   for (auto& c : ckpts) {
     if (c.state != "COMPLETED") continue;
+    ++v.checkpoint_count;
+    v.total_checkpoint_size += c.size;
     if (v.best_validation && c.steps_completed == v.best_validation->total_batches) {
       v.best_checkpoint = c;
     }

@@ -207,6 +207,50 @@ Result<ProjectRow> WorkspaceService::PatchProject(int64_t id, const ProjectPatch
   return row;
 }
 
+Result<nlohmann::json> NormalizeProjectNote(const nlohmann::json& note, const std::string& field) {
+  if (!note.is_object()) {
+    return InvalidArgument(field + ": must be an object {name, contents} (got " + note.dump() +
+                           ")");
+  }
+  nlohmann::json out = nlohmann::json::object();
+  for (const char* key : {"name", "contents"}) {
+    auto it = note.find(key);
+    if (it == note.end() || !it->is_string()) {
+      return InvalidArgument(field + "." + key + ": must be a string (got " +
+                             (it == note.end() ? std::string("nothing") : it->dump()) + ")");
+    }
+    out[key] = *it;
+  }
+  return out;
+}
+
+Result<nlohmann::json> WorkspaceService::SetProjectNotes(int64_t id, const nlohmann::json& notes) {
+  if (!notes.is_array()) {
+    return InvalidArgument("notes: must be a list of {name, contents} (got " + notes.dump() + ")");
+  }
+  nlohmann::json clean = nlohmann::json::array();
+  for (size_t i = 0; i < notes.size(); ++i) {
+    DET_ASSIGN_OR_RETURN(nlohmann::json n,
+                         NormalizeProjectNote(notes[i], "notes[" + std::to_string(i) + "]"));
+    clean.push_back(std::move(n));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(ProjectRow row, GetProjectLocked(id));
+  row.notes = clean;
+  DET_RETURN_IF_ERROR(store_->UpdateProject(row));
+  return clean;
+}
+
+Result<nlohmann::json> WorkspaceService::AddProjectNote(int64_t id, const nlohmann::json& note) {
+  DET_ASSIGN_OR_RETURN(nlohmann::json clean, NormalizeProjectNote(note, "note"));
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(ProjectRow row, GetProjectLocked(id));
+  if (!row.notes.is_array()) row.notes = nlohmann::json::array();
+  row.notes.push_back(std::move(clean));
+  DET_RETURN_IF_ERROR(store_->UpdateProject(row));
+  return row.notes;
+}
+
 Status WorkspaceService::SetProjectArchived(int64_t id, bool archived) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_ASSIGN_OR_RETURN(ProjectRow row, GetProjectLocked(id));

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/status.h"
 #include "master/store/store.h"
 
@@ -55,6 +57,11 @@ class WorkspaceService {
   Status SetProjectArchived(int64_t id, bool archived);
   Status MoveProject(int64_t id, int64_t workspace_id);
   Status DeleteProject(int64_t id, bool has_experiments);
+  // compat11: a project's notes ([{name, contents}], Determined's PutProjectNotes /
+  // AddProjectNote); both return every note of the project afterwards. Notes may be set on any
+  // project, the built-in one and archived ones included, as in Determined.
+  Result<nlohmann::json> SetProjectNotes(int64_t id, const nlohmann::json& notes);
+  Result<nlohmann::json> AddProjectNote(int64_t id, const nlohmann::json& note);
 
   // Experiments.
   // The project of an experiment (1 unless moved).
@@ -75,6 +82,10 @@ class WorkspaceService {
   bool loaded_ = false;
   std::map<int64_t, int64_t> placements_;  // cache of experiment_projects
 };
+
+// Checks one note ({name, contents}, both strings; `field` names it in errors) and returns it
+// with only those two fields (pure).
+Result<nlohmann::json> NormalizeProjectNote(const nlohmann::json& note, const std::string& field);
 
 // Name and key rules (pure).
 Status CheckEntityName(const std::string& what, const std::string& name);

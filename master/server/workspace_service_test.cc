@@ -105,6 +105,31 @@ TEST_F(WorkspaceServiceTest, MoveExperimentsAndDeleteRules) {
   EXPECT_EQ(service_->GetProject(p->id).status().code(), StatusCode::kNotFound);
 }
 
+TEST_F(WorkspaceServiceTest, ProjectNotesAreSetAddedCheckedAndKept) {
+  auto p = service_->CreateProject(1, "notes-proj", "", "", 1);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto set = service_->SetProjectNotes(
+      p->id, nlohmann::json::array({{{"name", "a"}, {"contents", "x"}, {"extra", 1}}}));
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(*set, nlohmann::json::array({{{"name", "a"}, {"contents", "x"}}}));
+  auto added = service_->AddProjectNote(p->id, {{"name", "b"}, {"contents", ""}});
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_EQ(added->size(), 2u);
+  // The built-in project takes notes too.
+  EXPECT_TRUE(service_->AddProjectNote(1, {{"name", "c"}, {"contents", "y"}}).ok());
+  auto bad = service_->SetProjectNotes(p->id, nlohmann::json::array({{{"name", 3}}}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("notes[0].name"), std::string::npos);
+  EXPECT_FALSE(service_->AddProjectNote(p->id, {{"name", "n"}}).ok());
+  EXPECT_EQ(service_->AddProjectNote(999, {{"name", "n"}, {"contents", ""}}).status().code(),
+            StatusCode::kNotFound);
+  Open();  // survives a restart
+  auto again = service_->GetProject(p->id);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->notes.size(), 2u);
+  EXPECT_EQ(again->notes[1]["name"], "b");
+}
+
 TEST(ProjectKeys, DerivedAndNormalized) {
   EXPECT_EQ(KeyFromName("ab-cd_efgh"), "ABCDE");
   EXPECT_EQ(KeyFromName("--"), "PROJ");

@@ -126,6 +126,7 @@ struct GcRequestRow {
   int64_t attempts = 0;
   std::string last_error;
   bool delete_experiment = false;   // once the files are gone, delete the experiment's rows
+  bool delete_tensorboards = false; // also delete the experiment's TensorBoard files (compat11)
 };
 
 // A trial that used a checkpoint (see trial_source_infos in the migrations).
@@ -458,6 +459,13 @@ class Store {
     for (const MetricRow& row : rows) out.push_back(AddMetrics(row));
     return out;
   }
+
+  // compat11: trial summary metrics (sqlite_store_compat11.cc). AddMetrics keeps them up to date
+  // in the same transaction as the report.
+  // {group key: {name: {type, count, sum, min, max, mean, last}}}, {} when the trial reported no
+  // metrics; NotFound for an unknown trial. A summary not computed yet (a trial from before
+  // migration 0011) is computed from the trial's metric rows and stored.
+  virtual Result<nlohmann::json> GetTrialSummaryMetrics(int64_t trial_id) = 0;
 };
 
 }  // namespace det::master::store

@@ -38,6 +38,7 @@ from determined.common.experimental.trial import (
 )
 from determined.common.experimental.user import User
 from determined.common.experimental.workspace import Workspace
+from determined.experimental._native import test_one_batch
 
 try:
     from determined.common.experimental.model import Model, ModelOrderBy, ModelSortBy, ModelVersion

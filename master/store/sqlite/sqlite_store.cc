@@ -615,10 +615,10 @@ Result<int64_t> SqliteStore::AddGcRequest(const GcRequestRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s,
               "INSERT INTO gc_requests (experiment_id, storage_config, uuids, globs, "
-              "created_at, delete_experiment) VALUES (?, ?, ?, ?, ?, ?)");
+              "created_at, delete_experiment, delete_tensorboards) VALUES (?, ?, ?, ?, ?, ?, ?)");
   s.Bind(1, row.experiment_id).Bind(2, row.storage_config.dump());
   s.Bind(3, nlohmann::json(row.uuids).dump()).Bind(4, nlohmann::json(row.globs).dump());
-  s.Bind(5, row.created_at).Bind(6, row.delete_experiment);
+  s.Bind(5, row.created_at).Bind(6, row.delete_experiment).Bind(7, row.delete_tensorboards);
   DET_RETURN_IF_ERROR(s.Run());
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
 }
@@ -627,7 +627,7 @@ Result<std::vector<GcRequestRow>> SqliteStore::ListGcRequests() {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s,
               "SELECT id, experiment_id, storage_config, uuids, globs, created_at, attempts, "
-              "last_error, delete_experiment FROM gc_requests ORDER BY id");
+              "last_error, delete_experiment, delete_tensorboards FROM gc_requests ORDER BY id");
   return s.Collect<GcRequestRow>([](const Statement& s) {
     GcRequestRow r;
     r.id = s.Int(0);
@@ -641,6 +641,7 @@ Result<std::vector<GcRequestRow>> SqliteStore::ListGcRequests() {
     r.attempts = s.Int(6);
     r.last_error = s.Text(7);
     r.delete_experiment = s.Int(8) != 0;
+    r.delete_tensorboards = s.Int(9) != 0;
     return r;
   });
 }

@@ -5,6 +5,7 @@
 // survives power loss depends on SqliteOptions::synchronous (see docs/operations.md).
 
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <vector>
 #include <mutex>
@@ -162,6 +163,9 @@ class SqliteStore : public Store {
   // Metric ingestion (sqlite_store_metrics_ingest.cc).
   std::vector<Status> AddMetricsBatch(std::span<const MetricRow> rows) override;
 
+  // compat11 (sqlite_store_compat11.cc).
+  Result<nlohmann::json> GetTrialSummaryMetrics(int64_t trial_id) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.
@@ -179,6 +183,14 @@ class SqliteStore : public Store {
   // Writes the rows in one transaction, one status each (sqlite_store_metrics_ingest.cc).
   // REQUIRES: mu_ held, no transaction open.
   std::vector<Status> WriteMetricsLocked(std::span<const MetricRow* const> rows);
+  // compat11 (sqlite_store_compat11.cc): folds a report just written into the trial's summary
+  // in `cache` (loaded on first use; StoreTrialSummariesLocked writes them). `incremental`: the
+  // report added a row (no merge into an existing one, no rollback of earlier runs' rows), so it
+  // is folded in; otherwise the report's group is recomputed from its rows. REQUIRES: mu_ held,
+  // inside a transaction.
+  Status FoldTrialSummaryLocked(const MetricRow& row, bool incremental,
+                                std::map<int64_t, nlohmann::json>* cache);
+  Status StoreTrialSummariesLocked(const std::map<int64_t, nlohmann::json>& cache);
 
   std::mutex mu_;
   sqlite3* db_;

@@ -27,21 +27,34 @@ class MetricWriter {
                 "metrics, report_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(trial_id, "
                 "trial_run_id, metric_group, total_batches) DO UPDATE SET metrics = "
                 "json_patch(metrics, excluded.metrics)"),
-        progress_(db, "UPDATE trials SET total_batches = MAX(total_batches, ?) WHERE id = ?") {}
+        exists_(db,
+                "SELECT 1 FROM metrics WHERE trial_id = ? AND trial_run_id = ? AND "
+                "metric_group = ? AND total_batches = ?"),
+        progress_(db, "UPDATE trials SET total_batches = MAX(total_batches, ?) WHERE id = ?"),
+        db_(db) {}
 
   Status prepared() const {
     DET_RETURN_IF_ERROR(archive_.prepared());
     DET_RETURN_IF_ERROR(insert_.prepared());
+    DET_RETURN_IF_ERROR(exists_.prepared());
     return progress_.prepared();
   }
 
-  Status Run(const MetricRow& row) {
+  // `*added` tells the trial summary whether the report is a new row it can fold in (no merge
+  // into a stored row, no archived rows of an earlier run).
+  Status Run(const MetricRow& row, bool* added) {
     archive_.Reset();
     DET_RETURN_IF_ERROR(archive_.Bind(1, row.trial_id)
                             .Bind(2, row.group)
                             .Bind(3, row.trial_run_id)
                             .Bind(4, row.total_batches)
                             .Run());
+    const bool archived = sqlite3_changes(db_) > 0;
+    exists_.Reset();
+    exists_.Bind(1, row.trial_id).Bind(2, row.trial_run_id).Bind(3, row.group);
+    exists_.Bind(4, row.total_batches);
+    DET_ASSIGN_OR_RETURN(bool merges, exists_.Step());
+    *added = !archived && !merges;
     insert_.Reset();
     insert_.Bind(1, row.trial_id).Bind(2, row.trial_run_id).Bind(3, row.total_batches);
     insert_.Bind(4, row.group).Bind(5, row.metrics.dump()).Bind(6, row.report_time);
@@ -61,7 +74,9 @@ class MetricWriter {
  private:
   Statement archive_;
   Statement insert_;
+  Statement exists_;
   Statement progress_;
+  sqlite3* db_;
 };
 
 }  // namespace
@@ -90,13 +105,19 @@ std::vector<Status> SqliteStore::WriteMetricsLocked(std::span<const MetricRow* c
   for (bool per_row_savepoints : {false, true}) {
     if (Status st = Exec("BEGIN IMMEDIATE"); !st.ok()) return fail_all(st);
     std::map<int64_t, int64_t> progress;  // trial id -> highest total_batches in the batch
+    std::map<int64_t, nlohmann::json> summaries;  // trial id -> summary, written at the end
     bool failed = false;
     for (size_t i = 0; i < rows.size() && !failed; ++i) {
       const MetricRow& row = *rows[i];
+      auto write = [&]() -> Status {
+        bool added = false;
+        DET_RETURN_IF_ERROR(writer.Run(row, &added));
+        return FoldTrialSummaryLocked(row, added, &summaries);
+      };
       Status st;
       if (per_row_savepoints) {
         st = Exec("SAVEPOINT metric");
-        if (st.ok()) st = writer.Run(row);
+        if (st.ok()) st = write();
         if (st.ok()) {
           st = Exec("RELEASE metric");
         } else {
@@ -104,7 +125,7 @@ std::vector<Status> SqliteStore::WriteMetricsLocked(std::span<const MetricRow* c
           (void)Exec("RELEASE metric");
         }
       } else {
-        st = writer.Run(row);
+        st = write();
         failed = !st.ok();
       }
       results[i] = st;
@@ -122,6 +143,7 @@ std::vector<Status> SqliteStore::WriteMetricsLocked(std::span<const MetricRow* c
       st = writer.RaiseProgress(trial_id, high);
       if (!st.ok()) break;
     }
+    if (st.ok()) st = StoreTrialSummariesLocked(summaries);
     if (st.ok()) st = Exec("COMMIT");
     if (!st.ok()) {
       (void)Exec("ROLLBACK");

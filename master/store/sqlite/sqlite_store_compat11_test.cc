@@ -1,0 +1,174 @@
+// Store: trial summary metrics kept at report time, against a real SQLite store in a temp dir.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+
+#include "common/test_dir.h"
+#include "master/store/sqlite/sqlite_store.h"
+
+namespace det::master::store {
+namespace {
+
+using nlohmann::json;
+
+class TrialSummaryStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = det::testing::FreshTestDir("det_store_compat11_test_");
+    Open();
+    ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
+    ExperimentRow e;
+    e.state = "ACTIVE";
+    e.config = {{"name", "x"}};
+    e.original_config = "name: x";
+    e.owner_id = 1;
+    e.job_id = "job";
+    auto id = store_->InsertExperiment(e, "tgz");
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    experiment_id_ = *id;
+    TrialRow t;
+    t.experiment_id = *id;
+    t.request_id = "r";
+    t.hparams = json::object();
+    t.state = "ACTIVE";
+    auto tid = store_->InsertTrial(t);
+    ASSERT_TRUE(tid.ok());
+    trial_id_ = *tid;
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Open() {
+    store_.reset();
+    auto s = SqliteStore::Open((dir_ / "det.db").string());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+  }
+  void Report(const std::string& group, int64_t run, int64_t steps, json avg, int64_t t) {
+    MetricRow m;
+    m.trial_id = trial_id_;
+    m.trial_run_id = run;
+    m.total_batches = steps;
+    m.group = group;
+    m.metrics = {{"avg_metrics", std::move(avg)}};
+    m.report_time = t;
+    Status st = store_->AddMetrics(m);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  json Summary() {
+    auto s = store_->GetTrialSummaryMetrics(trial_id_);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? *s : json();
+  }
+  void Sql(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "det.db").c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_close(db);
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Store> store_;
+  int64_t experiment_id_ = 0;
+  int64_t trial_id_ = 0;
+};
+
+TEST_F(TrialSummaryStore, EmptyBeforeAnyReportAndNotFoundForAnUnknownTrial) {
+  EXPECT_EQ(Summary(), json::object());
+  auto missing = store_->GetTrialSummaryMetrics(trial_id_ + 100);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(TrialSummaryStore, ReportsAreFoldedPerGroup) {
+  Report("training", 1, 10, {{"loss", 3.0}}, 1);
+  Report("training", 1, 20, {{"loss", 1.0}}, 2);
+  Report("validation", 1, 20, {{"acc", 0.5}}, 3);
+  Report("inference", 1, 20, {{"n", "x"}}, 4);
+  json s = Summary();
+  EXPECT_EQ(s["avg_metrics"]["loss"]["count"], 2);
+  EXPECT_DOUBLE_EQ(s["avg_metrics"]["loss"]["mean"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(s["avg_metrics"]["loss"]["last"].get<double>(), 1.0);
+  EXPECT_EQ(s["validation_metrics"]["acc"]["count"], 1);
+  EXPECT_EQ(s["inference"]["n"]["type"], "string");
+}
+
+TEST_F(TrialSummaryStore, ARetriedReportIsNotCountedTwice) {
+  Report("training", 1, 10, {{"loss", 3.0}}, 1);
+  Report("training", 1, 10, {{"loss", 3.0}}, 2);
+  Report("training", 1, 10, {{"acc", 0.1}}, 3);  // merged into the same row
+  json s = Summary();
+  EXPECT_EQ(s["avg_metrics"]["loss"]["count"], 1);
+  EXPECT_EQ(s["avg_metrics"]["acc"]["count"], 1);
+}
+
+TEST_F(TrialSummaryStore, ARollbackRecomputesFromTheRowsLeft) {
+  Report("training", 1, 10, {{"loss", 5.0}}, 1);
+  Report("training", 1, 20, {{"loss", 4.0}}, 2);
+  Report("training", 1, 30, {{"loss", 9.0}}, 3);
+  // Run 2 restarted from the checkpoint at step 10: steps 20 and 30 of run 1 are archived.
+  Report("training", 2, 20, {{"loss", 1.0}}, 4);
+  json loss = Summary()["avg_metrics"]["loss"];
+  EXPECT_EQ(loss["count"], 2);
+  EXPECT_DOUBLE_EQ(loss["max"].get<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(loss["min"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(loss["last"].get<double>(), 1.0);
+}
+
+TEST_F(TrialSummaryStore, ATrialFromBeforeTheMigrationIsComputedOnFirstRead) {
+  Report("training", 1, 10, {{"loss", 2.0}}, 1);
+  Report("validation", 1, 10, {{"acc", 0.7}}, 2);
+  store_.reset();
+  // As the migration leaves such a trial: a row with no summary yet.
+  Sql("UPDATE trial_summaries SET summary_metrics = NULL");
+  Open();
+  json s = Summary();
+  EXPECT_EQ(s["avg_metrics"]["loss"]["count"], 1);
+  EXPECT_EQ(s["validation_metrics"]["acc"]["count"], 1);
+  // A later report folds into the computed summary.
+  Sql("UPDATE trial_summaries SET summary_metrics = NULL");
+  Report("training", 1, 20, {{"loss", 4.0}}, 3);
+  s = Summary();
+  EXPECT_EQ(s["avg_metrics"]["loss"]["count"], 2);
+  EXPECT_EQ(s["validation_metrics"]["acc"]["count"], 1);
+}
+
+TEST_F(TrialSummaryStore, DeletingTheExperimentDeletesTheSummary) {
+  Report("training", 1, 10, {{"loss", 2.0}}, 1);
+  ASSERT_TRUE(store_->DeleteExperiment(experiment_id_).ok());
+  auto s = store_->GetTrialSummaryMetrics(trial_id_);
+  EXPECT_FALSE(s.ok());
+  store_.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "det.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM trial_summaries", -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST_F(TrialSummaryStore, GcRequestsKeepTheTensorboardFlag) {
+  GcRequestRow r;
+  r.experiment_id = experiment_id_;
+  r.storage_config = {{"type", "shared_fs"}, {"host_path", "/tmp"}};
+  r.delete_tensorboards = true;
+  ASSERT_TRUE(store_->AddGcRequest(r).ok());
+  r.delete_tensorboards = false;
+  r.uuids = {"u"};
+  ASSERT_TRUE(store_->AddGcRequest(r).ok());
+  auto rows = store_->ListGcRequests();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_TRUE((*rows)[0].delete_tensorboards);
+  EXPECT_TRUE((*rows)[0].uuids.empty());
+  EXPECT_FALSE((*rows)[1].delete_tensorboards);
+}
+
+}  // namespace
+}  // namespace det::master::store
