@@ -203,12 +203,25 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                auto trials = master->ListTrials(*id);
-                if (!trials.ok()) return ErrorResponse(trials.status());
-                json all = json::array();
-                for (const auto& t : *trials) all.push_back(TrialJson(t));
-                auto page = Paginate(req, all, "trials");
-                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
+                // Paged in the store: an experiment may hold 10,000s of trials.
+                Result<int64_t> offset = QueryInt(req, "offset", 0);
+                if (!offset.ok()) return ErrorResponse(offset.status());
+                Result<int64_t> limit = QueryInt(req, "limit", 0);
+                if (!limit.ok()) return ErrorResponse(limit.status());
+                int64_t total = 0;
+                auto ids = master->series()->TrialIdsPage(
+                    *id, store::Page{*offset, std::max<int64_t>(*limit, 0)},
+                    req.Query("orderBy") == "ORDER_BY_DESC", &total);
+                if (!ids.ok()) return ErrorResponse(ids.status());
+                json trials = json::array();
+                for (int64_t trial_id : *ids) {
+                  auto t = master->GetTrial(trial_id);
+                  if (!t.ok()) return ErrorResponse(t.status());
+                  trials.push_back(TrialJson(*t));
+                }
+                int64_t count = static_cast<int64_t>(trials.size());
+                return JsonResponse({{"trials", std::move(trials)},
+                                     {"pagination", PaginationJson(*offset, *limit, count, total)}});
               }));
 
   router->Add(

@@ -25,7 +25,8 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
                                                        config_.harness_dir)),
       waiters_(std::make_unique<Waiters>()),
       profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)),
-      unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)) {
+      unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)),
+      series_(std::make_unique<SeriesService>(store_.get())) {
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
   templates_ = std::make_unique<TemplateService>(
       store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
