@@ -231,6 +231,7 @@ int main(int argc, char** argv) {
   app.add_flag("--without-scale-indexes", without_indexes,
                "measure with 0012_indexes.sql's indexes dropped (they are put back after)");
   CLI11_PARSE(app, argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
   auto scaled = [scale](int64_t v) { return std::max<int64_t>(2, std::llround(v * scale)); };
   z = Sizes{scaled(z.experiments), scaled(z.trials), scaled(z.metric_rows),
             scaled(z.big_experiment_trials), scaled(z.long_series)};
