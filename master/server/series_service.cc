@@ -29,7 +29,8 @@ std::optional<double> Epoch(const json* values) {
 }  // namespace
 
 Result<std::vector<GroupSeries>> SeriesService::TrialSeries(int64_t trial_id,
-                                                            const SeriesQuery& query) {
+                                                            const SeriesQuery& query,
+                                                            store::TrialRow* trial) {
   if (query.max_points < 1 || query.max_points > kMaxPoints) {
     return InvalidArgument("maxDatapoints: must be between 1 and " + std::to_string(kMaxPoints) +
                            " (got " + std::to_string(query.max_points) + ")");
@@ -43,7 +44,8 @@ Result<std::vector<GroupSeries>> SeriesService::TrialSeries(int64_t trial_id,
                            std::to_string(query.end_batches) + " < " +
                            std::to_string(query.start_batches) + ")");
   }
-  DET_RETURN_IF_ERROR(store_->GetTrial(trial_id).status());
+  DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
+  if (trial != nullptr) *trial = std::move(row);
   std::vector<GroupSeries> out;
   for (const auto& [group, names] : query.names_by_group) {
     if (group.empty()) return InvalidArgument("group: must not be empty");

@@ -48,9 +48,11 @@ class SeriesService {
   explicit SeriesService(store::Store* store) : store_(store) {}
 
   // The downsampled series of one trial (master/core/downsample.h): one entry per group of the
-  // query that has points, by group name. NotFound when the trial does not exist;
-  // InvalidArgument for a point count outside [1, kMaxPoints] or an empty or reversed range.
-  Result<std::vector<GroupSeries>> TrialSeries(int64_t trial_id, const SeriesQuery& query);
+  // query that has points, by group name; `trial` (when given) receives the trial's row.
+  // NotFound when the trial does not exist; InvalidArgument for a point count outside
+  // [1, kMaxPoints] or an empty or reversed range.
+  Result<std::vector<GroupSeries>> TrialSeries(int64_t trial_id, const SeriesQuery& query,
+                                               store::TrialRow* trial = nullptr);
 
   // One page of an experiment's trial ids by id; `total` counts them all. NotFound when the
   // experiment does not exist.

@@ -109,6 +109,10 @@ TEST_F(SeriesServiceTest, RangeAndEmptyGroups) {
   auto none = service_->TrialSeries(2, q);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
+  store::TrialRow row;
+  ASSERT_TRUE(service_->TrialSeries(2, q, &row).ok());
+  EXPECT_EQ(row.id, 2);
+  EXPECT_EQ(row.experiment_id, 7);
   auto missing = service_->TrialSeries(99, q);
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
