@@ -203,6 +203,7 @@ det::Status SetScaleIndexes(const std::string& db_path, bool on) {
     sql =
         "DROP INDEX experiments_archived; DROP INDEX experiments_archived_start; "
         "DROP INDEX experiments_start_time; DROP INDEX experiments_owner; "
+        "DROP INDEX experiments_state_archived_start; "
         "DROP INDEX experiments_name; DROP INDEX experiment_projects_project; "
         "DROP INDEX trials_experiment_state; DROP INDEX metrics_series; "
         "CREATE INDEX metrics_trial_group ON metrics(trial_id, metric_group, total_batches);";

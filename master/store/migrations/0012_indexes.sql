@@ -11,6 +11,8 @@ CREATE INDEX experiments_archived ON experiments(archived);
 CREATE INDEX experiments_archived_start ON experiments(archived, start_time);
 CREATE INDEX experiments_start_time ON experiments(start_time);
 CREATE INDEX experiments_owner ON experiments(owner_id);
+-- One state (the UI's state filter), unarchived, by start time: page and count read only this.
+CREATE INDEX experiments_state_archived_start ON experiments(state, archived, start_time);
 -- The same expression as the list's name sort (an expression index is used only for it).
 CREATE INDEX experiments_name ON experiments(COALESCE(json_extract(config, '$.name'), ''));
 CREATE INDEX experiment_projects_project ON experiment_projects(project_id);

@@ -193,6 +193,12 @@ TEST_F(ScaleStoreTest, ListQueriesUseTheirIndexes) {
       "'$.name'), '') ASC, e.id ASC LIMIT 10");
   EXPECT_NE(plan.find("INDEX experiments_name"), std::string::npos) << plan;
   EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos) << plan;
+  plan = Plan(
+      "SELECT e.id FROM experiments e WHERE 1 = 1 AND e.archived = ? AND e.state IN (?) ORDER BY "
+      "e.start_time DESC, e.id DESC LIMIT 10 OFFSET 3000");
+  EXPECT_NE(plan.find("COVERING INDEX experiments_state_archived_start"), std::string::npos)
+      << plan;
+  EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos) << plan;
   plan = Plan("SELECT COUNT(*) FROM experiments e WHERE 1 = 1 AND e.owner_id IN (?, ?)");
   EXPECT_NE(plan.find("INDEX experiments_owner"), std::string::npos) << plan;
   plan = Plan("SELECT COUNT(*) FROM experiments e WHERE 1 = 1 AND e.state IN (?)");
