@@ -13,6 +13,9 @@ void RegisterRoutes(server::Router* router, server::Master* master);
 void RegisterAuthRoutes(server::Router* router, server::Master* master);
 void RegisterExperimentRoutes(server::Router* router, server::Master* master);
 void RegisterTrialRoutes(server::Router* router, server::Master* master);
+// Downsampled metric series (routes_series.cc); registered before the trial routes, whose
+// /trials/{id} would take /trials/time-series.
+void RegisterSeriesRoutes(server::Router* router, server::Master* master);
 void RegisterAgentRoutes(server::Router* router, server::Master* master);
 void RegisterCheckpointRoutes(server::Router* router, server::Master* master);
 void RegisterJobRoutes(server::Router* router, server::Master* master);

@@ -253,6 +253,32 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
+                // Determined's default order (by id) with no state filter is paged in the store
+                // (an experiment may hold 10,000s of trials); other sorts and filters read all.
+                const std::string sort_by = req.Query("sortBy");
+                if (req.QueryAll("states").empty() &&
+                    (sort_by.empty() || sort_by == "SORT_BY_UNSPECIFIED" || sort_by == "0" ||
+                     sort_by == "SORT_BY_ID" || sort_by == "1")) {
+                  // Paged in the store: an experiment may hold 10,000s of trials.
+                  Result<int64_t> offset = QueryInt(req, "offset", 0);
+                  if (!offset.ok()) return ErrorResponse(offset.status());
+                  Result<int64_t> limit = QueryInt(req, "limit", 0);
+                  if (!limit.ok()) return ErrorResponse(limit.status());
+                  int64_t total = 0;
+                  auto ids = master->series()->TrialIdsPage(
+                      *id, store::Page{*offset, std::max<int64_t>(*limit, 0)},
+                      req.Query("orderBy") == "ORDER_BY_DESC" || req.Query("orderBy") == "2", &total);
+                  if (!ids.ok()) return ErrorResponse(ids.status());
+                  json trials = json::array();
+                  for (int64_t trial_id : *ids) {
+                    auto t = master->GetTrial(trial_id);
+                    if (!t.ok()) return ErrorResponse(t.status());
+                    trials.push_back(TrialJson(*t));
+                  }
+                  int64_t count = static_cast<int64_t>(trials.size());
+                  return JsonResponse({{"trials", std::move(trials)},
+                                       {"pagination", PaginationJson(*offset, *limit, count, total)}});
+                }
                 auto trials = master->ListTrials(*id);
                 if (!trials.ok()) return ErrorResponse(trials.status());
                 std::vector<std::string> states = req.QueryAll("states");

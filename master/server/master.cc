@@ -28,7 +28,8 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       waiters_(std::make_unique<Waiters>()),
       profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)),
       unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)),
-      metrics_(std::make_unique<MetricsService>(store_.get())) {
+      metrics_(std::make_unique<MetricsService>(store_.get())),
+      series_(std::make_unique<SeriesService>(store_.get())) {
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
   summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
   agent_admin_ = std::make_unique<AgentAdminService>();

@@ -36,6 +36,7 @@
 #include "master/server/metrics_service.h"
 #include "master/server/model_service.h"
 #include "master/server/profiler_service.h"
+#include "master/server/series_service.h"
 #include "master/server/unmanaged_service.h"
 #include "master/server/waiters.h"
 #include "master/store/store.h"
@@ -165,6 +166,8 @@ class Master {
   ModelService* models() { return models_.get(); }
   // System metrics of trials' profilers.
   ProfilerService* profiler() { return profiler_.get(); }
+  // Downsampled metric series and pages of large trial lists.
+  SeriesService* series() { return series_.get(); }
   // Config templates; workspaces, projects and experiment placement; user administration.
   class TemplateService* templates() { return templates_.get(); }
   class WorkspaceService* workspaces() { return workspaces_.get(); }
@@ -351,6 +354,7 @@ class Master {
   std::unique_ptr<class ExperimentSummaryService> summaries_;
   std::unique_ptr<class AgentAdminService> agent_admin_;
   std::unique_ptr<MetricsService> metrics_;
+  std::unique_ptr<SeriesService> series_;
 };
 
 }  // namespace det::master::server

@@ -355,9 +355,9 @@ std::string Master::PresentedTrialStateLocked(int64_t trial_id, const std::strin
 
 Result<ExperimentView> Master::GetExperiment(int64_t id) {
   DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
-  DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trials, store_->ListTrials(id));
   ExperimentView v;
-  v.num_trials = static_cast<int64_t>(trials.size());
+  // Counted, not read: an experiment may hold 10,000s of trials.
+  DET_ASSIGN_OR_RETURN(v.num_trials, store_->CountTrials(id));
   Result<store::UserRow> owner = store_->GetUserById(row.owner_id);
   v.username = owner.ok() ? owner->username : "";
   if (std::optional<UnmanagedService::ExperimentMark> mark = unmanaged_->FindExperiment(id)) {

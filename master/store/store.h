@@ -466,6 +466,28 @@ class Store {
   // metrics; NotFound for an unknown trial. A summary not computed yet (a trial from before
   // migration 0011) is computed from the trial's metric rows and stored.
   virtual Result<nlohmann::json> GetTrialSummaryMetrics(int64_t trial_id) = 0;
+
+  // Scale: bulk import, counts and pages for large lists, downsampled series
+  // (master/store/sqlite/sqlite_store_scale.cc).
+  // Inserts every row in one transaction, each with its id when nonzero: new rows only, with no
+  // report semantics (no merge, no archiving, trial total_batches as given). For imports and
+  // benchmarks (bench/store_scale.cc); experiments get `model_definition` and project 1.
+  virtual Status BulkInsert(const std::vector<ExperimentRow>& experiments,
+                            const std::string& model_definition,
+                            const std::vector<TrialRow>& trials,
+                            const std::vector<MetricRow>& metrics) = 0;
+  virtual Result<int64_t> CountTrials(int64_t experiment_id) = 0;
+  // One page of an experiment's trial ids by id (descending when asked); `total` counts all.
+  virtual Result<std::vector<int64_t>> ListTrialIds(int64_t experiment_id, const Page& page,
+                                                    bool descending, int64_t* total) = 0;
+  // At most `max_points` live (unarchived) rows of a trial's group with steps in
+  // [start_batches, end_batches], ascending: every row when there are no more, else the rows
+  // master/core/downsample.h picks (first and last kept, the rest evenly spread over steps),
+  // found with one index seek each, so the cost does not grow with the series.
+  virtual Result<std::vector<MetricRow>> SampleMetrics(int64_t trial_id, const std::string& group,
+                                                       int64_t start_batches,
+                                                       int64_t end_batches,
+                                                       int64_t max_points) = 0;
 };
 
 }  // namespace det::master::store

@@ -545,11 +545,18 @@ Status SqliteStore::AddMetrics(const MetricRow& row) {
 Result<std::vector<MetricRow>> SqliteStore::ListMetrics(int64_t trial_id,
                                                         const std::string& group) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s,
-              "SELECT id, trial_id, trial_run_id, total_batches, metric_group, metrics, "
-              "report_time, archived FROM metrics WHERE trial_id = ? AND archived = 0 AND "
-              "(? = '' OR metric_group = ?) ORDER BY total_batches, id");
-  s.Bind(1, trial_id).Bind(2, group).Bind(3, group);
+  // Two statements, not `(? = '' OR metric_group = ?)`: with the OR, SQLite cannot seek
+  // metrics_series on the group and reads every row of the trial (1,000,000 for a long run) to
+  // find its 10,000 validation reports.
+  DET_PREPARE(s, group.empty()
+                     ? "SELECT id, trial_id, trial_run_id, total_batches, metric_group, metrics, "
+                       "report_time, archived FROM metrics WHERE trial_id = ? AND archived = 0 "
+                       "ORDER BY total_batches, id"
+                     : "SELECT id, trial_id, trial_run_id, total_batches, metric_group, metrics, "
+                       "report_time, archived FROM metrics WHERE trial_id = ? AND metric_group = ? "
+                       "AND archived = 0 ORDER BY total_batches, id");
+  s.Bind(1, trial_id);
+  if (!group.empty()) s.Bind(2, group);
   return s.Collect<MetricRow>([](const Statement& s) {
     MetricRow m;
     m.id = s.Int(0);

@@ -166,6 +166,17 @@ class SqliteStore : public Store {
   // compat11 (sqlite_store_compat11.cc).
   Result<nlohmann::json> GetTrialSummaryMetrics(int64_t trial_id) override;
 
+  // Scale (sqlite_store_scale.cc).
+  Status BulkInsert(const std::vector<ExperimentRow>& experiments,
+                    const std::string& model_definition, const std::vector<TrialRow>& trials,
+                    const std::vector<MetricRow>& metrics) override;
+  Result<int64_t> CountTrials(int64_t experiment_id) override;
+  Result<std::vector<int64_t>> ListTrialIds(int64_t experiment_id, const Page& page,
+                                            bool descending, int64_t* total) override;
+  Result<std::vector<MetricRow>> SampleMetrics(int64_t trial_id, const std::string& group,
+                                               int64_t start_batches, int64_t end_batches,
+                                               int64_t max_points) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.

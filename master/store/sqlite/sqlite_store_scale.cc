@@ -1,0 +1,186 @@
+// Reads that must stay fast at 100,000 trials and 10,000,000 metric rows (counts, pages of ids,
+// downsampled series) and the bulk import that fills such a store (bench/store_scale.cc).
+#include <string>
+#include <unordered_set>
+
+#include "master/core/downsample.h"
+#include "master/store/sqlite/sqlite_store.h"
+#include "master/store/sqlite/statement.h"
+
+namespace det::master::store {
+
+namespace {
+
+constexpr const char* kMetricColumns =
+    "id, trial_id, trial_run_id, total_batches, metric_group, metrics, report_time, archived";
+
+MetricRow ReadMetric(const Statement& s) {
+  MetricRow m;
+  m.id = s.Int(0);
+  m.trial_id = s.Int(1);
+  m.trial_run_id = s.Int(2);
+  m.total_batches = s.Int(3);
+  m.group = s.Text(4);
+  m.metrics = nlohmann::json::parse(s.Text(5), nullptr, /*allow_exceptions=*/false);
+  if (m.metrics.is_discarded()) m.metrics = nlohmann::json();
+  m.report_time = s.Int(6);
+  m.archived = s.Int(7) != 0;
+  return m;
+}
+
+// Binds `id` when nonzero, else NULL (SQLite then assigns the next rowid).
+void BindId(Statement& s, int i, int64_t id) {
+  if (id != 0) {
+    s.Bind(i, id);
+  } else {
+    s.Bind(i, std::optional<int64_t>());
+  }
+}
+
+}  // namespace
+
+Status SqliteStore::BulkInsert(const std::vector<ExperimentRow>& experiments,
+                               const std::string& model_definition,
+                               const std::vector<TrialRow>& trials,
+                               const std::vector<MetricRow>& metrics) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  auto insert_all = [&]() -> Status {
+    DET_PREPARE(e,
+                "INSERT INTO experiments (id, state, config, original_config, model_definition, "
+                "owner_id, job_id, start_time, end_time, archived, progress, parent_id, notes, "
+                "snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const ExperimentRow& row : experiments) {
+      e.Reset();
+      BindId(e, 1, row.id);
+      e.Bind(2, row.state).Bind(3, row.config.dump()).Bind(4, row.original_config);
+      e.BindBlob(5, model_definition);
+      e.Bind(6, row.owner_id).Bind(7, row.job_id).Bind(8, row.start_time).Bind(9, row.end_time);
+      e.Bind(10, row.archived).Bind(11, row.progress).Bind(12, row.parent_id);
+      e.Bind(13, row.notes);
+      e.Bind(14, row.snapshot.is_null() ? std::string("{}") : row.snapshot.dump());
+      DET_RETURN_IF_ERROR(e.Run());
+    }
+    DET_PREPARE(t,
+                "INSERT INTO trials (id, experiment_id, request_id, seed, hparams, state, "
+                "start_time, end_time, restarts, run_id, total_batches, runner_state, "
+                "searcher_metric, task_id, metadata, warm_start_checkpoint_uuid) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const TrialRow& row : trials) {
+      t.Reset();
+      BindId(t, 1, row.id);
+      t.Bind(2, row.experiment_id).Bind(3, row.request_id).Bind(4, row.seed);
+      t.Bind(5, row.hparams.dump()).Bind(6, row.state).Bind(7, row.start_time);
+      t.Bind(8, row.end_time).Bind(9, row.restarts).Bind(10, row.run_id);
+      t.Bind(11, row.total_batches).Bind(12, row.runner_state).Bind(13, row.searcher_metric);
+      t.Bind(14, row.task_id).Bind(15, row.metadata.dump());
+      t.Bind(16, row.warm_start_checkpoint_uuid);
+      DET_RETURN_IF_ERROR(t.Run());
+    }
+    DET_PREPARE(m,
+                "INSERT INTO metrics (id, trial_id, trial_run_id, total_batches, metric_group, "
+                "metrics, report_time, archived) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const MetricRow& row : metrics) {
+      m.Reset();
+      BindId(m, 1, row.id);
+      m.Bind(2, row.trial_id).Bind(3, row.trial_run_id).Bind(4, row.total_batches);
+      m.Bind(5, row.group).Bind(6, row.metrics.dump()).Bind(7, row.report_time);
+      m.Bind(8, row.archived);
+      DET_RETURN_IF_ERROR(m.Run());
+    }
+    return Status::Ok();
+  };
+  Status st = insert_all();
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return st;
+  }
+  return Exec("COMMIT");
+}
+
+Result<int64_t> SqliteStore::CountTrials(int64_t experiment_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "SELECT COUNT(*) FROM trials WHERE experiment_id = ?");
+  s.Bind(1, experiment_id);
+  DET_ASSIGN_OR_RETURN(bool row, s.Step());
+  return row ? s.Int(0) : 0;
+}
+
+Result<std::vector<int64_t>> SqliteStore::ListTrialIds(int64_t experiment_id, const Page& page,
+                                                       bool descending, int64_t* total) {
+  std::lock_guard<std::mutex> lock(mu_);
+  {
+    DET_PREPARE(c, "SELECT COUNT(*) FROM trials WHERE experiment_id = ?");
+    c.Bind(1, experiment_id);
+    DET_ASSIGN_OR_RETURN(bool row, c.Step());
+    *total = row ? c.Int(0) : 0;
+  }
+  // Both orders walk trials_experiment (experiment_id, then rowid) without a sort.
+  DET_PREPARE(s, descending ? "SELECT id FROM trials WHERE experiment_id = ? ORDER BY id DESC "
+                              "LIMIT ? OFFSET ?"
+                            : "SELECT id FROM trials WHERE experiment_id = ? ORDER BY id "
+                              "LIMIT ? OFFSET ?");
+  s.Bind(1, experiment_id).Bind(2, page.limit > 0 ? page.limit : int64_t{-1}).Bind(3, page.offset);
+  return s.Collect<int64_t>([](const Statement& st) { return st.Int(0); });
+}
+
+Result<std::vector<MetricRow>> SqliteStore::SampleMetrics(int64_t trial_id,
+                                                          const std::string& group,
+                                                          int64_t start_batches,
+                                                          int64_t end_batches, int64_t max_points) {
+  std::vector<MetricRow> out;
+  if (max_points <= 0 || end_batches < start_batches) return out;
+  std::lock_guard<std::mutex> lock(mu_);
+  // Every query below is a seek on metrics_series (trial, group, archived, steps).
+  const std::string range =
+      " FROM metrics WHERE trial_id = ?1 AND metric_group = ?2 AND archived = 0 AND "
+      "total_batches >= ?3 AND total_batches <= ?4";
+  {
+    // A short range is answered whole; counting stops one past the limit, so a long series is
+    // not counted through.
+    std::string sql = "SELECT COUNT(*) FROM (SELECT 1" + range + " LIMIT ?5)";
+    DET_PREPARE(c, sql.c_str());
+    c.Bind(1, trial_id).Bind(2, group).Bind(3, start_batches).Bind(4, end_batches);
+    c.Bind(5, max_points + 1);
+    DET_ASSIGN_OR_RETURN(bool row, c.Step());
+    if (row && c.Int(0) <= max_points) {
+      std::string all =
+          std::string("SELECT ") + kMetricColumns + range + " ORDER BY total_batches, id";
+      DET_PREPARE(s, all.c_str());
+      s.Bind(1, trial_id).Bind(2, group).Bind(3, start_batches).Bind(4, end_batches);
+      return s.Collect<MetricRow>(ReadMetric);
+    }
+  }
+  int64_t first = 0, last = 0;
+  {
+    std::string sql = "SELECT total_batches" + range + " ORDER BY total_batches LIMIT 1";
+    DET_PREPARE(lo, sql.c_str());
+    lo.Bind(1, trial_id).Bind(2, group).Bind(3, start_batches).Bind(4, end_batches);
+    DET_ASSIGN_OR_RETURN(bool row, lo.Step());
+    if (!row) return out;
+    first = lo.Int(0);
+    sql = "SELECT total_batches" + range + " ORDER BY total_batches DESC LIMIT 1";
+    DET_PREPARE(hi, sql.c_str());
+    hi.Bind(1, trial_id).Bind(2, group).Bind(3, start_batches).Bind(4, end_batches);
+    DET_ASSIGN_OR_RETURN(row, hi.Step());
+    if (!row) return out;
+    last = hi.Int(0);
+  }
+  // The first row at or after each target; a target in a gap lands on the row after it, which
+  // a later target may land on too (kept once).
+  std::string sql =
+      std::string("SELECT ") + kMetricColumns + range + " ORDER BY total_batches, id LIMIT 1";
+  DET_PREPARE(seek, sql.c_str());
+  std::unordered_set<int64_t> seen;
+  for (int64_t target : core::DownsampleTargets(first, last, max_points)) {
+    seek.Reset();
+    seek.Bind(1, trial_id).Bind(2, group).Bind(3, target).Bind(4, end_batches);
+    DET_ASSIGN_OR_RETURN(bool row, seek.Step());
+    if (!row) break;
+    if (!seen.insert(seek.Int(0)).second) continue;
+    out.push_back(ReadMetric(seek));
+  }
+  return out;
+}
+
+}  // namespace det::master::store
