@@ -164,15 +164,9 @@ class Master {
   // System metrics of trials' profilers.
   ProfilerService* profiler() { return profiler_.get(); }
   // Config templates; workspaces, projects and experiment placement; user administration.
-  class TemplateService* templates() {
-    return templates_.get();
-  }
-  class WorkspaceService* workspaces() {
-    return workspaces_.get();
-  }
-  class UserAdminService* user_admin() {
-    return user_admin_.get();
-  }
+  class TemplateService* templates() { return templates_.get(); }
+  class WorkspaceService* workspaces() { return workspaces_.get(); }
+  class UserAdminService* user_admin() { return user_admin_.get(); }
 
   // Users, sessions and allocation tokens.
   AuthService* auth() { return auth_.get(); }

@@ -5,10 +5,10 @@
 
 #include <condition_variable>
 #include <memory>
+#include <vector>
 #include <mutex>
 #include <span>
 #include <string>
-#include <vector>
 
 #include "master/store/store.h"
 
@@ -35,8 +35,8 @@ class SqliteStore : public Store {
   Result<int64_t> InsertExperiment(const ExperimentRow& row,
                                    const std::string& model_definition) override;
   Result<ExperimentRow> GetExperiment(int64_t id) override;
-  Result<std::vector<ExperimentRow>> ListExperiments(std::optional<bool> archived, const Page& page,
-                                                     int64_t* total) override;
+  Result<std::vector<ExperimentRow>> ListExperiments(std::optional<bool> archived,
+                                                     const Page& page, int64_t* total) override;
   Result<std::vector<ExperimentRow>> ListNonTerminalExperiments() override;
   Result<std::string> GetModelDefinition(int64_t experiment_id) override;
   Status UpdateExperimentState(int64_t id, const std::string& state,
@@ -95,7 +95,8 @@ class SqliteStore : public Store {
       const std::vector<std::string>& uuids) override;
   // Profiler (sqlite_store_profiler.cc).
   Status AddSystemMetrics(const std::vector<SystemMetricRow>& rows) override;
-  Result<std::vector<SystemMetricRow>> ListSystemMetrics(int64_t trial_id, const std::string& group,
+  Result<std::vector<SystemMetricRow>> ListSystemMetrics(int64_t trial_id,
+                                                         const std::string& group,
                                                          const std::string& agent_id,
                                                          int64_t after_id, int64_t limit) override;
   Result<std::vector<SystemMetricRow>> LatestSystemMetrics(int64_t trial_id) override;
