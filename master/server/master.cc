@@ -14,10 +14,6 @@ namespace det::master::server {
 
 using nlohmann::json;
 
-namespace {
-constexpr int64_t kTickMillis = 500;
-}  // namespace
-
 Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const Clock* clock)
     : config_(std::move(config)),
       store_(std::move(store)),
@@ -26,6 +22,7 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       checkpoints_(std::make_unique<CheckpointService>(store_.get(), clock, config_.python,
                                                        config_.harness_dir)),
       waiters_(std::make_unique<Waiters>()),
+      agents_(std::make_unique<AgentService>(clock, waiters_.get(), config_.agent_timeout_seconds)),
       profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)),
       unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)),
       metrics_(std::make_unique<MetricsService>(store_.get())),
@@ -65,14 +62,7 @@ Status Master::Start() {
     MutexLock lock(&mu_);
     DET_RETURN_IF_ERROR(RestoreLocked());
   }
-  ticker_ = std::thread([this] {
-    MutexLock lock(&mu_);
-    while (!stopping_) {
-      cv_.wait_for(mu_, std::chrono::milliseconds(kTickMillis));
-      if (stopping_) break;
-      TickLocked();
-    }
-  });
+  ticker_ = std::thread([this] { SchedulingLoop(); });
   return Status::Ok();
 }
 
@@ -81,6 +71,7 @@ void Master::BeginShutdown() {
     MutexLock lock(&mu_);
     draining_ = true;
   }
+  agents_->BeginShutdown();
   waiters_->ExpireAll();
 }
 
@@ -90,6 +81,7 @@ void Master::Stop() {
     if (stopping_) return;
     stopping_ = true;
   }
+  agents_->BeginShutdown();
   cv_.notify_all();
   // Commits and answers the reports still queued (the HTTP server has drained by now).
   metrics_->Stop();
@@ -116,10 +108,6 @@ void Master::NotifyTrialLocked(int64_t trial_id) {
 
 void Master::NotifyAllocationLocked(const std::string& allocation_id) {
   waiters_->Notify("alloc:" + allocation_id);
-}
-
-void Master::NotifyAgentLocked(const std::string& agent_id) {
-  waiters_->Notify("agent:" + agent_id);
 }
 
 void Master::WaitForTrialLogs(int64_t trial_id, int64_t timeout_ms) {

@@ -29,6 +29,7 @@
 #include "master/core/states.h"
 #include "master/scheduler/types.h"
 #include "master/searcher/searcher.h"
+#include "master/server/agent_service.h"
 #include "master/server/auth_service.h"
 #include "master/server/checkpoint_service.h"
 #include "master/server/log_buffer.h"
@@ -39,6 +40,7 @@
 #include "master/server/series_service.h"
 #include "master/server/unmanaged_service.h"
 #include "master/server/waiters.h"
+#include "master/store/decision_writes.h"
 #include "master/store/store.h"
 
 namespace det::master::server {
@@ -255,7 +257,9 @@ class Master {
   // Unmanaged (core_v2) experiments and trials.
   UnmanagedService* unmanaged() { return unmanaged_.get(); }
 
-  // Agents.
+  // Agents: the registry and command channels are the agent service's; the Master reconciles
+  // its allocations with what agents report.
+  AgentService* agents() { return agents_.get(); }
   Result<nlohmann::json> RegisterAgent(const std::string& agent_id, const nlohmann::json& body);
   // The agent's commands after `after`, at once when there are any, else when one is pushed,
   // the agent must re-register, or `timeout_ms` passes (empty list).
@@ -270,7 +274,7 @@ class Master {
   struct TrialRuntime;
   struct ExperimentRuntime;
   struct AllocationRuntime;
-  struct AgentRuntime;
+  struct StagedTrials;
 
   Status StopExperiment(int64_t id, core::RunState stopping);
   // Everything below REQUIRES mu_ held.
@@ -279,24 +283,59 @@ class Master {
   using PollStep = std::shared_ptr<std::function<bool(bool final)>>;
   void LongPollLocked(const std::string& key, Waiters::TimePoint deadline, PollStep step,
                       bool final = false) REQUIRES(mu_);
-  // Wake the long polls on one trial (searcher operation, log follow), allocation (preemption,
-  // rendezvous) or agent (command poll).
+  // Wake the long polls on one trial (searcher operation, log follow) or allocation
+  // (preemption, rendezvous).
   void NotifyTrialLocked(int64_t trial_id) REQUIRES(mu_);
   void NotifyAllocationLocked(const std::string& allocation_id) REQUIRES(mu_);
-  void NotifyAgentLocked(const std::string& agent_id) REQUIRES(mu_);
   Status RestoreLocked() REQUIRES(mu_);
   Status RestoreExperimentLocked(const store::ExperimentRow& row,
                                  const std::map<int64_t, store::AllocationRow>& open_by_trial)
       REQUIRES(mu_);
   Status ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions)
       REQUIRES(mu_);
+  // Trial creation in batches (master_trial_creation.cc). StageCreations takes the creations
+  // at the front of `queue` (and the operations of the trials they create) and tells the
+  // searcher; it stops at the first other action. It and ApplyStaged touch only `exp`, the
+  // store and the checkpoint service, so a new experiment's first trials are prepared and
+  // stored before it is published, without mu_.
+  Status StageCreations(ExperimentRuntime& exp, std::deque<searcher::Action>& queue,
+                        StagedTrials* staged);
+  // Stores the staged trials in one transaction with `extra` (and, with `first_allocations`,
+  // the allocation that queues each active one); fills in their ids.
+  Status ApplyStaged(const ExperimentRuntime& exp, StagedTrials* staged, bool first_allocations,
+                     store::DecisionWrites extra);
+  void PublishStagedLocked(ExperimentRuntime& exp, StagedTrials* staged, std::set<int64_t>* created)
+      REQUIRES(mu_);
+  // Activates a new, unpublished experiment with its first trials stored in one transaction,
+  // then publishes it; what the searcher asked beyond creations runs under mu_.
+  Status ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> exp) EXCLUDES(mu_);
   Status PersistSnapshotLocked(ExperimentRuntime& exp) REQUIRES(mu_);
   // The checkpoint a new trial starts from: its PBT parent's latest, or the config's
   // source_checkpoint_uuid / source_trial_id's latest; "" when none.
-  Result<std::string> WarmStartCheckpointLocked(const ExperimentRuntime& exp,
-                                                const searcher::CreateAction& create) REQUIRES(mu_);
+  Result<std::string> WarmStartCheckpoint(const ExperimentRuntime& exp,
+                                          const searcher::CreateAction& create);
+  // Allocations (master_scheduling.cc). A new run of the trial and its pending allocation,
+  // not yet stored or published.
+  std::unique_ptr<AllocationRuntime> NewAllocation(const ExperimentRuntime& exp,
+                                                   TrialRuntime& trial) const;
+  static store::AllocationRow AllocationRowOf(const AllocationRuntime& alloc);
+  store::TaskLogRow MasterLogRow(int64_t trial_id, const std::string& task_id,
+                                 const std::string& message) const;
+  static std::string SchedulingMessage(const TrialRuntime& trial, const AllocationRuntime& alloc);
+  // Queues the allocation for slots (the store already holds it). Wakes no waiter: a trial
+  // that is new has none.
+  void PublishAllocationLocked(TrialRuntime& trial, std::unique_ptr<AllocationRuntime> alloc)
+      REQUIRES(mu_);
   Status RequestAllocationLocked(TrialRuntime& trial) REQUIRES(mu_);
+  // One transaction for every trial's new run and allocation.
+  Status RequestAllocationsLocked(const std::vector<TrialRuntime*>& trials) REQUIRES(mu_);
+  // Asks for a scheduling pass: the scheduling loop runs one for every batch of changes (all
+  // those made before it next takes mu_), never one per queued task.
   void ScheduleLocked() REQUIRES(mu_);
+  // One pass of the pure schedulers over the cluster; starts and releases allocations.
+  void SchedulePassLocked() REQUIRES(mu_);
+  // The ticker and scheduling loop: a pass when one is requested, a tick every kTickMillis.
+  void SchedulingLoop() EXCLUDES(mu_);
   scheduler::ClusterSnapshot SnapshotLocked() const REQUIRES(mu_);
   std::string PoolOfLocked(const ExperimentRuntime& exp) const REQUIRES(mu_);
   static std::string ResourcesId(const AllocationRuntime& alloc, size_t rank);
@@ -313,9 +352,11 @@ class Master {
                                     const std::string& error, bool infrastructure) REQUIRES(mu_);
   Status SetExperimentStateLocked(ExperimentRuntime& exp, core::RunState state) REQUIRES(mu_);
   Status SetTrialStateLocked(TrialRuntime& trial, core::RunState state) REQUIRES(mu_);
+  // The same for many trials, in one transaction.
+  Status SetTrialStatesLocked(const std::vector<TrialRuntime*>& trials, core::RunState state)
+      REQUIRES(mu_);
   Status MaybeFinishExperimentLocked(ExperimentRuntime& exp) REQUIRES(mu_);
   void TerminateAllocationLocked(AllocationRuntime& alloc, bool graceful) REQUIRES(mu_);
-  void PushCommandLocked(AgentRuntime& agent, nlohmann::json command) REQUIRES(mu_);
   void TickLocked() REQUIRES(mu_);
   void AppendMasterLogLocked(int64_t trial_id, const std::string& task_id,
                              const std::string& message) REQUIRES(mu_);
@@ -335,16 +376,18 @@ class Master {
   std::unique_ptr<CheckpointService> checkpoints_;
 
   Mutex mu_;
-  std::condition_variable_any cv_;  // wakes the ticker on Stop
+  std::condition_variable_any cv_;  // wakes the scheduling loop: a pass requested, or Stop
   std::unique_ptr<Waiters> waiters_;
+  // Lock order: mu_, then the agent service's mutex (it never calls back).
+  std::unique_ptr<AgentService> agents_;
   bool draining_ GUARDED_BY(mu_) = false;  // BeginShutdown: long polls answer at once
   std::map<int64_t, std::unique_ptr<ExperimentRuntime>> experiments_ GUARDED_BY(mu_);
   std::map<int64_t, std::unique_ptr<TrialRuntime>> trials_ GUARDED_BY(mu_);
   std::map<std::string, std::unique_ptr<AllocationRuntime>> allocations_ GUARDED_BY(mu_);
-  std::map<std::string, std::unique_ptr<AgentRuntime>> agents_ GUARDED_BY(mu_);
   std::deque<std::string> pending_ GUARDED_BY(mu_);  // allocation ids waiting for slots, FIFO
   bool stopping_ GUARDED_BY(mu_) = false;
-  std::thread ticker_;
+  bool schedule_requested_ GUARDED_BY(mu_) = false;
+  std::thread ticker_;  // runs SchedulingLoop
   std::unique_ptr<ModelService> models_;
   std::unique_ptr<ProfilerService> profiler_;
   std::unique_ptr<class TemplateService> templates_;

@@ -44,7 +44,6 @@ Result<CreateExperimentResult> Master::CreateExperiment(const CreateExperimentRe
   row.start_time = Now();
   row.parent_id = req.parent_id;
 
-  MutexLock lock(&mu_);
   auto exp = std::make_unique<ExperimentRuntime>();
   exp->config = cfg;
   exp->searcher = std::move(search).value();
@@ -54,15 +53,18 @@ Result<CreateExperimentResult> Master::CreateExperiment(const CreateExperimentRe
   exp->submission_time = row.start_time;
   row.snapshot = {
       {"initialized", false}, {"searcher", exp->searcher->Snapshot()}, {"trials", json::object()}};
+  // Until it is published below, nothing else can see the experiment's runtime: its rows and
+  // first trials are written without mu_, so other requests do not wait for a large search.
   DET_ASSIGN_OR_RETURN(int64_t id, store_->InsertExperiment(row, tgz));
   row.id = id;
   exp->id = id;
-  ExperimentRuntime& ref = *exp;
-  experiments_[id] = std::move(exp);
   spdlog::info("created experiment {}", id);
   if (req.activate) {
-    DET_RETURN_IF_ERROR(SetExperimentStateLocked(ref, RunState::kActive));
+    DET_RETURN_IF_ERROR(ActivateNewExperiment(std::move(exp)));
     row.state = std::string(core::RunStateName(RunState::kActive));
+  } else {
+    MutexLock lock(&mu_);
+    experiments_[id] = std::move(exp);
   }
   result.experiment = row;
   return result;
@@ -95,32 +97,45 @@ Status Master::SetExperimentStateLocked(ExperimentRuntime& exp, RunState state) 
       exp.initialized = true;
       DET_RETURN_IF_ERROR(ProcessActionsLocked(exp, exp.searcher->InitialOperations()));
     }
+    std::vector<TrialRuntime*> paused, active;
     for (auto& [rid, tid] : exp.trial_by_request) {
-      TrialRuntime& t = *trials_[tid];
-      if (t.state == RunState::kPaused)
-        DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kActive));
-      if (t.state == RunState::kActive) DET_RETURN_IF_ERROR(RequestAllocationLocked(t));
+      TrialRuntime* t = trials_[tid].get();
+      if (t->state == RunState::kPaused) paused.push_back(t);
+      if (t->state == RunState::kPaused || t->state == RunState::kActive) active.push_back(t);
     }
+    DET_RETURN_IF_ERROR(SetTrialStatesLocked(paused, RunState::kActive));
+    DET_RETURN_IF_ERROR(RequestAllocationsLocked(active));
   }
   return Status::Ok();
 }
 
 Status Master::SetTrialStateLocked(TrialRuntime& trial, RunState state) {
-  if (trial.state == state) return Status::Ok();
-  if (core::IsTerminal(trial.state)) return Status::Ok();  // patches ignored once terminal
-  if (!core::TrialTransitionAllowed(trial.state, state)) {
-    return FailedPrecondition("trial " + std::to_string(trial.id) + " cannot move from " +
-                              std::string(core::RunStateName(trial.state)) + " to " +
-                              std::string(core::RunStateName(state)));
+  return SetTrialStatesLocked({&trial}, state);
+}
+
+Status Master::SetTrialStatesLocked(const std::vector<TrialRuntime*>& trials, RunState state) {
+  store::DecisionWrites w;
+  std::vector<TrialRuntime*> changed;
+  std::optional<int64_t> end_time;
+  if (core::IsTerminal(state)) end_time = Now();
+  for (TrialRuntime* trial : trials) {
+    if (trial->state == state) continue;
+    if (core::IsTerminal(trial->state)) continue;  // patches ignored once terminal
+    if (!core::TrialTransitionAllowed(trial->state, state)) {
+      return FailedPrecondition("trial " + std::to_string(trial->id) + " cannot move from " +
+                                std::string(core::RunStateName(trial->state)) + " to " +
+                                std::string(core::RunStateName(state)));
+    }
+    w.trials.push_back({trial->id, std::string(core::RunStateName(state)), trial->run_id,
+                        trial->restarts, end_time});
+    changed.push_back(trial);
   }
-  DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial.id));
-  row.state = std::string(core::RunStateName(state));
-  row.restarts = trial.restarts;
-  row.run_id = trial.run_id;
-  if (core::IsTerminal(state)) row.end_time = Now();
-  DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
-  trial.state = state;
-  NotifyTrialLocked(trial.id);
+  if (changed.empty()) return Status::Ok();
+  DET_RETURN_IF_ERROR(store_->ApplyDecision(w).status());
+  for (TrialRuntime* trial : changed) {
+    trial->state = state;
+    NotifyTrialLocked(trial->id);
+  }
   return Status::Ok();
 }
 
@@ -144,43 +159,37 @@ Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
 }
 
 Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions) {
-  std::deque<searcher::Action> queue(actions.begin(), actions.end());
-  std::vector<int64_t> created;
+  std::deque<searcher::Action> queue(std::make_move_iterator(actions.begin()),
+                                     std::make_move_iterator(actions.end()));
+  // Trials created or given an operation here: they may need a process.
+  std::set<int64_t> touched;
   while (!queue.empty()) {
+    // Creations are stored together; when nothing follows them, with their allocations.
+    StagedTrials staged;
+    DET_RETURN_IF_ERROR(StageCreations(exp, queue, &staged));
+    if (!staged.empty()) {
+      bool last = queue.empty() && exp.state == RunState::kActive;
+      DET_RETURN_IF_ERROR(ApplyStaged(exp, &staged, last, {}));
+      std::vector<store::TaskLogRow> logs;
+      for (const StagedTrials::Entry& e : staged.entries) {
+        if (e.allocation) {
+          logs.push_back(MasterLogRow(e.trial->id, e.trial->task_id,
+                                      SchedulingMessage(*e.trial, *e.allocation)));
+        }
+      }
+      if (Status st = store_->AddTaskLogs(logs); !logs.empty() && !st.ok()) {
+        spdlog::warn("cannot store master log lines: {}", st.ToString());
+      }
+      PublishStagedLocked(exp, &staged, &touched);
+    }
+    if (queue.empty()) break;
     searcher::Action action = std::move(queue.front());
     queue.pop_front();
-    if (auto* c = std::get_if<searcher::CreateAction>(&action)) {
-      if (exp.trial_by_request.count(c->request_id)) {
-        // Replayed after a restart: the trial row was stored but the snapshot that knew it was
-        // not, so the restored searcher must still learn of the creation.
-        for (auto& a : exp.searcher->TrialCreated(c->request_id)) queue.push_back(std::move(a));
-        continue;
-      }
-      store::TrialRow row;
-      row.experiment_id = exp.id;
-      row.request_id = c->request_id;
-      row.seed = c->trial_seed;
-      row.hparams = c->hparams;
-      row.state = std::string(core::RunStateName(
-          exp.state == RunState::kPaused ? RunState::kPaused : RunState::kActive));
-      row.start_time = Now();
-      row.task_id = std::to_string(exp.id) + "." + c->request_id;
-      DET_ASSIGN_OR_RETURN(row.warm_start_checkpoint_uuid, WarmStartCheckpointLocked(exp, *c));
-      DET_ASSIGN_OR_RETURN(int64_t id, store_->InsertTrial(row));
-      auto t = std::make_unique<TrialRuntime>();
-      t->id = id;
-      t->experiment_id = exp.id;
-      t->request_id = c->request_id;
-      t->state = *core::ParseRunState(row.state);
-      t->task_id = row.task_id;
-      trials_[id] = std::move(t);
-      exp.trial_by_request[c->request_id] = id;
-      created.push_back(id);
-      for (auto& a : exp.searcher->TrialCreated(c->request_id)) queue.push_back(std::move(a));
-    } else if (auto* v = std::get_if<searcher::ValidateAfterAction>(&action)) {
+    if (auto* v = std::get_if<searcher::ValidateAfterAction>(&action)) {
       auto it = exp.trial_by_request.find(v->request_id);
       if (it != exp.trial_by_request.end()) {
         trials_[it->second]->ops.push_back(v->length);
+        touched.insert(it->second);
         NotifyTrialLocked(it->second);
       }
     } else if (auto* cl = std::get_if<searcher::CloseAction>(&action)) {
@@ -209,20 +218,20 @@ Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher
   DET_RETURN_IF_ERROR(store_->UpdateExperimentProgress(exp.id, exp.searcher->Progress()));
   if (exp.state == RunState::kActive) {
     // New trials, and idle trials that just received an operation, need a process.
-    for (auto& [rid, tid] : exp.trial_by_request) {
+    std::vector<TrialRuntime*> need;
+    for (int64_t tid : touched) {
       TrialRuntime& t = *trials_[tid];
-      bool fresh = std::find(created.begin(), created.end(), tid) != created.end();
-      if (t.state == RunState::kActive && t.allocation_id.empty() && !t.closed_by_searcher &&
-          (fresh || !t.ops.empty())) {
-        DET_RETURN_IF_ERROR(RequestAllocationLocked(t));
+      if (t.state == RunState::kActive && t.allocation_id.empty() && !t.closed_by_searcher) {
+        need.push_back(&t);
       }
     }
+    DET_RETURN_IF_ERROR(RequestAllocationsLocked(need));
   }
   return MaybeFinishExperimentLocked(exp);
 }
 
-Result<std::string> Master::WarmStartCheckpointLocked(const ExperimentRuntime& exp,
-                                                      const searcher::CreateAction& create) {
+Result<std::string> Master::WarmStartCheckpoint(const ExperimentRuntime& exp,
+                                                const searcher::CreateAction& create) {
   std::optional<int64_t> source_trial;
   if (create.parent_request_id) {
     auto it = exp.trial_by_request.find(*create.parent_request_id);
@@ -276,11 +285,16 @@ Status Master::PauseExperiment(int64_t id) {
   ExperimentRuntime& exp = *it->second;
   if (exp.state == RunState::kPaused) return Status::Ok();
   DET_RETURN_IF_ERROR(SetExperimentStateLocked(exp, RunState::kPaused));
+  std::vector<TrialRuntime*> active;
   for (auto& [rid, tid] : exp.trial_by_request) {
-    TrialRuntime& t = *trials_[tid];
-    if (t.state != RunState::kActive) continue;
-    DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kPaused));
-    if (!t.allocation_id.empty()) TerminateAllocationLocked(*allocations_[t.allocation_id], true);
+    TrialRuntime* t = trials_[tid].get();
+    if (t->state == RunState::kActive) active.push_back(t);
+  }
+  DET_RETURN_IF_ERROR(SetTrialStatesLocked(active, RunState::kPaused));
+  for (TrialRuntime* t : active) {
+    if (!t->allocation_id.empty()) {
+      TerminateAllocationLocked(*allocations_[t->allocation_id], true);
+    }
   }
   return Status::Ok();
 }
@@ -306,13 +320,26 @@ Status Master::StopExperiment(int64_t id, RunState stopping) {
     return Status::Ok();
   }
   DET_RETURN_IF_ERROR(SetExperimentStateLocked(exp, stopping));
-  for (auto& [rid, tid] : exp.trial_by_request) {
-    TrialRuntime& t = *trials_[tid];
-    if (core::IsTerminal(t.state)) continue;
-    DET_RETURN_IF_ERROR(
-        SetTrialStateLocked(t, core::TrialStateOnStop(stopping, !t.allocation_id.empty())));
-    if (!t.allocation_id.empty()) {
-      TerminateAllocationLocked(*allocations_[t.allocation_id], graceful);
+  // Trials with a process stop through it; the others end now. One write for each group; again
+  // for trials the searcher creates meanwhile (a pending allocation ends at once, and its trial's
+  // exit may make the searcher create another).
+  while (true) {
+    std::vector<TrialRuntime*> running, idle;
+    for (auto& [rid, tid] : exp.trial_by_request) {
+      TrialRuntime* t = trials_[tid].get();
+      bool live = !t->allocation_id.empty();
+      if (core::IsTerminal(t->state) || t->state == core::TrialStateOnStop(stopping, live)) {
+        continue;
+      }
+      (live ? running : idle).push_back(t);
+    }
+    if (running.empty() && idle.empty()) break;
+    DET_RETURN_IF_ERROR(SetTrialStatesLocked(running, core::TrialStateOnStop(stopping, true)));
+    DET_RETURN_IF_ERROR(SetTrialStatesLocked(idle, core::TrialStateOnStop(stopping, false)));
+    for (TrialRuntime* t : running) {
+      if (!t->allocation_id.empty()) {
+        TerminateAllocationLocked(*allocations_[t->allocation_id], graceful);
+      }
     }
   }
   return MaybeFinishExperimentLocked(exp);
@@ -478,12 +505,12 @@ Status Master::RestoreExperimentLocked(
   spdlog::info("restored experiment {} ({}) with {} trials", row.id, core::RunStateName(ref.state),
                ref.trial_by_request.size());
   if (ref.state == RunState::kActive) {
+    std::vector<TrialRuntime*> need;
     for (auto& [rid, tid] : ref.trial_by_request) {
-      TrialRuntime& t = *trials_[tid];
-      if (t.state == RunState::kActive && t.allocation_id.empty()) {
-        DET_RETURN_IF_ERROR(RequestAllocationLocked(t));
-      }
+      TrialRuntime* t = trials_[tid].get();
+      if (t->state == RunState::kActive && t->allocation_id.empty()) need.push_back(t);
     }
+    DET_RETURN_IF_ERROR(RequestAllocationsLocked(need));
   }
   // The master may have died between storing a change and the snapshot that follows it; replay
   // what the stored rows say happened so the searcher catches up instead of waiting forever.

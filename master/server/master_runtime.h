@@ -81,18 +81,16 @@ struct Master::AllocationRuntime {
   bool restored = false;
 };
 
-struct Master::AgentRuntime {
-  std::string id;
-  std::string resource_pool = "default";
-  std::string hostname;
-  std::string address = "127.0.0.1";  // where its processes are reached (rendezvous)
-  nlohmann::json slots = nlohmann::json::array();
-  std::deque<nlohmann::json> commands;  // unacknowledged, each with "seq"
-  int64_t next_seq = 1;
-  int64_t registered_time = 0;
-  int64_t last_seen = 0;
-  int open_polls = 0;  // command long polls in progress (contact while > 0)
-  bool connected = false;
+// Trials created by one run of searcher actions, before they are stored (ids 0) and published.
+struct Master::StagedTrials {
+  struct Entry {
+    std::unique_ptr<TrialRuntime> trial;
+    store::TrialRow row;
+    std::unique_ptr<AllocationRuntime> allocation;  // its first, when it is queued at once
+  };
+  std::vector<Entry> entries;
+  std::map<std::string, size_t> by_request;  // request id -> index in entries
+  bool empty() const { return entries.empty(); }
 };
 
 }  // namespace det::master::server

@@ -1,5 +1,6 @@
-// Master: the scheduling tick (snapshot -> the pure pool schedulers -> starts and releases),
-// starting allocations on one or several agents, rendezvous, and the job queue.
+// Master: allocations and the scheduling loop (one pass of snapshot -> the pure pool schedulers ->
+// starts and releases per batch of changes, and the tick), starting allocations on one or several
+// agents, rendezvous, and the job queue.
 #include <spdlog/spdlog.h>
 
 #include <functional>
@@ -17,6 +18,9 @@ using core::RunState;
 using nlohmann::json;
 
 namespace {
+
+// Agent timeouts, preemption deadlines and re-adoption deadlines are checked this often.
+constexpr auto kTickInterval = std::chrono::milliseconds(500);
 
 // environment.environment_variables is a list of "K=V" or a per-device map of such lists.
 void AddConfigEnv(const json& config, const std::string& device, json* env) {
@@ -64,22 +68,22 @@ Status Master::CheckPoolExists(const std::string& pool) const {
 
 scheduler::ClusterSnapshot Master::SnapshotLocked() const {
   scheduler::ClusterSnapshot snap;
-  for (const auto& [id, a] : agents_) {
-    if (!a->connected) continue;
+  for (const AgentService::Agent& a : agents_->List()) {
+    if (!a.connected) continue;
     scheduler::Agent agent;
-    agent.id = id;
-    agent.pool = a->resource_pool;
+    agent.id = a.id;
+    agent.pool = a.resource_pool;
     // Operator-disabled agents and slots (AgentAdminService) take nothing new.
-    const AgentAdminState admin = agent_admin_->Agent(id);
+    const AgentAdminState admin = agent_admin_->Agent(a.id);
     agent.enabled = admin.enabled;
     agent.draining = admin.draining;
-    for (const auto& s : a->slots) {
+    for (const auto& s : a.slots) {
       agent.slot_ids.push_back(s.value("id", 0));
-      if (!agent_admin_->SlotEnabled(id, s.value("id", 0))) {
+      if (!agent_admin_->SlotEnabled(a.id, s.value("id", 0))) {
         agent.used_slot_ids.push_back(s.value("id", 0));
       }
     }
-    if (const auto* pool = config_.pools.Find(a->resource_pool)) {
+    if (const auto* pool = config_.pools.Find(a.resource_pool)) {
       agent.max_zero_slot_containers = pool->max_aux_containers_per_agent;
     }
     snap.agents.push_back(std::move(agent));
@@ -123,8 +127,121 @@ scheduler::ClusterSnapshot Master::SnapshotLocked() const {
   return snap;
 }
 
+std::unique_ptr<Master::AllocationRuntime> Master::NewAllocation(const ExperimentRuntime& exp,
+                                                                 TrialRuntime& trial) const {
+  trial.run_id += 1;
+  auto alloc = std::make_unique<AllocationRuntime>();
+  alloc->id = trial.task_id + "." + std::to_string(trial.run_id);
+  alloc->task_id = trial.task_id;
+  alloc->trial_id = trial.id;
+  alloc->slots = exp.config.resources.slots_per_trial;
+  alloc->token = NewToken();
+  alloc->queued_at = Now();
+  return alloc;
+}
+
+store::AllocationRow Master::AllocationRowOf(const AllocationRuntime& alloc) {
+  store::AllocationRow row;
+  row.allocation_id = alloc.id;
+  row.task_id = alloc.task_id;
+  row.trial_id = alloc.trial_id;
+  row.state = std::string(core::AllocationStateName(alloc.state));
+  row.token = alloc.token;
+  row.slots = alloc.slots;
+  row.start_time = alloc.queued_at;
+  for (const auto& res : alloc.resources) {
+    if (row.agent_id.empty()) row.agent_id = res.agent_id;
+    row.resources.push_back({{"agentId", res.agent_id}, {"slotIds", res.slot_ids}});
+  }
+  return row;
+}
+
+store::TaskLogRow Master::MasterLogRow(int64_t trial_id, const std::string& task_id,
+                                       const std::string& message) const {
+  store::TaskLogRow r;
+  r.trial_id = trial_id;
+  r.task_id = task_id;
+  r.timestamp = Now();
+  r.level = "LOG_LEVEL_INFO";
+  r.stdtype = "stdout";
+  r.source = "master";
+  r.log = message + "\n";
+  return r;
+}
+
+std::string Master::SchedulingMessage(const TrialRuntime& trial, const AllocationRuntime& alloc) {
+  return "Scheduling Trial " + std::to_string(trial.id) + " (Experiment " +
+         std::to_string(trial.experiment_id) + ") (id: " + alloc.id + ")";
+}
+
+void Master::PublishAllocationLocked(TrialRuntime& trial,
+                                     std::unique_ptr<AllocationRuntime> alloc) {
+  auth_->RegisterAllocationToken(alloc->token, alloc->id, trial.id);
+  trial.allocation_id = alloc->id;
+  pending_.push_back(alloc->id);
+  allocations_[alloc->id] = std::move(alloc);
+  ScheduleLocked();
+}
+
+Status Master::RequestAllocationLocked(TrialRuntime& trial) {
+  return RequestAllocationsLocked({&trial});
+}
+
+Status Master::RequestAllocationsLocked(const std::vector<TrialRuntime*>& trials) {
+  store::DecisionWrites w;
+  std::vector<std::pair<TrialRuntime*, std::unique_ptr<AllocationRuntime>>> made;
+  for (TrialRuntime* t : trials) {
+    if (!t->allocation_id.empty()) continue;
+    auto alloc = NewAllocation(*experiments_.at(t->experiment_id), *t);
+    w.trials.push_back({t->id, std::nullopt, t->run_id, t->restarts, std::nullopt});
+    w.allocations.push_back(AllocationRowOf(*alloc));
+    w.logs.push_back(MasterLogRow(t->id, t->task_id, SchedulingMessage(*t, *alloc)));
+    made.emplace_back(t, std::move(alloc));
+  }
+  if (made.empty()) return Status::Ok();
+  if (Status st = store_->ApplyDecision(w).status(); !st.ok()) {
+    for (auto& [t, alloc] : made) t->run_id -= 1;
+    return st;
+  }
+  for (auto& [t, alloc] : made) {
+    PublishAllocationLocked(*t, std::move(alloc));
+    NotifyTrialLocked(t->id);
+  }
+  return Status::Ok();
+}
+
 void Master::ScheduleLocked() {
+  if (schedule_requested_) return;
+  schedule_requested_ = true;
+  cv_.notify_all();
+}
+
+void Master::SchedulingLoop() {
+  MutexLock lock(&mu_);
+  auto next_tick = std::chrono::steady_clock::now() + kTickInterval;
+  while (!stopping_) {
+    if (!schedule_requested_) cv_.wait_until(mu_, next_tick);
+    if (stopping_) break;
+    if (std::chrono::steady_clock::now() >= next_tick) {
+      TickLocked();
+      next_tick = std::chrono::steady_clock::now() + kTickInterval;
+    }
+    if (schedule_requested_) {
+      schedule_requested_ = false;
+      SchedulePassLocked();
+    }
+  }
+}
+
+void Master::SchedulePassLocked() {
   if (pending_.empty()) return;  // nothing waits: no start, and no reason to preempt
+  // With no agent in contact nothing can start and nothing runs to preempt: a queue of 20,000
+  // trials on an empty cluster costs no pass.
+  std::vector<AgentService::Agent> agents = agents_->List();
+  if (std::none_of(agents.begin(), agents.end(),
+                   [](const AgentService::Agent& a) { return a.connected; })) {
+    return;
+  }
   scheduler::ClusterSnapshot snap = SnapshotLocked();
   std::map<std::string, scheduler::ScheduleDecision> decisions =
       scheduler::ScheduleAll(config_.pools, snap);
@@ -166,15 +283,20 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
 
   json addrs = json::array();
   json slot_counts = json::array();
-  for (const auto& p : parts) {
-    addrs.push_back(agents_.at(p.agent_id)->address);
-    slot_counts.push_back(p.slot_ids.size());
+  std::string device = "cpu";
+  for (size_t rank = 0; rank < parts.size(); ++rank) {
+    std::optional<AgentService::Agent> agent = agents_->Find(parts[rank].agent_id);
+    if (!agent)
+      return Internal("allocation " + alloc.id + ": agent " + parts[rank].agent_id +
+                      " is not registered");
+    addrs.push_back(agent->address);
+    slot_counts.push_back(parts[rank].slot_ids.size());
+    if (rank > 0) continue;
+    for (const auto& s : agent->slots) {
+      if (s.value("type", "cpu") == "cuda") device = "cuda";
+    }
   }
   json env = json::object();
-  std::string device = "cpu";
-  for (const auto& s : agents_.at(parts[0].agent_id)->slots) {
-    if (s.value("type", "cpu") == "cuda") device = "cuda";
-  }
   AddConfigEnv(exp.config.defaulted, device, &env);
   env["DET_TASK_ID"] = alloc.task_id;
   env["DET_ALLOCATION_ID"] = alloc.id;
@@ -207,32 +329,27 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
     env["DET_LATEST_CHECKPOINT"] = trow.warm_start_checkpoint_uuid;
   }
 
-  alloc.state = AllocationRuntime::State::kAssigned;
-  alloc.resources.clear();
-  json stored = json::array();
-  for (const auto& p : parts) {
-    alloc.resources.push_back({p.agent_id, p.slot_ids});
-    stored.push_back({{"agentId", p.agent_id}, {"slotIds", p.slot_ids}});
-  }
-  DET_ASSIGN_OR_RETURN(store::AllocationRow row, store_->GetAllocation(alloc.id));
-  row.state = "ASSIGNED";
-  row.agent_id = parts[0].agent_id;
-  row.resources = stored;
-  DET_RETURN_IF_ERROR(store_->UpsertAllocation(row));
+  AllocationRuntime assigned_view = alloc;
+  assigned_view.state = AllocationRuntime::State::kAssigned;
+  assigned_view.resources.clear();
+  for (const auto& p : parts) assigned_view.resources.push_back({p.agent_id, p.slot_ids});
+  DET_RETURN_IF_ERROR(store_->UpsertAllocation(AllocationRowOf(assigned_view)));
+  alloc.state = assigned_view.state;
+  alloc.resources = std::move(assigned_view.resources);
   NotifyAllocationLocked(alloc.id);
   std::string where;
   for (size_t rank = 0; rank < parts.size(); ++rank) {
-    AgentRuntime& agent = *agents_.at(parts[rank].agent_id);
+    const std::string& agent_id = parts[rank].agent_id;
     json renv = env;
     renv["DET_RESOURCES_ID"] = ResourcesId(alloc, rank);
     renv["DET_CONTAINER_RANK"] = std::to_string(rank);
-    PushCommandLocked(agent, {{"type", "start"},
-                              {"allocationId", alloc.id},
-                              {"taskId", alloc.task_id},
-                              {"slotIds", parts[rank].slot_ids},
-                              {"entrypoint", exp.config.entrypoint},
-                              {"env", renv}});
-    where += (where.empty() ? "" : ", ") + agent.id;
+    agents_->Push(agent_id, {{"type", "start"},
+                             {"allocationId", alloc.id},
+                             {"taskId", alloc.task_id},
+                             {"slotIds", parts[rank].slot_ids},
+                             {"entrypoint", exp.config.entrypoint},
+                             {"env", renv}});
+    where += (where.empty() ? "" : ", ") + agent_id;
   }
   AppendMasterLogLocked(trial.id, trial.task_id,
                         "Trial " + std::to_string(trial.id) + " (Experiment " +
@@ -244,10 +361,7 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
 void Master::KillResourcesLocked(AllocationRuntime& alloc) {
   for (const auto& res : alloc.resources) {
     if (res.exited) continue;
-    auto it = agents_.find(res.agent_id);
-    if (it != agents_.end()) {
-      PushCommandLocked(*it->second, {{"type", "kill"}, {"allocationId", alloc.id}});
-    }
+    agents_->Push(res.agent_id, {{"type", "kill"}, {"allocationId", alloc.id}});
   }
 }
 
@@ -301,8 +415,8 @@ void Master::Rendezvous(const Principal& who, const std::string& allocation_id,
     if (all_started) {
       json addrs = json::array(), slots = json::array();
       for (const auto& res : alloc.resources) {
-        auto agent = agents_.find(res.agent_id);
-        addrs.push_back(agent != agents_.end() ? agent->second->address : "127.0.0.1");
+        std::optional<AgentService::Agent> agent = agents_->Find(res.agent_id);
+        addrs.push_back(agent ? agent->address : "127.0.0.1");
         slots.push_back(res.slot_ids.size());
       }
       reply(json{{"rendezvousInfo", {{"addresses", addrs}, {"rank", *rank}, {"slots", slots}}}});

@@ -28,42 +28,6 @@ Status CheckTrialAccess(const Principal& who, int64_t trial_id) {
 
 }  // namespace
 
-Status Master::RequestAllocationLocked(TrialRuntime& trial) {
-  if (!trial.allocation_id.empty()) return Status::Ok();
-  ExperimentRuntime& exp = *experiments_[trial.experiment_id];
-  trial.run_id += 1;
-  DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial.id));
-  row.run_id = trial.run_id;
-  row.restarts = trial.restarts;
-  DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
-  auto alloc = std::make_unique<AllocationRuntime>();
-  alloc->id = trial.task_id + "." + std::to_string(trial.run_id);
-  alloc->task_id = trial.task_id;
-  alloc->trial_id = trial.id;
-  alloc->slots = exp.config.resources.slots_per_trial;
-  alloc->token = NewToken();
-  auth_->RegisterAllocationToken(alloc->token, alloc->id, trial.id);
-  alloc->queued_at = Now();
-  store::AllocationRow ar;
-  ar.allocation_id = alloc->id;
-  ar.task_id = alloc->task_id;
-  ar.trial_id = trial.id;
-  ar.state = std::string(core::AllocationStateName(core::AllocationState::kPending));
-  ar.token = alloc->token;
-  ar.slots = alloc->slots;
-  ar.start_time = alloc->queued_at;
-  DET_RETURN_IF_ERROR(store_->UpsertAllocation(ar));
-  trial.allocation_id = alloc->id;
-  pending_.push_back(alloc->id);
-  AppendMasterLogLocked(trial.id, trial.task_id,
-                        "Scheduling Trial " + std::to_string(trial.id) + " (Experiment " +
-                            std::to_string(exp.id) + ") (id: " + alloc->id + ")");
-  allocations_[alloc->id] = std::move(alloc);
-  ScheduleLocked();
-  NotifyTrialLocked(trial.id);
-  return Status::Ok();
-}
-
 void Master::TerminateAllocationLocked(AllocationRuntime& alloc, bool graceful) {
   if (alloc.state == AllocationRuntime::State::kTerminated) return;
   if (alloc.state == AllocationRuntime::State::kPending) {
@@ -97,8 +61,7 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   pending_.erase(std::remove(pending_.begin(), pending_.end(), alloc.id), pending_.end());
   // Work the scheduler took back and had to kill is rescheduled like an infrastructure loss.
   if (alloc.released && alloc.kill_requested) infrastructure = true;
-  DET_ASSIGN_OR_RETURN(store::AllocationRow ar, store_->GetAllocation(alloc.id));
-  ar.state = std::string(core::AllocationStateName(core::AllocationState::kTerminated));
+  store::AllocationRow ar = AllocationRowOf(alloc);
   ar.end_time = Now();
   ar.exit_code = exit_code;
   ar.exit_reason = error;
@@ -142,13 +105,14 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
       searcher_exit(std::nullopt);
       break;
     case core::ExitDecision::kRestart:
-    case core::ExitDecision::kRescheduleFree: {
-      DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial.id));
-      row.restarts = trial.restarts;
-      DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
-    }
+    case core::ExitDecision::kRescheduleFree:
       if (exp.state == RunState::kActive && trial.state == RunState::kActive) {
+        // The new run's write carries the restart count.
         DET_RETURN_IF_ERROR(RequestAllocationLocked(trial));
+      } else {
+        store::DecisionWrites w;
+        w.trials.push_back({trial.id, std::nullopt, trial.run_id, trial.restarts, std::nullopt});
+        DET_RETURN_IF_ERROR(store_->ApplyDecision(w).status());
       }
       break;
     case core::ExitDecision::kError:
@@ -467,15 +431,7 @@ Status Master::AddTaskLogs(const Principal& who, std::vector<store::TaskLogRow> 
 
 void Master::AppendMasterLogLocked(int64_t trial_id, const std::string& task_id,
                                    const std::string& message) {
-  store::TaskLogRow r;
-  r.trial_id = trial_id;
-  r.task_id = task_id;
-  r.timestamp = Now();
-  r.level = "LOG_LEVEL_INFO";
-  r.stdtype = "stdout";
-  r.source = "master";
-  r.log = message + "\n";
-  Status st = store_->AddTaskLogs({r});
+  Status st = store_->AddTaskLogs({MasterLogRow(trial_id, task_id, message)});
   if (!st.ok()) spdlog::warn("cannot store master log line: {}", st.ToString());
   waiters_->Notify("logs:" + std::to_string(trial_id));
 }

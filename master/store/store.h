@@ -264,6 +264,7 @@ struct ExperimentSummaryRow {
   std::optional<int64_t> best_trial_id;
 };
 
+struct DecisionWrites;  // master/store/decision_writes.h
 
 class Store {
  public:
@@ -488,6 +489,10 @@ class Store {
                                                        int64_t start_batches,
                                                        int64_t end_batches,
                                                        int64_t max_points) = 0;
+
+  // sched: decisions written in one transaction (master/store/decision_writes.h).
+  // Applies every write of `writes` or none; returns the ids of its new trials, in order.
+  virtual Result<std::vector<int64_t>> ApplyDecision(const DecisionWrites& writes) = 0;
 };
 
 }  // namespace det::master::store

@@ -177,6 +177,9 @@ class SqliteStore : public Store {
                                                int64_t start_batches, int64_t end_batches,
                                                int64_t max_points) override;
 
+  // sched (sqlite_store_sched.cc).
+  Result<std::vector<int64_t>> ApplyDecision(const DecisionWrites& writes) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.

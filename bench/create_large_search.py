@@ -1,0 +1,123 @@
+"""Creating a large search: a random search of 20,000 trials (max_concurrent_trials 20,000) on a
+master with no agents, so every trial is queued. Measures the create request's answer time
+against the same create with max_trials 1 (the baseline, same run), and the latency of
+GET /api/v1/experiments?limit=10 from another client while the large create runs against its
+latency on the idle master. Then the time to page the experiment's trials and to describe it."""
+
+import json
+import os
+import statistics
+import threading
+import time
+import urllib.request
+
+from bench_cluster import Cluster, wait_for
+
+TRIALS = int(os.environ.get("DET_BENCH_TRIALS", "20000"))
+CONFIG = """name: large-search
+entrypoint: python3 train.py
+hyperparameters: {{x: {{type: double, minval: 0, maxval: 1}}}}
+searcher: {{name: random, metric: loss, max_trials: {n}, max_concurrent_trials: {n},
+           max_length: {{batches: 10}}}}
+"""
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def create(cluster: Cluster, trials: int) -> (float, int):
+    body = {
+        "config": CONFIG.format(n=trials),
+        "activate": True,
+        "modelDefinition": [{"path": "train.py", "type": 48, "content": "", "mode": 420}],
+    }
+    seconds, out = timed(lambda: cluster.request("POST", "/api/v1/experiments", body))
+    return seconds, out["experiment"]["id"]
+
+
+READ_LIMIT = 60  # seconds: reads of the large experiment that take longer are reported so
+
+
+def bounded(fn) -> str:
+    """How long `fn` took, or that it did not finish within READ_LIMIT seconds."""
+    result = {}
+    worker = threading.Thread(target=lambda: result.update(out=timed(fn)), daemon=True)
+    worker.start()
+    worker.join(READ_LIMIT)
+    if "out" not in result:
+        return f"no answer within {READ_LIMIT} s"
+    return ms(result["out"][0])
+
+
+def list_latencies(cluster: Cluster, stop: threading.Event, out: list) -> None:
+    """GET /api/v1/experiments?limit=10 in a loop on its own connection until `stop`."""
+    req = urllib.request.Request(cluster.url + "/api/v1/experiments?limit=10")
+    req.add_header("Authorization", f"Bearer {cluster.token()}")
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        with urllib.request.urlopen(req, timeout=120) as resp:
+            json.loads(resp.read())
+        out.append(time.perf_counter() - t0)
+
+
+def sample_idle(cluster: Cluster, seconds: float) -> list:
+    stop, out = threading.Event(), []
+    t = threading.Thread(target=list_latencies, args=(cluster, stop, out))
+    t.start()
+    time.sleep(seconds)  # a fixed sampling window, not synchronisation
+    stop.set()
+    t.join()
+    return out
+
+
+def ms(x: float) -> str:
+    return f"{x * 1000:.1f} ms"
+
+
+def main() -> None:
+    cluster = Cluster(agents=0, slots=1)
+    cluster.up()
+    try:
+        cluster.token()
+        base_seconds, base_id = create(cluster, 1)
+        idle = sample_idle(cluster, 2.0)
+
+        stop, during = threading.Event(), []
+        poller = threading.Thread(target=list_latencies, args=(cluster, stop, during))
+        poller.start()
+        wait_for(lambda: len(during) >= 3, 30, "the list client to start")
+        big_seconds, big_id = create(cluster, TRIALS)
+        # The answer is not the end of the work: every trial must be queued and listed.
+        exp = cluster.experiment(big_id)
+        stop.set()
+        poller.join()
+        assert exp["numTrials"] == TRIALS, exp["numTrials"]
+
+        queued = len(cluster.request("GET", "/api/v1/tasks")["allocationIdToSummary"])
+        assert queued >= TRIALS, f"{queued} allocations queued"
+        page_seconds = bounded(lambda: cluster.request(
+            "GET", f"/api/v1/experiments/{big_id}/trials?limit=100&offset={TRIALS - 100}"))
+        describe_seconds = bounded(lambda: cluster.det(
+            "experiment", "describe", str(big_id), "--json", timeout=READ_LIMIT))
+
+        print(f"create, random search of 1 trial (baseline): {ms(base_seconds)}")
+        print(f"create, random search of {TRIALS} trials, none placed: {ms(big_seconds)} "
+              f"(ratio to baseline: {big_seconds / base_seconds:.1f}x)")
+        print(f"GET /api/v1/experiments?limit=10 on the idle master (baseline): "
+              f"p50 {ms(statistics.median(idle))}, max {ms(max(idle))}, {len(idle)} requests")
+        print(f"GET /api/v1/experiments?limit=10 during the create: "
+              f"p50 {ms(statistics.median(during))}, max {ms(max(during))}, {len(during)} requests "
+              f"(ratio of max to the idle max: {max(during) / max(idle):.1f}x)")
+        print(f"GET one page of 100 of its {TRIALS} trials: {page_seconds}; "
+              f"det experiment describe --json: {describe_seconds}; "
+              f"{queued} allocations queued")
+        cluster.request("POST", f"/api/v1/experiments/{base_id}/kill")
+    finally:
+        cluster.cleanup()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+// A large search through the Master over a real SQLite store: its trials and the allocations
+// that queue them are stored as one decision, survive a restart without being created twice,
+// and are placed and stopped in batches.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "common/test_dir.h"
+#include "master/server/master.h"
+#include "master/store/sqlite/sqlite_store.h"
+
+namespace det::master::server {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int kTrials = 500;
+
+class LargeSearchTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = det::testing::FreshTestDir("det-large-search-"); }
+  void TearDown() override {
+    if (master_) master_->Stop();
+    master_.reset();
+    fs::remove_all(dir_);
+  }
+
+  std::unique_ptr<store::Store> OpenStore() {
+    auto opened = store::SqliteStore::Open((dir_ / "determined.db").string());
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    return std::move(opened).value();
+  }
+
+  void StartMaster() {
+    MasterConfig config;
+    config.data_dir = dir_.string();
+    ASSERT_TRUE(FinalizeMasterConfig(&config).ok());
+    master_ = std::make_unique<Master>(config, OpenStore(), &clock_);
+    Status st = master_->Start();
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
+  int64_t CreateLargeSearch() {
+    CreateExperimentRequest req;
+    req.config_yaml =
+        "entrypoint: python3 train.py\n"
+        "hyperparameters: {x: {type: double, minval: 0, maxval: 1}}\n"
+        "searcher: {name: random, metric: loss, max_trials: " +
+        std::to_string(kTrials) + ", max_concurrent_trials: " + std::to_string(kTrials) +
+        ",\n           max_length: {batches: 10}}\n";
+    Principal who;
+    who.user_id = 1;
+    who.username = "admin";
+    who.admin = true;
+    auto created = master_->CreateExperiment(req, who);
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    return created.ok() ? created->experiment->id : 0;
+  }
+
+  std::map<std::string, int> AllocationStates() {
+    std::map<std::string, int> out;
+    for (const AllocationSummaryView& a : master_->ListAllocations()) out[a.state]++;
+    return out;
+  }
+
+  fs::path dir_;
+  FakeClock clock_;
+  std::unique_ptr<Master> master_;
+};
+
+TEST_F(LargeSearchTest, EveryTrialIsStoredAndQueuedOnceAcrossARestart) {
+  StartMaster();
+  int64_t exp_id = CreateLargeSearch();
+  ASSERT_GT(exp_id, 0);
+  auto exp = master_->GetExperiment(exp_id);
+  ASSERT_TRUE(exp.ok());
+  EXPECT_EQ(exp->row.state, "ACTIVE");
+  EXPECT_EQ(exp->num_trials, kTrials);
+  EXPECT_EQ(AllocationStates(), (std::map<std::string, int>{{"STATE_PENDING", kTrials}}));
+  auto open = OpenStore()->ListOpenAllocations();
+  ASSERT_TRUE(open.ok());
+  ASSERT_EQ(open->size(), static_cast<size_t>(kTrials));
+  std::map<int64_t, int> per_trial;
+  for (const store::AllocationRow& a : *open) per_trial[a.trial_id]++;
+  EXPECT_EQ(per_trial.size(), static_cast<size_t>(kTrials)) << "one allocation per trial";
+  EXPECT_EQ(per_trial.count(0), 0u) << "every allocation names its stored trial";
+
+  master_->Stop();
+  master_.reset();
+  StartMaster();
+  exp = master_->GetExperiment(exp_id);
+  ASSERT_TRUE(exp.ok());
+  EXPECT_EQ(exp->num_trials, kTrials) << "a restore creates no trial twice";
+  EXPECT_EQ(AllocationStates(), (std::map<std::string, int>{{"STATE_PENDING", kTrials}}));
+  open = OpenStore()->ListOpenAllocations();
+  ASSERT_TRUE(open.ok());
+  EXPECT_EQ(open->size(), static_cast<size_t>(kTrials)) << "nor queues a trial twice";
+}
+
+TEST_F(LargeSearchTest, AnAgentGetsWorkInItsRegistrationAndAKillEndsTheQueue) {
+  StartMaster();
+  int64_t exp_id = CreateLargeSearch();
+  json agent = {{"slots", {{{"id", 0}, {"type", "cpu"}}, {{"id", 1}, {"type", "cpu"}}}}};
+  ASSERT_TRUE(master_->RegisterAgent("a1", agent).ok());
+  // The registration ran the scheduling pass it asked for: two trials are placed already.
+  EXPECT_EQ(AllocationStates(), (std::map<std::string, int>{{"STATE_ASSIGNED", 2},
+                                                            {"STATE_PENDING", kTrials - 2}}));
+  std::optional<Result<json>> polled;
+  master_->PollCommands("a1", 0, 0, [&](Result<json> r) { polled.emplace(std::move(r)); });
+  ASSERT_TRUE(polled.has_value()) << "a poll with commands waiting answers at once";
+  ASSERT_TRUE(polled->ok()) << polled->status().ToString();
+  ASSERT_EQ((**polled)["commands"].size(), 2u);
+  EXPECT_EQ((**polled)["commands"][0]["type"], "start");
+
+  ASSERT_TRUE(master_->KillExperiment(exp_id).ok());
+  std::map<std::string, int> states;
+  auto trials = OpenStore()->ListTrials(exp_id);
+  ASSERT_TRUE(trials.ok());
+  for (const store::TrialRow& t : *trials) states[t.state]++;
+  EXPECT_EQ(states, (std::map<std::string, int>{{"CANCELED", kTrials - 2},
+                                                {"STOPPING_KILLED", 2}}))
+      << "queued trials end at once; the two running ones are being killed";
+  EXPECT_EQ(AllocationStates(), (std::map<std::string, int>{{"STATE_ASSIGNED", 2}}));
+}
+
+}  // namespace
+}  // namespace det::master::server

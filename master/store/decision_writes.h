@@ -1,0 +1,57 @@
+#pragma once
+// DecisionWrites: the rows one decision of the master changes (a searcher's batch of actions, a
+// scheduling pass, an allocation's exit), applied by Store::ApplyDecision in one transaction so
+// a crash leaves either all of them or none. Each write names the fields it sets; nothing is
+// read back and rewritten (the runtime holds what it needs).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "master/store/store.h"
+
+namespace det::master::store {
+
+// The lifecycle fields of an existing trial row; others (metrics, runner state) are untouched.
+struct TrialRunWrite {
+  int64_t trial_id = 0;
+  std::optional<std::string> state;  // unchanged when unset
+  int64_t run_id = 0;
+  int64_t restarts = 0;
+  std::optional<int64_t> end_time;  // unchanged when unset
+};
+
+// A trial the searcher created, with the allocation that queues it for slots, if any. The store
+// assigns the trial's id and writes it into the allocation's trial_id.
+struct NewTrialWrite {
+  TrialRow trial;
+  std::optional<AllocationRow> first_allocation;
+};
+
+struct ExperimentStateWrite {
+  int64_t id = 0;
+  std::string state;
+  std::optional<int64_t> end_time;
+};
+
+struct ExperimentProgressWrite {
+  int64_t id = 0;
+  double progress = 0;
+};
+
+struct DecisionWrites {
+  std::vector<NewTrialWrite> new_trials;
+  std::vector<TrialRunWrite> trials;
+  std::vector<AllocationRow> allocations;  // upserts, after the new trials
+  std::optional<ExperimentStateWrite> experiment_state;
+  std::optional<ExperimentProgressWrite> experiment_progress;
+  std::vector<TaskLogRow> logs;  // of existing trials
+
+  bool empty() const {
+    return new_trials.empty() && trials.empty() && allocations.empty() && !experiment_state &&
+           !experiment_progress && logs.empty();
+  }
+};
+
+}  // namespace det::master::store

@@ -1,0 +1,125 @@
+// Store::ApplyDecision: a decision's rows are written together or not at all.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/test_dir.h"
+#include "master/store/decision_writes.h"
+#include "master/store/sqlite/sqlite_store.h"
+
+namespace det::master::store {
+namespace {
+
+class DecisionWritesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = det::testing::FreshTestDir("det_store_sched_test_");
+    auto s = SqliteStore::Open((dir_ / "det.db").string());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+    ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
+    ExperimentRow e;
+    e.state = "PAUSED";
+    e.config = {{"name", "x"}};
+    e.owner_id = 1;
+    e.job_id = "job";
+    auto id = store_->InsertExperiment(e, "tgz");
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    exp_id_ = *id;
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  NewTrialWrite NewTrial(const std::string& request_id, bool with_allocation) {
+    NewTrialWrite w;
+    w.trial.experiment_id = exp_id_;
+    w.trial.request_id = request_id;
+    w.trial.hparams = {{"x", 1}};
+    w.trial.state = "ACTIVE";
+    w.trial.run_id = 1;
+    w.trial.task_id = std::to_string(exp_id_) + "." + request_id;
+    if (with_allocation) {
+      AllocationRow a;
+      a.allocation_id = w.trial.task_id + ".1";
+      a.task_id = w.trial.task_id;
+      a.state = "PENDING";
+      a.token = "tok-" + request_id;
+      a.slots = 1;
+      w.first_allocation = a;
+    }
+    return w;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Store> store_;
+  int64_t exp_id_ = 0;
+};
+
+TEST_F(DecisionWritesTest, NewTrialsGetIdsInOrderAndTheirAllocationsPointAtThem) {
+  DecisionWrites w;
+  for (int i = 0; i < 100; ++i) w.new_trials.push_back(NewTrial("r" + std::to_string(i), i % 2));
+  w.experiment_state = ExperimentStateWrite{exp_id_, "ACTIVE", std::nullopt};
+  w.experiment_progress = ExperimentProgressWrite{exp_id_, 0.25};
+  auto ids = store_->ApplyDecision(w);
+  ASSERT_TRUE(ids.ok()) << ids.status().ToString();
+  ASSERT_EQ(ids->size(), 100u);
+  for (size_t i = 1; i < ids->size(); ++i) EXPECT_LT((*ids)[i - 1], (*ids)[i]);
+  EXPECT_EQ(*store_->CountTrials(exp_id_), 100);
+  auto t = store_->GetTrial((*ids)[7]);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->request_id, "r7");
+  auto a = store_->GetAllocation(t->task_id + ".1");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->trial_id, (*ids)[7]);
+  EXPECT_FALSE(store_->GetAllocation(std::to_string(exp_id_) + ".r6.1").ok());
+  auto e = store_->GetExperiment(exp_id_);
+  EXPECT_EQ(e->state, "ACTIVE");
+  EXPECT_DOUBLE_EQ(e->progress, 0.25);
+}
+
+TEST_F(DecisionWritesTest, TrialRunWriteSetsOnlyItsFields) {
+  DecisionWrites create;
+  create.new_trials.push_back(NewTrial("r", false));
+  auto ids = store_->ApplyDecision(create);
+  ASSERT_TRUE(ids.ok());
+  int64_t id = ids->front();
+  TrialRow row = *store_->GetTrial(id);
+  row.runner_state = "validating";
+  ASSERT_TRUE(store_->UpdateTrial(row).ok());
+
+  DecisionWrites w;
+  w.trials.push_back(TrialRunWrite{id, std::nullopt, 3, 2, std::nullopt});
+  ASSERT_TRUE(store_->ApplyDecision(w).ok());
+  auto t = store_->GetTrial(id);
+  EXPECT_EQ(t->state, "ACTIVE");
+  EXPECT_EQ(t->run_id, 3);
+  EXPECT_EQ(t->restarts, 2);
+  EXPECT_FALSE(t->end_time.has_value());
+  EXPECT_EQ(t->runner_state, "validating") << "fields the write does not name stay";
+
+  w.trials = {TrialRunWrite{id, std::string("COMPLETED"), 3, 2, int64_t{99}}};
+  ASSERT_TRUE(store_->ApplyDecision(w).ok());
+  t = store_->GetTrial(id);
+  EXPECT_EQ(t->state, "COMPLETED");
+  EXPECT_EQ(t->end_time, 99);
+}
+
+TEST_F(DecisionWritesTest, AFailingWriteLeavesNothingOfItsDecision) {
+  DecisionWrites w;
+  w.new_trials.push_back(NewTrial("a", true));
+  w.new_trials.push_back(NewTrial("b", true));
+  w.experiment_state = ExperimentStateWrite{exp_id_, "ACTIVE", std::nullopt};
+  w.trials.push_back(TrialRunWrite{987654, std::string("ACTIVE"), 1, 0, std::nullopt});
+  auto ids = store_->ApplyDecision(w);
+  ASSERT_FALSE(ids.ok());
+  EXPECT_NE(ids.status().message().find("trial 987654"), std::string::npos)
+      << ids.status().ToString();
+  EXPECT_EQ(*store_->CountTrials(exp_id_), 0);
+  EXPECT_FALSE(store_->GetAllocation(std::to_string(exp_id_) + ".a.1").ok());
+  EXPECT_EQ(store_->GetExperiment(exp_id_)->state, "PAUSED");
+}
+
+}  // namespace
+}  // namespace det::master::store
