@@ -139,6 +139,12 @@ class SqliteStore : public Store {
   Status TouchUnmanagedTrial(int64_t trial_id, int64_t now) override;
   Result<std::vector<UnmanagedTrialRow>> ListSilentUnmanagedTrials(int64_t before) override;
 
+  // Searcher journal (sqlite_store_searcher.cc).
+  Status AppendSearcherEvent(int64_t experiment_id, int64_t seq,
+                             const std::string& record) override;
+  Result<std::vector<std::pair<int64_t, std::string>>> ListSearcherEvents(
+      int64_t experiment_id) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.
