@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   auto opened = det::master::store::SqliteStore::Open((dir / "determined.db").string());
   if (!opened.ok()) return 2;
   std::unique_ptr<det::master::store::Store> store = std::move(opened).value();
+  if (!store->EnsureBuiltinUsers(std::nullopt).ok()) return 2;  // the experiment's owner
   det::master::store::ExperimentRow row;
   row.state = "ACTIVE";
   row.config = cfg->defaulted;
