@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -75,6 +76,7 @@ int main(int argc, char** argv) {
   // The master's per-trial bookkeeping, kept the way it keeps it.
   std::vector<std::pair<std::string, SearcherTrialState>> states;
   std::unordered_map<std::string, size_t> index;
+  std::map<std::string, size_t> sorted;
   std::vector<size_t> runnable;
   std::deque<s::Action> queue;
   SearcherHeader header;
@@ -84,7 +86,10 @@ int main(int argc, char** argv) {
   auto persist = [&] {
     ++events;
     double t0 = CpuNow();
-    auto st = journal.Persist(*exp_id, searcher, header, states);
+    SearcherJournalService::Trials views;  // by request id, as the master's map iterates
+    views.reserve(states.size());
+    for (const auto& [rid, at] : sorted) views.emplace_back(rid, states[at].second);
+    auto st = journal.Persist(*exp_id, searcher, header, std::move(views));
     persist_cpu += CpuNow() - t0;
     if (!st.ok()) {
       std::fprintf(stderr, "persist: %s\n", st.ToString().c_str());
@@ -112,6 +117,7 @@ int main(int argc, char** argv) {
       queue.pop_front();
       if (auto* c = std::get_if<s::CreateAction>(&a)) {
         index[c->request_id] = states.size();
+        sorted[c->request_id] = states.size();
         states.emplace_back(c->request_id, SearcherTrialState{});
         absorb(searcher.TrialCreated(c->request_id));
         persist();

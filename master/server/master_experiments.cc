@@ -126,7 +126,7 @@ Status Master::SetTrialStateLocked(TrialRuntime& trial, RunState state) {
 
 // A journal record of what changed, or now and then a full snapshot (SearcherJournalService).
 Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
-  std::vector<std::pair<std::string, SearcherTrialState>> trials;
+  SearcherJournalService::Trials trials;  // by request id, as the map iterates
   trials.reserve(exp.trial_by_request.size());
   for (const auto& [rid, tid] : exp.trial_by_request) {
     const TrialRuntime& t = *trials_[tid];
@@ -142,7 +142,7 @@ Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
   if (exp.queue_position) header.queue_position = exp.queue_position->ToString();
   auto* journaled = dynamic_cast<searcher::JournaledSearcher*>(exp.searcher.get());
   if (journaled == nullptr) return Internal("experiment searcher is not journaled");
-  return searcher_journal_->Persist(exp.id, *journaled, header, trials);
+  return searcher_journal_->Persist(exp.id, *journaled, header, std::move(trials));
 }
 
 Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions) {

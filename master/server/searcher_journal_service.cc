@@ -75,11 +75,12 @@ bool SearcherHeader::operator==(const SearcherHeader& o) const {
   return initialized == o.initialized && same_shutdown && queue_position == o.queue_position;
 }
 
-Status SearcherJournalService::WriteFull(
-    int64_t experiment_id, searcher::JournaledSearcher& searcher, const SearcherHeader& header,
-    const std::vector<std::pair<std::string, SearcherTrialState>>& trials, Persisted& state) {
+Status SearcherJournalService::WriteFull(int64_t experiment_id,
+                                         searcher::JournaledSearcher& searcher,
+                                         const SearcherHeader& header, const Trials& trials,
+                                         Persisted& state) {
   json trial_snaps = json::object();
-  for (const auto& [rid, t] : trials) trial_snaps[rid] = t.ToJson();
+  for (const auto& [rid, t] : trials) trial_snaps[std::string(rid)] = t.ToJson();
   json snap = {{"searcher", searcher.Snapshot()}, {"trials", std::move(trial_snaps)}};
   ApplyHeader(HeaderJson(header), &snap);
   searcher.TakeEvents();  // the snapshot holds their effect
@@ -90,15 +91,19 @@ Status SearcherJournalService::WriteFull(
   state.full_bytes = static_cast<int64_t>(text.size());
   state.header = header;
   state.trials.clear();
-  for (const auto& [rid, t] : trials) state.trials.emplace(rid, t);
+  state.trials.reserve(trials.size());
+  for (const auto& [rid, t] : trials) state.trials.emplace_back(std::string(rid), t);
   stats_.full_snapshots++;
   stats_.full_bytes += state.full_bytes;
   return Status::Ok();
 }
 
-Status SearcherJournalService::Persist(
-    int64_t experiment_id, searcher::JournaledSearcher& searcher, const SearcherHeader& header,
-    const std::vector<std::pair<std::string, SearcherTrialState>>& trials) {
+Status SearcherJournalService::Persist(int64_t experiment_id, searcher::JournaledSearcher& searcher,
+                                       const SearcherHeader& header, Trials trials) {
+  auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(trials.begin(), trials.end(), by_id)) {
+    std::sort(trials.begin(), trials.end(), by_id);
+  }
   MutexLock lock(&mu_);
   auto it = experiments_.find(experiment_id);
   if (it == experiments_.end()) {
@@ -108,10 +113,15 @@ Status SearcherJournalService::Persist(
     return st;
   }
   Persisted& state = it->second;
+  // One merge of the two sorted lists: the trials that are new or differ.
   json changed = json::object();
+  bool added = false;
+  size_t old = 0;
   for (const auto& [rid, t] : trials) {
-    auto old = state.trials.find(rid);
-    if (old == state.trials.end() || !(old->second == t)) changed[rid] = t.ToJson();
+    while (old < state.trials.size() && std::string_view(state.trials[old].first) < rid) ++old;
+    bool known = old < state.trials.size() && std::string_view(state.trials[old].first) == rid;
+    added = added || !known;
+    if (!known || !(state.trials[old].second == t)) changed[std::string(rid)] = t.ToJson();
   }
   if (!searcher.HasEvents() && changed.empty() && header == state.header) return Status::Ok();
   json events = json::array();
@@ -133,9 +143,18 @@ Status SearcherJournalService::Persist(
   state.next_seq++;
   state.journal_bytes += bytes;
   state.header = header;
-  const json& changed_now = record["tr"];
-  for (auto t = changed_now.begin(); t != changed_now.end(); ++t) {
-    state.trials[t.key()] = SearcherTrialState::FromJson(*t);
+  if (added) {
+    // New trials: take the whole sorted list (rare next to events that change one trial).
+    state.trials.clear();
+    state.trials.reserve(trials.size());
+    for (auto& [rid, t] : trials) state.trials.emplace_back(std::string(rid), std::move(t));
+  } else {
+    const json& changed_now = record["tr"];
+    size_t at = 0;
+    for (auto t = changed_now.begin(); t != changed_now.end(); ++t) {  // ascending ids too
+      while (state.trials[at].first != t.key()) ++at;
+      state.trials[at].second = SearcherTrialState::FromJson(*t);
+    }
   }
   stats_.records++;
   stats_.record_bytes += bytes;
@@ -173,9 +192,9 @@ Result<SearcherJournalService::Loaded> SearcherJournalService::Load(
     loaded.records++;
   }
   state.header = HeaderFromSnapshot(loaded.snapshot);
-  const json& merged = loaded.snapshot["trials"];
+  const json& merged = loaded.snapshot["trials"];  // a JSON object iterates by ascending key
   for (auto t = merged.begin(); t != merged.end(); ++t) {
-    state.trials.emplace(t.key(), SearcherTrialState::FromJson(*t));
+    state.trials.emplace_back(t.key(), SearcherTrialState::FromJson(*t));
   }
   MutexLock lock(&mu_);
   experiments_[experiment_id] = std::move(state);

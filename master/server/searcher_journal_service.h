@@ -18,14 +18,16 @@
 //     overwritten record by record, the searcher events are returned in order to be replayed
 //     (JournaledSearcher::Replay) on the searcher restored from the snapshot's "searcher". Each
 //     record is one statement, so a kill -9 at any point leaves a prefix of whole records.
-//  4. The per-trial diff compares every trial of the experiment (a few words each) so no
-//     master code path has to declare what it changed.
+//  4. The per-trial diff compares every trial of the experiment (a few words each, one
+//     sequential merge of two lists sorted by request id) so no master code path has to declare
+//     what it changed.
 
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -74,11 +76,13 @@ class SearcherJournalService {
   explicit SearcherJournalService(store::Store* store) : SearcherJournalService(store, Options{}) {}
   SearcherJournalService(store::Store* store, Options options) : store_(store), options_(options) {}
 
-  // Persists the experiment's searcher state (rule 1 / 2). `trials` holds every trial.
+  // Every trial of an experiment by request id, ascending (as a std::map iterates).
+  using Trials = std::vector<std::pair<std::string_view, SearcherTrialState>>;
+
+  // Persists the experiment's searcher state (rule 1 / 2). `trials` holds every trial, sorted
+  // by request id (it is sorted here when it is not).
   Status Persist(int64_t experiment_id, searcher::JournaledSearcher& searcher,
-                 const SearcherHeader& header,
-                 const std::vector<std::pair<std::string, SearcherTrialState>>& trials)
-      EXCLUDES(mu_);
+                 const SearcherHeader& header, Trials trials) EXCLUDES(mu_);
 
   // Reads the experiment's journal and merges it into `stored_snapshot` (rule 3); remembers
   // what is persisted so the next Persist appends to it.
@@ -95,13 +99,12 @@ class SearcherJournalService {
     int64_t journal_bytes = 0;
     int64_t full_bytes = 0;
     SearcherHeader header;
-    std::map<std::string, SearcherTrialState> trials;
+    std::vector<std::pair<std::string, SearcherTrialState>> trials;  // sorted by request id
   };
 
   Status WriteFull(int64_t experiment_id, searcher::JournaledSearcher& searcher,
-                   const SearcherHeader& header,
-                   const std::vector<std::pair<std::string, SearcherTrialState>>& trials,
-                   Persisted& state) REQUIRES(mu_);
+                   const SearcherHeader& header, const Trials& trials, Persisted& state)
+      REQUIRES(mu_);
 
   store::Store* store_;
   Options options_;

@@ -22,6 +22,14 @@ constexpr char kConfig[] =
     "hyperparameters: {x: {type: double, minval: 0, maxval: 1}}\n"
     "searcher: {name: random, metric: loss, max_trials: 3, max_length: {batches: 10}}\n";
 
+// The service's view of the trials (as the master builds it from its map).
+SearcherJournalService::Trials Views(
+    const std::vector<std::pair<std::string, SearcherTrialState>>& trials) {
+  SearcherJournalService::Trials views;
+  for (const auto& [rid, t] : trials) views.emplace_back(rid, t);
+  return views;
+}
+
 class SearcherJournalServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -95,7 +103,7 @@ TEST_F(SearcherJournalServiceTest, FirstPersistIsFullThenOneRecordPerChange) {
   std::vector<std::pair<std::string, SearcherTrialState>> trials;
   std::vector<searcher::Action> created = searcher_->InitialOperations();
   ASSERT_EQ(created.size(), 3u);
-  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, trials).ok());
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
   EXPECT_EQ(journal.stats().full_snapshots, 1);
   EXPECT_EQ(JournalRows(), 0u);
 
@@ -105,12 +113,12 @@ TEST_F(SearcherJournalServiceTest, FirstPersistIsFullThenOneRecordPerChange) {
     for (const auto& v : searcher_->TrialCreated(c.request_id)) {
       trials.back().second.ops.push_back(std::get<searcher::ValidateAfterAction>(v).length);
     }
-    ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, trials).ok());
+    ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
   }
   EXPECT_EQ(JournalRows(), 3u);
   EXPECT_EQ(journal.stats().full_snapshots, 1);
   // Nothing changed: nothing written.
-  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, trials).ok());
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
   EXPECT_EQ(JournalRows(), 3u);
 
   // A completion changes one trial: its record carries that trial only.
@@ -118,7 +126,7 @@ TEST_F(SearcherJournalServiceTest, FirstPersistIsFullThenOneRecordPerChange) {
   trials[1].second.completed_op = 10;
   auto actions = searcher_->ValidationCompleted(trials[1].first, 0.5, 10);
   ASSERT_TRUE(actions.ok());
-  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, trials).ok());
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
   auto rows = store_->ListSearcherEvents(exp_id_);
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 4u);
@@ -139,7 +147,7 @@ TEST_F(SearcherJournalServiceTest, JournalPastTheSnapshotSizeBecomesAFullSnapsho
   SearcherHeader header;
   header.initialized = true;
   std::vector<std::pair<std::string, SearcherTrialState>> trials;
-  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, trials).ok());
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
   std::vector<searcher::Action> created = searcher_->InitialOperations();
   size_t max_rows = 0;
   for (int round = 0; round < 40; ++round) {
@@ -148,7 +156,7 @@ TEST_F(SearcherJournalServiceTest, JournalPastTheSnapshotSizeBecomesAFullSnapsho
       searcher_->SetTrialProgress(c.request_id, round);
     }
     header.initialized = round % 2 == 0;  // the header changes too
-    ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, trials).ok());
+    ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
     max_rows = std::max(max_rows, JournalRows());
     SearcherJournalService restarted(store_.get());
     SearcherHeader restored_header;
@@ -164,15 +172,15 @@ TEST_F(SearcherJournalServiceTest, AFailedAppendMakesTheNextPersistFull) {
   SearcherJournalService journal(store_.get());
   SearcherHeader header;
   std::vector<std::pair<std::string, SearcherTrialState>> trials;
-  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, trials).ok());
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
   searcher_->InitialOperations();
   // Another writer took the next sequence number: the append fails and its events are lost
   // from the journal.
   ASSERT_TRUE(store_->AppendSearcherEvent(exp_id_, 0, "{}").ok());
   header.initialized = true;
-  EXPECT_FALSE(journal.Persist(exp_id_, *searcher_, header, trials).ok());
+  EXPECT_FALSE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
   int64_t fulls = journal.stats().full_snapshots;
-  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, trials).ok());
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
   EXPECT_EQ(journal.stats().full_snapshots, fulls + 1);
   EXPECT_EQ(JournalRows(), 0u) << "the full snapshot truncated the journal";
   SearcherJournalService restarted(store_.get());
