@@ -19,11 +19,18 @@ AshaPromotionMethod::AshaPromotionMethod(int num_rungs, uint64_t max_length, dou
       max_trials_(max_trials),
       max_concurrent_trials_(max_concurrent_trials),
       smaller_is_better_(smaller_is_better),
-      rungs_(static_cast<size_t>(num_rungs)) {}
+      rungs_(static_cast<size_t>(num_rungs), Rung(divisor)) {}
+
+AshaPromotionMethod::Trial* AshaPromotionMethod::Find(const std::string& id) {
+  auto it = handles_.find(id);
+  return it == handles_.end() ? nullptr : &trials_[it->second];
+}
 
 void AshaPromotionMethod::CreateTrial(SearchContext& ctx, std::vector<Action>* actions) {
   CreateAction create = NewCreateAction(ctx.hparams, ctx.rng);
-  Trial& t = trials_[create.request_id];
+  auto [it, fresh] = handles_.emplace(create.request_id, static_cast<uint32_t>(trials_.size()));
+  if (fresh) trials_.push_back(Trial{.id = create.request_id});
+  Trial& t = trials_[it->second];
   t.rung = 0;
   t.awaiting = true;
   rungs_[0].outstanding++;
@@ -54,37 +61,36 @@ std::vector<Action> AshaPromotionMethod::InitialOperations(SearchContext& ctx) {
 
 std::vector<Action> AshaPromotionMethod::TrialCreated(SearchContext& ctx, const std::string& id) {
   std::vector<Action> actions;
-  auto it = trials_.find(id);
-  if (it == trials_.end() || !it->second.awaiting || it->second.exited) return actions;
-  actions.emplace_back(std::in_place_type<ValidateAfterAction>,
-                       ValidateAfterAction{.request_id = id,
-                                           .length = units_[static_cast<size_t>(it->second.rung)]});
+  Trial* t = Find(id);
+  if (t == nullptr || !t->awaiting || t->exited) return actions;
+  actions.emplace_back(
+      std::in_place_type<ValidateAfterAction>,
+      ValidateAfterAction{.request_id = id, .length = units_[static_cast<size_t>(t->rung)]});
   return actions;
 }
 
-std::vector<std::string> AshaPromotionMethod::Promotions(int rung, const std::string& id,
-                                                         double metric) {
-  std::vector<Entry>& entries = rungs_[static_cast<size_t>(rung)].entries;
-  auto old_promote = static_cast<size_t>(static_cast<double>(entries.size()) / divisor_);
-  auto pos = std::upper_bound(entries.begin(), entries.end(), metric,
-                              [](double m, const Entry& e) { return m < e.metric; });
-  auto idx = static_cast<size_t>(pos - entries.begin());
-  entries.insert(pos, Entry{id, metric, false});
-  auto new_promote = static_cast<size_t>(static_cast<double>(entries.size()) / divisor_);
-  if (idx < new_promote) {
-    entries[idx].promoted = true;
-    return {id};
+// Rule 3 on a ranking: with k = floor(n/d) before the insert and k' = floor((n+1)/d) after
+// (k' - k is 0 or 1 as d > 1), the newcomer's index is < k' exactly when it lands in the low
+// part, or at position k when k' = k + 1; the entry at position k is the high part's first.
+std::optional<uint32_t> AshaPromotionMethod::Promotions(int rung, uint32_t trial, double metric) {
+  RungRanking& ranking = rungs_[static_cast<size_t>(rung)].ranking;
+  size_t old_promote = ranking.split();
+  auto new_promote = static_cast<size_t>(static_cast<double>(ranking.size() + 1) / divisor_);
+  bool grows = new_promote != old_promote;
+  std::optional<uint32_t> promoted;
+  if (ranking.LandsInLow(metric) || (grows && ranking.LandsAtOrBeforeSplit(metric))) {
+    promoted = trial;
+  } else if (grows) {
+    uint32_t candidate = ranking.FirstHigh().trial;
+    if (trials_[candidate].rung <= rung) promoted = candidate;  // not promoted yet
   }
-  if (new_promote != old_promote && !entries[old_promote].promoted) {
-    entries[old_promote].promoted = true;
-    return {entries[old_promote].id};
-  }
-  return {};
+  ranking.Insert(metric, trial);
+  return promoted;
 }
 
-void AshaPromotionMethod::Promote(SearchContext& ctx, const std::string& id, double metric,
+void AshaPromotionMethod::Promote(SearchContext& ctx, uint32_t handle, double metric,
                                   std::vector<Action>* actions) {
-  Trial& t = trials_[id];
+  Trial& t = trials_[handle];
   int r = t.rung;
   Rung& rung = rungs_[static_cast<size_t>(r)];
   rung.outstanding--;
@@ -93,45 +99,41 @@ void AshaPromotionMethod::Promote(SearchContext& ctx, const std::string& id, dou
   bool added_training = false;
   int top = static_cast<int>(rungs_.size()) - 1;
   if (r == top) {
-    auto pos = std::upper_bound(rung.entries.begin(), rung.entries.end(), metric,
-                                [](double m, const Entry& e) { return m < e.metric; });
-    rung.entries.insert(pos, Entry{id, metric, false});
+    rung.ranking.Insert(metric, handle);
     if (!t.exited && !t.closed) {
-      actions->emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = id});
+      actions->emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = t.id});
     }
     Finish(t);
-  } else {
-    for (const std::string& pid : Promotions(r, id, metric)) {
-      Trial& p = trials_[pid];
-      p.rung = r + 1;
-      p.awaiting = true;
-      rungs_[static_cast<size_t>(r + 1)].outstanding++;
-      if (!p.exited) {
-        actions->emplace_back(
-            std::in_place_type<ValidateAfterAction>,
-            ValidateAfterAction{.request_id = pid, .length = units_[static_cast<size_t>(r + 1)]});
-        added_training = true;
-      } else {
-        Promote(ctx, pid, kWorstMetric, actions);
-      }
+  } else if (std::optional<uint32_t> pid = Promotions(r, handle, metric)) {
+    Trial& p = trials_[*pid];
+    p.rung = r + 1;
+    p.awaiting = true;
+    rungs_[static_cast<size_t>(r + 1)].outstanding++;
+    if (!p.exited) {
+      actions->emplace_back(
+          std::in_place_type<ValidateAfterAction>,
+          ValidateAfterAction{.request_id = p.id, .length = units_[static_cast<size_t>(r + 1)]});
+      added_training = true;
+    } else {
+      Promote(ctx, *pid, kWorstMetric, actions);
     }
   }
   int64_t all = static_cast<int64_t>(trials_.size()) - invalid_;
   if (!added_training && all < max_trials_) CreateTrial(ctx, actions);
-  if (static_cast<int64_t>(rungs_[0].entries.size()) >= max_trials_) CloseOut(actions);
+  if (static_cast<int64_t>(rungs_[0].ranking.size()) >= max_trials_) CloseOut(actions);
 }
 
 void AshaPromotionMethod::CloseOut(std::vector<Action>* actions) {
-  for (Rung& rung : rungs_) {
+  for (size_t r = 0; r < rungs_.size(); ++r) {
+    Rung& rung = rungs_[r];
     if (rung.outstanding > 0) break;
     if (rung.closed_out) continue;
     rung.closed_out = true;
-    for (const Entry& e : rung.entries) {
-      if (e.promoted) continue;
-      Trial& t = trials_[e.id];
-      if (t.closed) continue;
+    for (const RungRanking::Entry& e : rung.ranking.Sorted()) {
+      Trial& t = trials_[e.trial];
+      if (t.rung > static_cast<int>(r) || t.closed) continue;  // promoted, or done already
       if (!t.exited) {
-        actions->emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = e.id});
+        actions->emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = t.id});
       }
       Finish(t);
     }
@@ -143,24 +145,24 @@ Result<std::vector<Action>> AshaPromotionMethod::ValidationCompleted(SearchConte
                                                                      double metric,
                                                                      uint64_t length) {
   std::vector<Action> actions;
-  auto it = trials_.find(id);
-  if (it == trials_.end()) return NotFound("no trial with request id " + id);
-  Trial& t = it->second;
+  auto it = handles_.find(id);
+  if (it == handles_.end()) return NotFound("no trial with request id " + id);
+  Trial& t = trials_[it->second];
   if (!t.awaiting || t.exited || length != units_[static_cast<size_t>(t.rung)]) {
     return InvalidArgument("trial " + id + " owes no validation at length " +
                            std::to_string(length));
   }
-  Promote(ctx, id, smaller_is_better_ ? metric : -metric, &actions);
+  Promote(ctx, it->second, smaller_is_better_ ? metric : -metric, &actions);
   return actions;
 }
 
-std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx,
-                                                          const std::string& id,
+std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx, const std::string& id,
                                                           ExitedReason reason) {
   std::vector<Action> actions;
-  auto it = trials_.find(id);
-  if (it == trials_.end() || it->second.exited) return actions;
-  Trial& t = it->second;
+  auto it = handles_.find(id);
+  if (it == handles_.end() || trials_[it->second].exited) return actions;
+  uint32_t handle = it->second;
+  Trial& t = trials_[handle];
   if (reason == ExitedReason::kInvalidHp || reason == ExitedReason::kInitInvalidHp) {
     if (t.closed) {  // already finished: nothing left to undo
       t.exited = true;
@@ -174,12 +176,7 @@ std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx,
     ++invalid_;
     if (t.awaiting) rungs_[static_cast<size_t>(t.rung)].outstanding--;
     t.awaiting = false;
-    for (int r = 0; r <= t.rung; ++r) {
-      auto& entries = rungs_[static_cast<size_t>(r)].entries;
-      entries.erase(std::remove_if(entries.begin(), entries.end(),
-                                   [&](const Entry& e) { return e.id == id; }),
-                    entries.end());
-    }
+    for (int r = 0; r <= t.rung; ++r) rungs_[static_cast<size_t>(r)].ranking.Erase(handle);
     int64_t all = static_cast<int64_t>(trials_.size()) - invalid_;
     if (all < max_trials_) CreateTrial(ctx, &actions);
     return actions;
@@ -187,7 +184,7 @@ std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx,
   t.exited = true;
   if (t.closed) return actions;
   if (t.awaiting) {
-    Promote(ctx, id, kWorstMetric, &actions);
+    Promote(ctx, handle, kWorstMetric, &actions);
     if (!t.closed) Finish(t);
   } else {
     Finish(t);
@@ -196,12 +193,12 @@ std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx,
 }
 
 std::vector<Action> AshaPromotionMethod::TrialExited(SearchContext& ctx, const std::string& id) {
-  auto it = trials_.find(id);
-  if (it == trials_.end()) return std::vector<Action>();
-  if (!it->second.exited && !it->second.closed) {
+  Trial* t = Find(id);
+  if (t == nullptr) return std::vector<Action>();
+  if (!t->exited && !t->closed) {
     return TrialExitedEarly(ctx, id, ExitedReason::kUserRequestedStop);
   }
-  it->second.exited = true;
+  t->exited = true;
   return std::vector<Action>();
 }
 
@@ -212,20 +209,25 @@ double AshaPromotionMethod::Progress(const TrialUnits& units) const {
 
 nlohmann::json AshaPromotionMethod::Snapshot() const {
   json rungs = json::array();
-  for (const Rung& r : rungs_) {
+  for (size_t r = 0; r < rungs_.size(); ++r) {
     json entries = json::array();
-    for (const Entry& e : r.entries) entries.push_back(json::array({e.id, e.metric, e.promoted}));
+    for (const RungRanking::Entry& e : rungs_[r].ranking.Sorted()) {
+      const Trial& t = trials_[e.trial];
+      entries.push_back(json::array({t.id, e.metric, t.rung > static_cast<int>(r)}));
+    }
     rungs.push_back(json{{"entries", std::move(entries)},
-                         {"outstanding", r.outstanding},
-                         {"closed_out", r.closed_out}});
+                         {"outstanding", rungs_[r].outstanding},
+                         {"closed_out", rungs_[r].closed_out}});
   }
   json trials = json::object();
-  for (const auto& [id, t] : trials_) {
-    trials[id] = json::array({t.rung, t.awaiting, t.exited, t.closed, t.invalid, t.reached,
-                              t.counted_done});
+  for (const Trial& t : trials_) {
+    trials[t.id] =
+        json::array({t.rung, t.awaiting, t.exited, t.closed, t.invalid, t.reached, t.counted_done});
   }
-  return json{{"rungs", std::move(rungs)}, {"trials", std::move(trials)},
-              {"invalid", invalid_},        {"reached", reached_},
+  return json{{"rungs", std::move(rungs)},
+              {"trials", std::move(trials)},
+              {"invalid", invalid_},
+              {"reached", reached_},
               {"finished", finished_}};
 }
 
@@ -234,18 +236,12 @@ Status AshaPromotionMethod::Restore(const nlohmann::json& snapshot) {
   if (rungs.size() != rungs_.size()) {
     return InvalidArgument("invalid searcher snapshot: rung count differs from the config");
   }
-  std::vector<Rung> restored(rungs_.size());
-  for (size_t i = 0; i < rungs.size(); ++i) {
-    for (const json& e : rungs[i].at("entries")) {
-      restored[i].entries.push_back(
-          Entry{e.at(0).get<std::string>(), e.at(1).get<double>(), e.at(2).get<bool>()});
-    }
-    restored[i].outstanding = rungs[i].at("outstanding").get<int64_t>();
-    restored[i].closed_out = rungs[i].at("closed_out").get<bool>();
-  }
-  std::map<std::string, Trial> trials;
+  std::deque<Trial> trials;
+  std::unordered_map<std::string, uint32_t> handles;
+  // Handles in request-id order (the snapshot's); only lookups depend on them.
   for (const auto& [id, a] : snapshot.at("trials").items()) {
     Trial t;
+    t.id = id;
     t.rung = a.at(0).get<int>();
     t.awaiting = a.at(1).get<bool>();
     t.exited = a.at(2).get<bool>();
@@ -256,10 +252,27 @@ Status AshaPromotionMethod::Restore(const nlohmann::json& snapshot) {
     if (t.rung < 0 || t.rung >= static_cast<int>(rungs_.size())) {
       return InvalidArgument("invalid searcher snapshot: rung out of range");
     }
-    trials.emplace(id, t);
+    handles.emplace(id, static_cast<uint32_t>(trials.size()));
+    trials.push_back(std::move(t));
+  }
+  std::vector<Rung> restored(rungs_.size(), Rung(divisor_));
+  for (size_t i = 0; i < rungs.size(); ++i) {
+    std::vector<RungRanking::Entry> entries;
+    for (const json& e : rungs[i].at("entries")) {
+      auto h = handles.find(e.at(0).get<std::string>());
+      if (h == handles.end()) {
+        return InvalidArgument("invalid searcher snapshot: rung entry of unknown trial " +
+                               e.at(0).dump());
+      }
+      entries.push_back(RungRanking::Entry{.metric = e.at(1).get<double>(), .trial = h->second});
+    }
+    restored[i].ranking.Assign(entries);
+    restored[i].outstanding = rungs[i].at("outstanding").get<int64_t>();
+    restored[i].closed_out = rungs[i].at("closed_out").get<bool>();
   }
   rungs_ = std::move(restored);
   trials_ = std::move(trials);
+  handles_ = std::move(handles);
   invalid_ = snapshot.at("invalid").get<int64_t>();
   reached_ = snapshot.at("reached").get<int64_t>();
   finished_ = snapshot.at("finished").get<int64_t>();

@@ -27,14 +27,20 @@
 //     later, rule 3's recursion applies. (Determined inserted a second, worst entry for it.)
 //  8. Progress: each counted trial is worth 1/max_trials: half when it reports rung 0 (or
 //     finishes), half when it finishes (closed or exited). Invalid trials do not count.
+//
+// Cost: an event is O(log n) in the trials of a rung (RungRanking; an entry of rung r is
+// promoted exactly when its trial's rung is above r, so no flag is stored per entry) plus
+// hash lookups by request id; closing out a rung and snapshots sort a rung once.
 
 #include <cstdint>
-#include <map>
+#include <deque>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "master/searcher/rung_ranking.h"
 #include "master/searcher/search_method.h"
 
 namespace det::master::searcher {
@@ -58,31 +64,30 @@ class AshaPromotionMethod : public SearchMethod {
   const std::vector<uint64_t>& rung_units() const { return units_; }
 
  private:
-  struct Entry {
-    std::string id;
-    double metric = 0;
-    bool promoted = false;
-  };
   struct Rung {
-    std::vector<Entry> entries;  // ascending by metric
-    int64_t outstanding = 0;     // trials that owe this rung a validation
+    explicit Rung(double divisor)
+        : ranking(divisor, RungRanking::Ties::kNewcomerLast, RungRanking::Split::kFloor) {}
+    RungRanking ranking;      // ascending by metric; split at floor(n / divisor)
+    int64_t outstanding = 0;  // trials that owe this rung a validation
     bool closed_out = false;
   };
   struct Trial {
+    std::string id;
     int rung = 0;
-    bool awaiting = false;   // owes a validation at `rung`
-    bool exited = false;     // exited early (or its process ended)
-    bool closed = false;     // closed by the searcher or finished
+    bool awaiting = false;  // owes a validation at `rung`
+    bool exited = false;    // exited early (or its process ended)
+    bool closed = false;    // closed by the searcher or finished
     bool invalid = false;
-    bool reached = false;    // reported rung 0 (or finished)
+    bool reached = false;  // reported rung 0 (or finished)
     bool counted_done = false;
   };
 
   void CreateTrial(SearchContext& ctx, std::vector<Action>* actions);
-  void Promote(SearchContext& ctx, const std::string& id, double metric,
-               std::vector<Action>* actions);
-  std::vector<std::string> Promotions(int rung, const std::string& id, double metric);
+  void Promote(SearchContext& ctx, uint32_t trial, double metric, std::vector<Action>* actions);
+  // Inserts `trial` into rung `rung`; returns the trial promoted by it, if any.
+  std::optional<uint32_t> Promotions(int rung, uint32_t trial, double metric);
   void CloseOut(std::vector<Action>* actions);
+  Trial* Find(const std::string& id);
   void Finish(Trial& t);
   void Reach(Trial& t);
 
@@ -93,7 +98,9 @@ class AshaPromotionMethod : public SearchMethod {
   bool smaller_is_better_;
 
   std::vector<Rung> rungs_;
-  std::map<std::string, Trial> trials_;
+  // Creation order; handle = index. A deque: references stay valid while trials are created.
+  std::deque<Trial> trials_;
+  std::unordered_map<std::string, uint32_t> handles_;  // request id -> handle
   int64_t invalid_ = 0;
   int64_t reached_ = 0;   // valid trials that reported rung 0 or finished
   int64_t finished_ = 0;  // valid trials closed or exited

@@ -67,8 +67,7 @@ std::vector<Action> MethodSearcher::TrialCreated(const std::string& request_id) 
 }
 
 Result<std::vector<Action>> MethodSearcher::ValidationCompleted(const std::string& request_id,
-                                                                double metric,
-                                                                uint64_t length) {
+                                                                double metric, uint64_t length) {
   auto it = trials_.find(request_id);
   if (it == trials_.end()) return NotFound("no trial with request id " + request_id);
   TrialRecord& trial = it->second;
@@ -142,18 +141,15 @@ nlohmann::json MethodSearcher::Snapshot() const {
   json trials = json::object();
   for (const auto& [id, t] : trials_) {
     auto u = units_.find(id);
-    trials[id] = json{{"created", t.created},     {"closed", t.closed},
-                      {"done", t.done},           {"exited", t.exited},
-                      {"failed", t.failed},       {"canceled", t.canceled},
-                      {"pending", t.pending},
-                      {"units", u == units_.end() ? json(nullptr) : json(u->second)}};
+    trials[id] = json{
+        {"created", t.created}, {"closed", t.closed},
+        {"done", t.done},       {"exited", t.exited},
+        {"failed", t.failed},   {"canceled", t.canceled},
+        {"pending", t.pending}, {"units", u == units_.end() ? json(nullptr) : json(u->second)}};
   }
-  return json{{"version", kSnapshotVersion},
-              {"search_method_type", name_},
-              {"rand", rng_.Snapshot()},
-              {"initialized", initialized_},
-              {"shutdown", shutdown_},
-              {"trials", std::move(trials)},
+  return json{{"version", kSnapshotVersion},  {"search_method_type", name_},
+              {"rand", rng_.Snapshot()},      {"initialized", initialized_},
+              {"shutdown", shutdown_},        {"trials", std::move(trials)},
               {"method", method_->Snapshot()}};
 }
 
@@ -165,12 +161,12 @@ Status MethodSearcher::LoadSnapshot(const nlohmann::json& snapshot) {
     }
     std::string type = snapshot.at("search_method_type").get<std::string>();
     if (type != name_) {
-      return InvalidArgument("invalid searcher snapshot: it is for searcher '" + type +
-                             "', not '" + name_ + "'");
+      return InvalidArgument("invalid searcher snapshot: it is for searcher '" + type + "', not '" +
+                             name_ + "'");
     }
     auto rng = NpRand::TryFromSnapshot(snapshot.at("rand"));
     if (!rng) return InvalidArgument("invalid searcher snapshot: bad rand state");
-    std::map<std::string, TrialRecord> trials;
+    std::unordered_map<std::string, TrialRecord> trials;
     TrialUnits units;
     int64_t exited = 0;
     for (const auto& [id, t] : snapshot.at("trials").items()) {

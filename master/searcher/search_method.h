@@ -17,10 +17,10 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <string>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "common/status.h"
 #include "master/config/experiment_config.h"
@@ -38,7 +38,7 @@ struct SearchContext {
 };
 
 // Units trained so far per request id (the largest value reported or validated).
-using TrialUnits = std::map<std::string, double>;
+using TrialUnits = std::unordered_map<std::string, double>;
 
 class SearchMethod {
  public:
@@ -47,9 +47,8 @@ class SearchMethod {
   virtual std::vector<Action> InitialOperations(SearchContext& ctx) = 0;
   virtual std::vector<Action> TrialCreated(SearchContext& ctx, const std::string& id) = 0;
   // REQUIRES: `length` was a pending ValidateAfter of `id` (MethodSearcher checks it).
-  virtual Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx,
-                                                          const std::string& id, double metric,
-                                                          uint64_t length) = 0;
+  virtual Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, const std::string& id,
+                                                          double metric, uint64_t length) = 0;
   virtual Result<std::vector<Action>> ValidationMetricsReported(SearchContext& ctx,
                                                                 const std::string& id,
                                                                 const nlohmann::json& metrics) {

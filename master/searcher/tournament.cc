@@ -37,8 +37,7 @@ std::vector<Action> TournamentMethod::TrialCreated(SearchContext& ctx, const std
 
 Result<std::vector<Action>> TournamentMethod::ValidationCompleted(SearchContext& ctx,
                                                                   const std::string& id,
-                                                                  double metric,
-                                                                  uint64_t length) {
+                                                                  double metric, uint64_t length) {
   auto it = owner_.find(id);
   if (it == owner_.end()) return NotFound("no trial with request id " + id);
   DET_ASSIGN_OR_RETURN(std::vector<Action> actions,
@@ -78,7 +77,9 @@ double TournamentMethod::Progress(const TrialUnits& units) const {
 nlohmann::json TournamentMethod::Snapshot() const {
   json brackets = json::array();
   for (const auto& b : brackets_) brackets.push_back(b->Snapshot());
-  return json{{"brackets", std::move(brackets)}, {"owner", owner_}};
+  json owner = json::object();  // ordered by request id
+  for (const auto& [id, b] : owner_) owner[id] = b;
+  return json{{"brackets", std::move(brackets)}, {"owner", std::move(owner)}};
 }
 
 Status TournamentMethod::Restore(const nlohmann::json& snapshot) {
@@ -86,7 +87,7 @@ Status TournamentMethod::Restore(const nlohmann::json& snapshot) {
   if (brackets.size() != brackets_.size()) {
     return InvalidArgument("invalid searcher snapshot: bracket count differs from the config");
   }
-  auto owner = snapshot.at("owner").get<std::map<std::string, size_t>>();
+  auto owner = snapshot.at("owner").get<std::unordered_map<std::string, size_t>>();
   for (const auto& [id, b] : owner) {
     if (b >= brackets_.size()) return InvalidArgument("invalid searcher snapshot: bad bracket");
   }

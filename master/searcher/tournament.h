@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <string>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "master/searcher/search_method.h"
 
@@ -30,8 +30,7 @@ class TournamentMethod : public SearchMethod {
   std::vector<Action> TrialCreated(SearchContext& ctx, const std::string& id) override;
   Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, const std::string& id,
                                                   double metric, uint64_t length) override;
-  Result<std::vector<Action>> ValidationMetricsReported(SearchContext& ctx,
-                                                        const std::string& id,
+  Result<std::vector<Action>> ValidationMetricsReported(SearchContext& ctx, const std::string& id,
                                                         const nlohmann::json& metrics) override;
   std::vector<Action> TrialExitedEarly(SearchContext& ctx, const std::string& id,
                                        ExitedReason reason) override;
@@ -48,7 +47,7 @@ class TournamentMethod : public SearchMethod {
   std::vector<Action> Own(size_t bracket, std::vector<Action> actions);
 
   std::vector<std::unique_ptr<SearchMethod>> brackets_;
-  std::map<std::string, size_t> owner_;
+  std::unordered_map<std::string, size_t> owner_;
 };
 
 }  // namespace det::master::searcher

@@ -21,6 +21,7 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       auth_(std::make_unique<AuthService>(store_.get(), clock)),
       checkpoints_(std::make_unique<CheckpointService>(store_.get(), clock, config_.python,
                                                        config_.harness_dir)),
+      searcher_journal_(std::make_unique<SearcherJournalService>(store_.get())),
       waiters_(std::make_unique<Waiters>()),
       agents_(std::make_unique<AgentService>(clock, waiters_.get(), config_.agent_timeout_seconds)),
       profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)),

@@ -32,6 +32,7 @@
 #include "master/server/agent_service.h"
 #include "master/server/auth_service.h"
 #include "master/server/checkpoint_service.h"
+#include "master/server/searcher_journal_service.h"
 #include "master/server/log_buffer.h"
 #include "master/server/master_config.h"
 #include "master/server/metrics_service.h"
@@ -183,6 +184,8 @@ class Master {
   AuthService* auth() { return auth_.get(); }
   // The checkpoint registry, metadata, deletion and GC.
   CheckpointService* checkpoints() { return checkpoints_.get(); }
+  // Searcher snapshots and their journal.
+  SearcherJournalService* searcher_journal() { return searcher_journal_.get(); }
 
   // Experiments.
   Result<CreateExperimentResult> CreateExperiment(const CreateExperimentRequest& req,
@@ -374,6 +377,7 @@ class Master {
 
   std::unique_ptr<AuthService> auth_;
   std::unique_ptr<CheckpointService> checkpoints_;
+  std::unique_ptr<SearcherJournalService> searcher_journal_;
 
   Mutex mu_;
   std::condition_variable_any cv_;  // wakes the scheduling loop: a pass requested, or Stop

@@ -233,6 +233,7 @@ Status Master::DeleteExperiment(int64_t id) {
     }
     experiments_.erase(it);
   }
+  searcher_journal_->Forget(id);
   return checkpoints_->DeleteExperimentFiles(id, row.config);
 }
 

@@ -46,7 +46,7 @@ Result<CreateExperimentResult> Master::CreateExperiment(const CreateExperimentRe
 
   auto exp = std::make_unique<ExperimentRuntime>();
   exp->config = cfg;
-  exp->searcher = std::move(search).value();
+  exp->searcher = std::make_unique<searcher::JournaledSearcher>(std::move(search).value());
   exp->owner_id = who.user_id;
   exp->username = who.username;
   exp->job_id = row.job_id;
@@ -139,23 +139,25 @@ Status Master::SetTrialStatesLocked(const std::vector<TrialRuntime*>& trials, Ru
   return Status::Ok();
 }
 
+// A journal record of what changed, or now and then a full snapshot (SearcherJournalService).
 Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
-  json trials = json::object();
+  SearcherJournalService::Trials trials;  // by request id, as the map iterates
+  trials.reserve(exp.trial_by_request.size());
   for (const auto& [rid, tid] : exp.trial_by_request) {
     const TrialRuntime& t = *trials_[tid];
-    trials[rid] = {{"ops", json(std::vector<uint64_t>(t.ops.begin(), t.ops.end()))},
-                   {"completed_op", t.completed_op},
-                   {"closed", t.closed_by_searcher},
-                   {"exited_early", t.exited_early},
-                   {"searcher_exited", t.searcher_exited}};
+    trials.emplace_back(rid, SearcherTrialState{.ops = {t.ops.begin(), t.ops.end()},
+                                                .completed_op = t.completed_op,
+                                                .closed = t.closed_by_searcher,
+                                                .exited_early = t.exited_early,
+                                                .searcher_exited = t.searcher_exited});
   }
-  json snap = {
-      {"initialized", exp.initialized}, {"searcher", exp.searcher->Snapshot()}, {"trials", trials}};
-  if (exp.queue_position) snap["queue_position"] = exp.queue_position->ToString();
-  if (exp.shutdown) {
-    snap["shutdown"] = {{"cancel", exp.shutdown->cancel}, {"failure", exp.shutdown->failure}};
-  }
-  return store_->UpdateExperimentSnapshot(exp.id, snap);
+  SearcherHeader header;
+  header.initialized = exp.initialized;
+  header.shutdown = exp.shutdown;
+  if (exp.queue_position) header.queue_position = exp.queue_position->ToString();
+  auto* journaled = dynamic_cast<searcher::JournaledSearcher*>(exp.searcher.get());
+  if (journaled == nullptr) return Internal("experiment searcher is not journaled");
+  return searcher_journal_->Persist(exp.id, *journaled, header, std::move(trials));
 }
 
 Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions) {
@@ -423,32 +425,45 @@ Status Master::RestoreExperimentLocked(
   exp->owner_id = row.owner_id;
   exp->job_id = row.job_id;
   exp->submission_time = row.start_time;
-  if (row.snapshot.contains("queue_position")) {
+  // The stored full snapshot with its journal merged in; the journal's searcher events are
+  // replayed on the searcher restored from it below.
+  Result<SearcherJournalService::Loaded> journal = searcher_journal_->Load(row.id, row.snapshot);
+  if (!journal.ok()) {
+    spdlog::error("cannot restore experiment {}: {}", row.id, journal.status().ToString());
+    return store_->UpdateExperimentState(row.id, std::string(core::RunStateName(RunState::kError)),
+                                         Now());
+  }
+  const json& snapshot = journal->snapshot;
+  if (snapshot.contains("queue_position")) {
     Result<scheduler::QueuePosition> pos =
-        scheduler::QueuePosition::Parse(row.snapshot["queue_position"].get<std::string>());
+        scheduler::QueuePosition::Parse(snapshot["queue_position"].get<std::string>());
     if (pos.ok()) exp->queue_position = *pos;
   }
   Result<store::UserRow> owner = store_->GetUserById(row.owner_id);
   exp->username = owner.ok() ? owner->username : "";
   Result<config::ExperimentConfig> cfg = config::ExperimentConfigFromJson(row.config);
   Result<std::unique_ptr<searcher::Searcher>> search =
-      cfg.ok() ? (row.snapshot.contains("searcher")
-                      ? searcher::Searcher::Restore(*cfg, row.snapshot["searcher"])
+      cfg.ok() ? (snapshot.contains("searcher")
+                      ? searcher::Searcher::Restore(*cfg, snapshot["searcher"])
                       : searcher::Searcher::Create(*cfg))
                : Result<std::unique_ptr<searcher::Searcher>>(cfg.status());
+  if (search.ok()) {
+    Status replayed = searcher::JournaledSearcher::Replay(**search, journal->events);
+    if (!replayed.ok()) search = replayed;
+  }
   if (!search.ok()) {
     spdlog::error("cannot restore experiment {}: {}", row.id, search.status().ToString());
     return store_->UpdateExperimentState(row.id, std::string(core::RunStateName(RunState::kError)),
                                          Now());
   }
   exp->config = std::move(cfg).value();
-  exp->searcher = std::move(search).value();
-  exp->initialized = row.snapshot.value("initialized", false);
-  if (row.snapshot.contains("shutdown")) {
-    exp->shutdown = searcher::ShutdownAction{row.snapshot["shutdown"].value("cancel", false),
-                                             row.snapshot["shutdown"].value("failure", false)};
+  exp->searcher = std::make_unique<searcher::JournaledSearcher>(std::move(search).value());
+  exp->initialized = snapshot.value("initialized", false);
+  if (snapshot.contains("shutdown")) {
+    exp->shutdown = searcher::ShutdownAction{snapshot["shutdown"].value("cancel", false),
+                                             snapshot["shutdown"].value("failure", false)};
   }
-  const json trial_snaps = row.snapshot.value("trials", json::object());
+  const json trial_snaps = snapshot.value("trials", json::object());
   DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trows, store_->ListTrials(row.id));
   for (store::TrialRow& tr : trows) {
     auto t = std::make_unique<TrialRuntime>();

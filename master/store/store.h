@@ -298,6 +298,8 @@ class Store {
   virtual Status UpdateExperimentState(int64_t id, const std::string& state,
                                        std::optional<int64_t> end_time) = 0;
   virtual Status UpdateExperimentProgress(int64_t id, double progress) = 0;
+  // Replaces the full snapshot and drops the experiment's searcher journal (AppendSearcherEvent)
+  // in one transaction: the snapshot supersedes it.
   virtual Status UpdateExperimentSnapshot(int64_t id, const nlohmann::json& snapshot) = 0;
   virtual Status UpdateExperimentMeta(int64_t id, const nlohmann::json& config, bool archived,
                                       const std::string& notes) = 0;
@@ -493,6 +495,15 @@ class Store {
   // sched: decisions written in one transaction (master/store/decision_writes.h).
   // Applies every write of `writes` or none; returns the ids of its new trials, in order.
   virtual Result<std::vector<int64_t>> ApplyDecision(const DecisionWrites& writes) = 0;
+
+  // searcher: the journal of an experiment's searcher decisions since its last full snapshot
+  // (migration 0013; master/server/searcher_journal_service.h says what a record holds).
+  // Appends one record; `seq` orders the records (AlreadyExists when it is taken).
+  virtual Status AppendSearcherEvent(int64_t experiment_id, int64_t seq,
+                                     const std::string& record) = 0;
+  // The experiment's records in seq order.
+  virtual Result<std::vector<std::pair<int64_t, std::string>>> ListSearcherEvents(
+      int64_t experiment_id) = 0;
 };
 
 }  // namespace det::master::store

@@ -361,8 +361,19 @@ Status SqliteStore::UpdateExperimentProgress(int64_t id, double progress) {
 
 Status SqliteStore::UpdateExperimentSnapshot(int64_t id, const nlohmann::json& snapshot) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "UPDATE experiments SET snapshot = ? WHERE id = ?");
-  return s.Bind(1, snapshot.dump()).Bind(2, id).Run();
+  // One transaction: a kill -9 leaves either the old snapshot and its journal or the new one.
+  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  Status st = [&]() -> Status {
+    DET_PREPARE(s, "UPDATE experiments SET snapshot = ? WHERE id = ?");
+    DET_RETURN_IF_ERROR(s.Bind(1, snapshot.dump()).Bind(2, id).Run());
+    DET_PREPARE(d, "DELETE FROM searcher_events WHERE experiment_id = ?");
+    return d.Bind(1, id).Run();
+  }();
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return st;
+  }
+  return Exec("COMMIT");
 }
 
 Status SqliteStore::UpdateExperimentMeta(int64_t id, const nlohmann::json& config, bool archived,

@@ -180,6 +180,12 @@ class SqliteStore : public Store {
   // sched (sqlite_store_sched.cc).
   Result<std::vector<int64_t>> ApplyDecision(const DecisionWrites& writes) override;
 
+  // Searcher journal (sqlite_store_searcher.cc).
+  Status AppendSearcherEvent(int64_t experiment_id, int64_t seq,
+                             const std::string& record) override;
+  Result<std::vector<std::pair<int64_t, std::string>>> ListSearcherEvents(
+      int64_t experiment_id) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.

@@ -1,0 +1,116 @@
+#pragma once
+// SearcherJournalService: persists each experiment's searcher state (the searcher itself and
+// the master's per-trial searcher bookkeeping) as a full snapshot in experiments.snapshot plus
+// an append-only journal of small records (store table searcher_events), instead of a full
+// snapshot after every event (3.4 MB at 10,000 adaptive_asha trials).
+//
+// Rules:
+//  1. Persist appends ONE record per call: the searcher events recorded since the last call
+//     (JournaledSearcher), the per-trial states that differ from what was last persisted, and
+//     the experiment header (initialized, shutdown, queue position). A call that changes
+//     nothing writes nothing.
+//  2. It writes a full snapshot instead (UpdateExperimentSnapshot, which truncates the journal in
+//     the same transaction) when it knows nothing of the experiment yet (first call, or after a
+//     failed write: the events it took are only in the full snapshot now), or when the journal
+//     would pass max(full snapshot bytes, min_journal_bytes): bytes written per event stay about
+//     twice a record's, and a restore replays at most one snapshot's worth of journal.
+//  3. Load merges the journal into the stored snapshot: the header and per-trial states are
+//     overwritten record by record, the searcher events are returned in order to be replayed
+//     (JournaledSearcher::Replay) on the searcher restored from the snapshot's "searcher". Each
+//     record is one statement, so a kill -9 at any point leaves a prefix of whole records.
+//  4. The per-trial diff compares every trial of the experiment (a few words each, one
+//     sequential merge of two lists sorted by request id) so no master code path has to declare
+//     what it changed.
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/thread_annotations.h"
+#include "master/searcher/journaled_searcher.h"
+#include "master/store/store.h"
+
+namespace det::master::server {
+
+// The master's searcher bookkeeping for one trial (as in the snapshot's "trials").
+struct SearcherTrialState {
+  std::vector<uint64_t> ops;  // pending ValidateAfter lengths
+  uint64_t completed_op = 0;
+  bool closed = false;
+  bool exited_early = false;
+  bool searcher_exited = false;
+
+  bool operator==(const SearcherTrialState&) const = default;
+  nlohmann::json ToJson() const;
+  static SearcherTrialState FromJson(const nlohmann::json& j);
+};
+
+// The experiment-level fields persisted next to the searcher.
+struct SearcherHeader {
+  bool initialized = false;
+  std::optional<searcher::ShutdownAction> shutdown;
+  std::optional<std::string> queue_position;
+
+  bool operator==(const SearcherHeader& o) const;
+};
+
+class SearcherJournalService {
+ public:
+  struct Options {
+    int64_t min_journal_bytes = 64 * 1024;
+  };
+  struct Loaded {
+    nlohmann::json snapshot;             // the stored snapshot with the journal's changes
+    std::vector<nlohmann::json> events;  // to replay on the snapshot's searcher
+    int64_t records = 0;
+  };
+  struct Stats {
+    int64_t records = 0, record_bytes = 0, full_snapshots = 0, full_bytes = 0;
+  };
+
+  explicit SearcherJournalService(store::Store* store) : SearcherJournalService(store, Options{}) {}
+  SearcherJournalService(store::Store* store, Options options) : store_(store), options_(options) {}
+
+  // Every trial of an experiment by request id, ascending (as a std::map iterates).
+  using Trials = std::vector<std::pair<std::string_view, SearcherTrialState>>;
+
+  // Persists the experiment's searcher state (rule 1 / 2). `trials` holds every trial, sorted
+  // by request id (it is sorted here when it is not).
+  Status Persist(int64_t experiment_id, searcher::JournaledSearcher& searcher,
+                 const SearcherHeader& header, Trials trials) EXCLUDES(mu_);
+
+  // Reads the experiment's journal and merges it into `stored_snapshot` (rule 3); remembers
+  // what is persisted so the next Persist appends to it.
+  Result<Loaded> Load(int64_t experiment_id, const nlohmann::json& stored_snapshot) EXCLUDES(mu_);
+
+  // Forgets an experiment (its next Persist writes a full snapshot).
+  void Forget(int64_t experiment_id) EXCLUDES(mu_);
+
+  Stats stats() const EXCLUDES(mu_);
+
+ private:
+  struct Persisted {
+    int64_t next_seq = 0;
+    int64_t journal_bytes = 0;
+    int64_t full_bytes = 0;
+    SearcherHeader header;
+    std::vector<std::pair<std::string, SearcherTrialState>> trials;  // sorted by request id
+  };
+
+  Status WriteFull(int64_t experiment_id, searcher::JournaledSearcher& searcher,
+                   const SearcherHeader& header, const Trials& trials, Persisted& state)
+      REQUIRES(mu_);
+
+  store::Store* store_;
+  Options options_;
+  mutable Mutex mu_;
+  std::map<int64_t, Persisted> experiments_ GUARDED_BY(mu_);
+  Stats stats_ GUARDED_BY(mu_);
+};
+
+}  // namespace det::master::server

@@ -1,0 +1,191 @@
+// SearcherJournalService over a real SQLite store in a temp dir: what it writes (a record per
+// change, a full snapshot when the journal outgrows it) and what Load rebuilds.
+#include "master/server/searcher_journal_service.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "common/test_dir.h"
+#include "master/config/experiment_config.h"
+#include "master/store/sqlite/sqlite_store.h"
+
+namespace det::master::server {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr char kConfig[] =
+    "entrypoint: model_def:Trial\n"
+    "hyperparameters: {x: {type: double, minval: 0, maxval: 1}}\n"
+    "searcher: {name: random, metric: loss, max_trials: 3, max_length: {batches: 10}}\n";
+
+// The service's view of the trials (as the master builds it from its map).
+SearcherJournalService::Trials Views(
+    const std::vector<std::pair<std::string, SearcherTrialState>>& trials) {
+  SearcherJournalService::Trials views;
+  for (const auto& [rid, t] : trials) views.emplace_back(rid, t);
+  return views;
+}
+
+class SearcherJournalServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = det::testing::FreshTestDir("det-searcher-journal-");
+    auto opened = store::SqliteStore::Open((dir_ / "determined.db").string());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+    ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());  // the experiment's owner
+    auto cfg = config::ParseExperimentConfig(kConfig, config::ConfigDefaults{});
+    ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+    cfg_ = *cfg;
+    store::ExperimentRow exp;
+    exp.state = "ACTIVE";
+    exp.config = cfg_.defaulted;
+    exp.owner_id = 1;
+    exp.snapshot = json::object();
+    auto id = store_->InsertExperiment(exp, "");
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    exp_id_ = *id;
+    searcher_ = std::make_unique<searcher::JournaledSearcher>(
+        std::move(searcher::Searcher::Create(cfg_)).value());
+  }
+  void TearDown() override {
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  size_t JournalRows() {
+    auto rows = store_->ListSearcherEvents(exp_id_);
+    EXPECT_TRUE(rows.ok());
+    return rows.ok() ? rows->size() : 0;
+  }
+
+  // What a restart rebuilds: snapshot text of the restored, replayed searcher + merged trials.
+  std::string Restored(SearcherJournalService& journal, SearcherHeader* header = nullptr) {
+    auto row = store_->GetExperiment(exp_id_);
+    EXPECT_TRUE(row.ok());
+    auto loaded = journal.Load(exp_id_, row->snapshot);
+    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+    auto s = searcher::Searcher::Restore(cfg_, loaded->snapshot["searcher"]);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_TRUE(searcher::JournaledSearcher::Replay(**s, loaded->events).ok());
+    if (header) {
+      header->initialized = loaded->snapshot.value("initialized", false);
+      header->shutdown.reset();
+      if (loaded->snapshot.contains("shutdown")) {
+        header->shutdown = searcher::ShutdownAction{loaded->snapshot["shutdown"]["cancel"],
+                                                    loaded->snapshot["shutdown"]["failure"]};
+      }
+    }
+    return (*s)->Snapshot().dump() + loaded->snapshot["trials"].dump();
+  }
+
+  std::string Live(const std::vector<std::pair<std::string, SearcherTrialState>>& trials) {
+    json t = json::object();
+    for (const auto& [rid, st] : trials) t[rid] = st.ToJson();
+    return searcher_->Snapshot().dump() + t.dump();
+  }
+
+  fs::path dir_;
+  std::unique_ptr<store::Store> store_;
+  config::ExperimentConfig cfg_;
+  int64_t exp_id_ = 0;
+  std::unique_ptr<searcher::JournaledSearcher> searcher_;
+};
+
+TEST_F(SearcherJournalServiceTest, FirstPersistIsFullThenOneRecordPerChange) {
+  SearcherJournalService journal(store_.get());
+  SearcherHeader header;
+  header.initialized = true;
+  std::vector<std::pair<std::string, SearcherTrialState>> trials;
+  std::vector<searcher::Action> created = searcher_->InitialOperations();
+  ASSERT_EQ(created.size(), 3u);
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  EXPECT_EQ(journal.stats().full_snapshots, 1);
+  EXPECT_EQ(JournalRows(), 0u);
+
+  for (const auto& a : created) {
+    const auto& c = std::get<searcher::CreateAction>(a);
+    trials.emplace_back(c.request_id, SearcherTrialState{});
+    for (const auto& v : searcher_->TrialCreated(c.request_id)) {
+      trials.back().second.ops.push_back(std::get<searcher::ValidateAfterAction>(v).length);
+    }
+    ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  }
+  EXPECT_EQ(JournalRows(), 3u);
+  EXPECT_EQ(journal.stats().full_snapshots, 1);
+  // Nothing changed: nothing written.
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  EXPECT_EQ(JournalRows(), 3u);
+
+  // A completion changes one trial: its record carries that trial only.
+  trials[1].second.ops.clear();
+  trials[1].second.completed_op = 10;
+  auto actions = searcher_->ValidationCompleted(trials[1].first, 0.5, 10);
+  ASSERT_TRUE(actions.ok());
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  auto rows = store_->ListSearcherEvents(exp_id_);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 4u);
+  json last = json::parse(rows->back().second);
+  EXPECT_EQ(last["tr"].size(), 1u) << last.dump();
+  EXPECT_TRUE(last["tr"].contains(trials[1].first)) << last.dump();
+  EXPECT_EQ(last["ev"][0][0], "v") << last.dump();
+
+  // A restart (a fresh service over the same store) rebuilds exactly the live state.
+  SearcherJournalService after_restart(store_.get());
+  EXPECT_EQ(Restored(after_restart), Live(trials));
+}
+
+TEST_F(SearcherJournalServiceTest, JournalPastTheSnapshotSizeBecomesAFullSnapshot) {
+  // A tiny threshold: the journal is rolled into a full snapshot as soon as it outgrows one.
+  SearcherJournalService journal(store_.get(),
+                                 SearcherJournalService::Options{.min_journal_bytes = 1});
+  SearcherHeader header;
+  header.initialized = true;
+  std::vector<std::pair<std::string, SearcherTrialState>> trials;
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  std::vector<searcher::Action> created = searcher_->InitialOperations();
+  size_t max_rows = 0;
+  for (int round = 0; round < 40; ++round) {
+    for (const auto& a : created) {
+      const auto& c = std::get<searcher::CreateAction>(a);
+      searcher_->SetTrialProgress(c.request_id, round);
+    }
+    header.initialized = round % 2 == 0;  // the header changes too
+    ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+    max_rows = std::max(max_rows, JournalRows());
+    SearcherJournalService restarted(store_.get());
+    SearcherHeader restored_header;
+    ASSERT_EQ(Restored(restarted, &restored_header), Live(trials)) << "round " << round;
+    EXPECT_EQ(restored_header.initialized, header.initialized) << "round " << round;
+  }
+  EXPECT_GT(journal.stats().full_snapshots, 1) << "the journal was never rolled up";
+  EXPECT_GT(journal.stats().records, 0) << "every persist wrote a full snapshot";
+  EXPECT_LT(max_rows, 40u) << "the full snapshot truncates the journal";
+}
+
+TEST_F(SearcherJournalServiceTest, AFailedAppendMakesTheNextPersistFull) {
+  SearcherJournalService journal(store_.get());
+  SearcherHeader header;
+  std::vector<std::pair<std::string, SearcherTrialState>> trials;
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  searcher_->InitialOperations();
+  // Another writer took the next sequence number: the append fails and its events are lost
+  // from the journal.
+  ASSERT_TRUE(store_->AppendSearcherEvent(exp_id_, 0, "{}").ok());
+  header.initialized = true;
+  EXPECT_FALSE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  int64_t fulls = journal.stats().full_snapshots;
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  EXPECT_EQ(journal.stats().full_snapshots, fulls + 1);
+  EXPECT_EQ(JournalRows(), 0u) << "the full snapshot truncated the journal";
+  SearcherJournalService restarted(store_.get());
+  EXPECT_EQ(Restored(restarted), Live(trials));
+}
+
+}  // namespace
+}  // namespace det::master::server
