@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "master/core/lifecycle.h"
+#include "master/searcher/journaled_searcher.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 
@@ -128,7 +129,9 @@ Status Master::ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> owned) {
     // Nothing of the activation was stored: publish the experiment as created (PAUSED, its
     // searcher not yet asked), so it can be activated again.
     Result<std::unique_ptr<searcher::Searcher>> fresh = searcher::Searcher::Create(exp.config);
-    if (fresh.ok()) exp.searcher = std::move(fresh).value();
+    if (fresh.ok()) {
+      exp.searcher = std::make_unique<searcher::JournaledSearcher>(std::move(fresh).value());
+    }
     exp.state = RunState::kPaused;
     exp.initialized = false;
     MutexLock lock(&mu_);
