@@ -47,7 +47,11 @@ Result<std::vector<GroupSeries>> SeriesService::TrialSeries(int64_t trial_id,
   DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
   if (trial != nullptr) *trial = std::move(row);
   std::vector<GroupSeries> out;
-  for (const auto& [group, names] : query.names_by_group) {
+  // No metric named: every metric of the training and validation reports (the web UI's charts;
+  // Determined's own clients always name them).
+  std::map<std::string, std::vector<std::string>> every = {{"training", {}}, {"validation", {}}};
+  const auto& groups = query.names_by_group.empty() ? every : query.names_by_group;
+  for (const auto& [group, names] : groups) {
     if (group.empty()) return InvalidArgument("group: must not be empty");
     DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> rows,
                          store_->SampleMetrics(trial_id, group, query.start_batches,
@@ -61,6 +65,11 @@ Result<std::vector<GroupSeries>> SeriesService::TrialSeries(int64_t trial_id,
       p.batches = row.total_batches;
       p.time = row.report_time;
       p.values = json::object();
+      if (names.empty() && values != nullptr) {
+        for (const auto& [name, v] : values->items()) {
+          if (v.is_number()) p.values[name] = v;
+        }
+      }
       for (const std::string& name : names) {
         json v;  // null when the report lacks it, as Determined
         if (values != nullptr) {

@@ -93,6 +93,20 @@ TEST_F(SeriesServiceTest, DownsamplesEachGroupAndNamesValues) {
   EXPECT_FALSE(val.points.back().epoch.has_value());
 }
 
+TEST_F(SeriesServiceTest, NoNamesGivesEveryNumericMetricOfTrainingAndValidation) {
+  SeriesQuery q;
+  q.max_points = 3;
+  auto series = service_->TrialSeries(1, q);
+  ASSERT_TRUE(series.ok()) << series.status().ToString();
+  ASSERT_EQ(series->size(), 2u);
+  EXPECT_EQ((*series)[0].group, "training");
+  ASSERT_EQ((*series)[0].points.size(), 3u);
+  EXPECT_DOUBLE_EQ((*series)[0].points[0].values["loss"].get<double>(), 1.0);
+  EXPECT_TRUE((*series)[0].points[0].values.contains("epochs"));
+  EXPECT_EQ((*series)[1].group, "validation");
+  EXPECT_DOUBLE_EQ((*series)[1].points.back().values["accuracy"].get<double>(), 1.0);
+}
+
 TEST_F(SeriesServiceTest, RangeAndEmptyGroups) {
   SeriesQuery q;
   q.names_by_group = {{"training", {"loss"}}, {"nothing-here", {"x"}}};
