@@ -8,6 +8,7 @@ writes too. A failure lists each broken answer as "METHOD /path -> STATUS: $.jso
 (rule)".
 """
 
+import base64
 import json
 import pathlib
 import subprocess
@@ -168,15 +169,22 @@ def test_every_get_answers_per_contract(cluster, contract, world):
         "/info", "/api/v1/master", "/api/v1/master/config", "/api/v1/master/logs?limit=20",
         "/api/v1/master/logs?offset=-5", "/api/v1/me", "/api/v1/users",
         "/api/v1/users?admin=true&limit=1", "/api/v1/users/1", "/api/v1/users/determined/by-username",
-        "/api/v1/agents", f"/api/v1/agents/{w['agent']}", f"/api/v1/agents/{w['agent']}/slots",
+        "/api/v1/users?sortBy=SORT_BY_USER_NAME&orderBy=ORDER_BY_DESC",
+        "/api/v1/agents", "/api/v1/agents?sortBy=SORT_BY_TIME&orderBy=ORDER_BY_DESC&limit=1",
+        "/api/v1/agents?sortBy=1&offset=0", f"/api/v1/agents/{w['agent']}",
+        f"/api/v1/agents/{w['agent']}/slots",
         f"/api/v1/agents/{w['agent']}/slots/0",
         f"/agents/{w['agent']}/commands?after=0&timeoutSeconds=0",
         "/api/v1/resource-pools", "/api/v1/job-queues-v2", "/api/v1/job-queues-v2?orderBy=ORDER_BY_DESC",
         "/api/v1/tasks",
         "/api/v1/experiments", "/api/v1/experiments?limit=1&offset=1&sortBy=SORT_BY_NAME",
+        "/api/v1/experiments?sortBy=SORT_BY_CHECKPOINT_COUNT&orderBy=ORDER_BY_DESC",
         f"/api/v1/experiments?states=STATE_COMPLETED&experimentIdFilter.gte={done}",
         f"/api/v1/experiments/{done}", f"/api/v1/experiments/{running}",
         f"/api/v1/experiments/{done}/trials", f"/api/v1/experiments/{running}/trials",
+        f"/api/v1/experiments/{done}/trials?sortBy=SORT_BY_BEST_VALIDATION_METRIC"
+        "&orderBy=ORDER_BY_DESC&states=STATE_COMPLETED",
+        f"/api/v1/experiments/{done}/file_tree",
         f"/api/v1/experiments/{done}/checkpoints",
         f"/api/v1/experiments/{done}/checkpoints?sortByAttr=SORT_BY_SEARCHER_METRIC&limit=2",
         f"/api/v1/experiments/{done}/searcher/best_searcher_validation_metric",
@@ -191,6 +199,13 @@ def test_every_get_answers_per_contract(cluster, contract, world):
         f"/api/v1/trials/metrics/trial_metrics?trialIds={trial}&group=training",
         f"/api/v1/trials/metrics/training_metrics?trialIds={trial}",
         f"/api/v1/trials/metrics/validation_metrics?trialIds={trial}&trialIds={rt}",
+        f"/api/v1/trials/time-series?trialIds={trial}&trialIds={rt}&maxDatapoints=4"
+        "&metricNames=loss&group=training",
+        f"/api/v1/trials/time-series?trialIds={trial}&metricIds=validation.x&startBatches=2",
+        f"/api/v1/trials/{trial}/summarize?metricNames=x&metricType=METRIC_TYPE_VALIDATION"
+        "&maxDatapoints=3"
+        "&scale=SCALE_LOG",
+        f"/api/v1/trials/{trial}/summarize?metricNames=loss&endBatches=5",
         f"/api/v1/trials/{trial}/logs", f"/api/v1/trials/{trial}/logs?limit=3&orderBy=ORDER_BY_DESC",
         f"/api/v1/trials/{trial}/logs?levels=LOG_LEVEL_INFO&sources=master",
         f"/api/v1/trials/{trial}/searcher/operation?timeoutSeconds=0",
@@ -206,15 +221,36 @@ def test_every_get_answers_per_contract(cluster, contract, world):
         "/api/v1/workspaces", "/api/v1/workspaces?sortBy=SORT_BY_NAME&pinned=false",
         "/api/v1/workspaces/1", f"/api/v1/workspaces/{w['workspace']}",
         "/api/v1/workspaces/1/projects", f"/api/v1/workspaces/{w['workspace']}/projects",
+        "/api/v1/workspaces/1/projects?sortBy=SORT_BY_NAME&orderBy=ORDER_BY_ASC",
         "/api/v1/projects/1", f"/api/v1/projects/{w['project']}", "/api/v1/projects/1/experiments",
         "/api/v1/models", "/api/v1/models?labels=contract&sortBy=SORT_BY_NAME", "/api/v1/model/labels",
         f"/api/v1/models/{model}", f"/api/v1/models/{model}/versions",
         f"/api/v1/models/{model}/versions/1", f"/api/v1/models/{model}/versions/1/metrics",
         "/api/v1/templates", f"/api/v1/templates?name={w['template']}",
+        "/api/v1/templates?sortBy=SORT_BY_NAME&orderBy=ORDER_BY_DESC",
         f"/api/v1/templates/{w['template']}",
     ]
-    for path in gets:
-        c.call("GET", path)
+    answers = {path: c.call("GET", path) for path in gets}
+    # The routes the merged branches added answer real data, not only well-formed JSON.
+    (listed,) = [e for e in answers[
+        f"/api/v1/experiments?states=STATE_COMPLETED&experimentIdFilter.gte={done}"][
+        "experiments"] if e["id"] == done]
+    assert listed["checkpointCount"] == 3 and int(listed["checkpointSize"]) > 0, listed
+    assert listed["bestTrialId"] == trial and listed["bestTrialSearcherMetric"] is not None
+    tree = answers[f"/api/v1/experiments/{done}/file_tree"]["files"]
+    assert "checkpoints.py" in [f["name"] for f in tree if not f["isDir"]], tree
+    series = answers[f"/api/v1/trials/time-series?trialIds={trial}&trialIds={rt}"
+                     "&maxDatapoints=4&metricNames=loss&group=training"]["trials"]
+    assert [t["trial"]["id"] for t in series] == sorted([trial, rt]), series
+    done_series = next(t for t in series if t["trial"]["id"] == trial)["metrics"]
+    assert [(m["group"], len(m["data"])) for m in done_series] == [("training", 4)], done_series
+    summary = answers[f"/api/v1/trials/{trial}/summarize?metricNames=x"
+                      "&metricType=METRIC_TYPE_VALIDATION&maxDatapoints=3&scale=SCALE_LOG"]
+    assert summary["trial"]["id"] == trial
+    assert [(m["type"], len(m["data"])) for m in summary["metrics"]] == [
+        ("METRIC_TYPE_VALIDATION", 3)], summary
+    paged = answers["/api/v1/agents?sortBy=SORT_BY_TIME&orderBy=ORDER_BY_DESC&limit=1"]
+    assert len(paged["agents"]) == 1 and paged["pagination"]["limit"] == 1, paged
     # Outside /api/v1: the checkpoint archive, the web UI (if built) and its redirect.
     archive = c.call("GET", f"/checkpoints/{ck}", headers={"Accept": "application/gzip"})
     assert archive[:2] == b"\x1f\x8b", "not a gzip stream"
@@ -226,6 +262,10 @@ def test_every_get_answers_per_contract(cluster, contract, world):
     c.call("GET", "/api/v1/trials/999999", expect=404)
     c.call("GET", "/api/v1/checkpoints/no-such-uuid", expect=404)
     c.call("GET", "/api/v1/experiments?limit=x", expect=400, bad_request=True)
+    c.call("GET", "/api/v1/agents?sortBy=SORT_BY_NAME", expect=400, bad_request=True)
+    c.call("GET", f"/api/v1/trials/time-series?trialIds={trial}&timeSeriesFilter.name=x",
+           expect=400, bad_request=True)
+    c.call("GET", "/api/v1/experiments/999999/file_tree", expect=404)
     c.call("GET", "/api/v1/experiments", expect=401, auth=False)
     c.assert_clean()
 
@@ -255,6 +295,31 @@ def test_main_writes_answer_per_contract(cluster, contract, world):
            headers=as_admin, auth=False)
     c.call("POST", f"/api/v1/users/{user['id']}/password", {"password": "pw2"},
            headers=as_admin, auth=False)
+
+    # Agents and slots: disable (draining, so the running trial stays) and enable again, on a
+    # slot no container holds.
+    agent = w["agent"]
+    disabled = c.call("POST", f"/api/v1/agents/{agent}/disable", {"agentId": agent, "drain": True},
+                      headers=as_admin, auth=False)["agent"]
+    assert (disabled["enabled"], disabled["draining"]) == (False, True), disabled
+    c.call("POST", f"/api/v1/agents/{agent}/enable", headers=as_admin, auth=False)
+    assert c.call("GET", f"/api/v1/agents/{agent}")["agent"]["enabled"] is True
+    slots = c.call("GET", f"/api/v1/agents/{agent}/slots")["slots"]
+    free = next(s["id"] for s in slots if s.get("container") is None)
+    slot = c.call("POST", f"/api/v1/agents/{agent}/slots/{free}/disable",
+                  {"agentId": agent, "slotId": free}, headers=as_admin, auth=False)["slot"]
+    assert slot["enabled"] is False, slot
+    slot = c.call("POST", f"/api/v1/agents/{agent}/slots/{free}/enable", headers=as_admin,
+                  auth=False)["slot"]
+    assert slot["enabled"] is True, slot
+    c.call("POST", f"/api/v1/agents/{agent}/enable", expect=403)  # not an admin
+
+    # The experiment's files.
+    got = c.call("POST", f"/api/v1/experiments/{done}/file",
+                 {"experimentId": done, "path": "checkpoints.py"})["file"]
+    assert base64.b64decode(got) == (FIXTURES / "checkpoints.py").read_bytes()
+    c.call("POST", f"/api/v1/experiments/{done}/file", {"path": "../etc/passwd"}, expect=400)
+    c.call("POST", f"/api/v1/experiments/{done}/file", {"path": "no-such.py"}, expect=404)
 
     # Experiments.
     c.call("PATCH", f"/api/v1/experiments/{done}",
