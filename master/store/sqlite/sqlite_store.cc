@@ -1,3 +1,4 @@
+#include "master/store/sqlite/metric_rows.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 #include <sqlite3.h>
@@ -559,27 +560,15 @@ Result<std::vector<MetricRow>> SqliteStore::ListMetrics(int64_t trial_id,
   // Two statements, not `(? = '' OR metric_group = ?)`: with the OR, SQLite cannot seek
   // metrics_series on the group and reads every row of the trial (1,000,000 for a long run) to
   // find its 10,000 validation reports.
-  DET_PREPARE(s, group.empty()
-                     ? "SELECT id, trial_id, trial_run_id, total_batches, metric_group, metrics, "
-                       "report_time, archived FROM metrics WHERE trial_id = ? AND archived = 0 "
-                       "ORDER BY total_batches, id"
-                     : "SELECT id, trial_id, trial_run_id, total_batches, metric_group, metrics, "
-                       "report_time, archived FROM metrics WHERE trial_id = ? AND metric_group = ? "
-                       "AND archived = 0 ORDER BY total_batches, id");
+  const std::string select = std::string("SELECT ") + kMetricColumns + " FROM metrics WHERE ";
+  const std::string sql =
+      select + (group.empty() ? "trial_id = ? AND archived = 0 ORDER BY total_batches, id"
+                              : "trial_id = ? AND metric_group = ? AND archived = 0 ORDER BY "
+                                "total_batches, id");
+  DET_PREPARE(s, sql.c_str());
   s.Bind(1, trial_id);
   if (!group.empty()) s.Bind(2, group);
-  return s.Collect<MetricRow>([](const Statement& s) {
-    MetricRow m;
-    m.id = s.Int(0);
-    m.trial_id = s.Int(1);
-    m.trial_run_id = s.Int(2);
-    m.total_batches = s.Int(3);
-    m.group = s.Text(4);
-    m.metrics = ParseJson(s.Text(5));
-    m.report_time = s.Int(6);
-    m.archived = s.Int(7) != 0;
-    return m;
-  });
+  return s.Collect<MetricRow>(ReadMetricRow);
 }
 
 Status SqliteStore::AddCheckpoint(const CheckpointRow& row) {

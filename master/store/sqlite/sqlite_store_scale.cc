@@ -4,29 +4,13 @@
 #include <unordered_set>
 
 #include "master/core/downsample.h"
+#include "master/store/sqlite/metric_rows.h"
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/sqlite/statement.h"
 
 namespace det::master::store {
 
 namespace {
-
-constexpr const char* kMetricColumns =
-    "id, trial_id, trial_run_id, total_batches, metric_group, metrics, report_time, archived";
-
-MetricRow ReadMetric(const Statement& s) {
-  MetricRow m;
-  m.id = s.Int(0);
-  m.trial_id = s.Int(1);
-  m.trial_run_id = s.Int(2);
-  m.total_batches = s.Int(3);
-  m.group = s.Text(4);
-  m.metrics = nlohmann::json::parse(s.Text(5), nullptr, /*allow_exceptions=*/false);
-  if (m.metrics.is_discarded()) m.metrics = nlohmann::json();
-  m.report_time = s.Int(6);
-  m.archived = s.Int(7) != 0;
-  return m;
-}
 
 // Binds `id` when nonzero, else NULL (SQLite then assigns the next rowid).
 void BindId(Statement& s, int i, int64_t id) {
@@ -148,7 +132,7 @@ Result<std::vector<MetricRow>> SqliteStore::SampleMetrics(int64_t trial_id,
           std::string("SELECT ") + kMetricColumns + range + " ORDER BY total_batches, id";
       DET_PREPARE(s, all.c_str());
       s.Bind(1, trial_id).Bind(2, group).Bind(3, start_batches).Bind(4, end_batches);
-      return s.Collect<MetricRow>(ReadMetric);
+      return s.Collect<MetricRow>(ReadMetricRow);
     }
   }
   int64_t first = 0, last = 0;
@@ -178,7 +162,7 @@ Result<std::vector<MetricRow>> SqliteStore::SampleMetrics(int64_t trial_id,
     DET_ASSIGN_OR_RETURN(bool row, seek.Step());
     if (!row) break;
     if (!seen.insert(seek.Int(0)).second) continue;
-    out.push_back(ReadMetric(seek));
+    out.push_back(ReadMetricRow(seek));
   }
   return out;
 }
