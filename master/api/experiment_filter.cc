@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "master/api/list_sort.h"
+
 namespace det::master::api {
 
 namespace {
@@ -93,6 +95,7 @@ Result<store::ExperimentFilter> ParseExperimentFilter(const server::HttpRequest&
       {"SORT_BY_PROJECT_ID", Key::kId},  // one project: the same order as by id
       {"SORT_BY_CHECKPOINT_SIZE", Key::kCheckpointSize},
       {"SORT_BY_CHECKPOINT_COUNT", Key::kCheckpointCount},
+      {"SORT_BY_SEARCHER_METRIC_VAL", Key::kSearcherMetricVal},
   };
   store::ExperimentFilter f;
   std::string sort = req.Query("sortBy", req.Query("sort_by"));
@@ -104,16 +107,13 @@ Result<store::ExperimentFilter> ParseExperimentFilter(const server::HttpRequest&
                              "SORT_BY_END_TIME, SORT_BY_STATE, SORT_BY_PROGRESS, SORT_BY_USER, "
                              "SORT_BY_NUM_TRIALS, SORT_BY_DESCRIPTION, SORT_BY_FORKED_FROM, "
                              "SORT_BY_RESOURCE_POOL, SORT_BY_CHECKPOINT_SIZE, "
-                             "SORT_BY_CHECKPOINT_COUNT)");
+                             "SORT_BY_CHECKPOINT_COUNT, SORT_BY_SEARCHER_METRIC_VAL)");
     }
     f.sort_by = it->second;
   }
-  std::string order = req.Query("orderBy", req.Query("order_by"));
-  if (order == "ORDER_BY_DESC") {
-    f.descending = true;
-  } else if (!order.empty() && order != "ORDER_BY_ASC" && order != "ORDER_BY_UNSPECIFIED") {
-    return InvalidArgument("orderBy: \"" + order + "\" is not ORDER_BY_ASC or ORDER_BY_DESC");
-  }
+  DET_ASSIGN_OR_RETURN(std::optional<bool> order,
+                       ParseOrderBy(req.Query("orderBy", req.Query("order_by"))));
+  f.descending = order.value_or(false);
   std::string archived = req.Query("archived");
   if (archived == "true" || archived == "1") {
     f.archived = true;

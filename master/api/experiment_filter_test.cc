@@ -60,6 +60,17 @@ TEST(ExperimentFilterTest, CommaSeparatedValues) {
   EXPECT_EQ(f->labels, (std::vector<std::string>{"x", "y"}));
 }
 
+// Determined's clients send the enum by name; grpc-gateway also takes its number.
+TEST(ExperimentFilterTest, OrderByNameOrNumber) {
+  auto by_number = ParseExperimentFilter(Req("sortBy=SORT_BY_SEARCHER_METRIC_VAL&orderBy=2"));
+  ASSERT_TRUE(by_number.ok()) << by_number.status().ToString();
+  EXPECT_TRUE(by_number->descending);
+  EXPECT_EQ(by_number->sort_by, store::ExperimentSortKey::kSearcherMetricVal);
+  auto asc = ParseExperimentFilter(Req("orderBy=ORDER_BY_ASC"));
+  ASSERT_TRUE(asc.ok());
+  EXPECT_FALSE(asc->descending);
+}
+
 TEST(ExperimentFilterTest, BadValuesNameTheField) {
   auto bad_sort = ParseExperimentFilter(Req("sortBy=SORT_BY_NOPE"));
   ASSERT_FALSE(bad_sort.ok());

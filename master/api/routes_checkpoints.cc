@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/archive.h"
+#include "master/api/list_sort.h"
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -126,15 +127,10 @@ Result<json> SortCheckpoints(const HttpRequest& req, std::vector<CheckpointItem>
                            "SORT_BY_TRIAL_ID, SORT_BY_BATCH_NUMBER, SORT_BY_END_TIME, " +
                            "SORT_BY_STATE, SORT_BY_SEARCHER_METRIC)");
   }
-  std::string order = req.Query("orderBy");
-  if (order != "" && order != "ORDER_BY_UNSPECIFIED" && order != "ORDER_BY_ASC" &&
-      order != "ORDER_BY_DESC") {
-    return InvalidArgument("orderBy: unknown value \"" + order +
-                           "\" (want ORDER_BY_ASC or ORDER_BY_DESC)");
-  }
+  DET_ASSIGN_OR_RETURN(std::optional<bool> order, ParseOrderBy(req.Query("orderBy")));
   std::string metric = req.Query("sortByMetric");
-  bool explicit_order = order == "ORDER_BY_ASC" || order == "ORDER_BY_DESC";
-  bool desc = order == "ORDER_BY_DESC";
+  bool explicit_order = order.has_value();
+  bool desc = order.value_or(false);
 
   std::vector<std::string> states = req.QueryAll("states");
   if (!states.empty()) {

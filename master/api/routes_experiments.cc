@@ -264,10 +264,12 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                   if (!offset.ok()) return ErrorResponse(offset.status());
                   Result<int64_t> limit = QueryInt(req, "limit", 0);
                   if (!limit.ok()) return ErrorResponse(limit.status());
+                  Result<std::optional<bool>> order = ParseOrderBy(req.Query("orderBy"));
+                  if (!order.ok()) return ErrorResponse(order.status());
                   int64_t total = 0;
                   auto ids = master->series()->TrialIdsPage(
                       *id, store::Page{*offset, std::max<int64_t>(*limit, 0)},
-                      req.Query("orderBy") == "ORDER_BY_DESC" || req.Query("orderBy") == "2", &total);
+                      order->value_or(false), &total);
                   if (!ids.ok()) return ErrorResponse(ids.status());
                   json trials = json::array();
                   for (int64_t trial_id : *ids) {

@@ -2,6 +2,7 @@
 #include <set>
 
 #include "common/clock.h"
+#include "master/api/list_sort.h"
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -120,7 +121,9 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
                                {"summary", {{"state", state}, {"jobsAhead", j.jobs_ahead}}}};
                   jobs.push_back({{"full", full}});
                 }
-                if (req.Query("orderBy") == "ORDER_BY_DESC") std::reverse(jobs.begin(), jobs.end());
+                Result<std::optional<bool>> order = ParseOrderBy(req.Query("orderBy"));
+                if (!order.ok()) return ErrorResponse(order.status());
+                if (order->value_or(false)) std::reverse(jobs.begin(), jobs.end());
                 auto page = Paginate(req, jobs, "jobs");
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "master/api/json_views.h"
+#include "master/api/list_sort.h"
 #include "master/api/log_filter.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -99,7 +100,9 @@ HttpResponse StreamLogs(server::Master* master, int64_t trial_id, HttpRequest& r
   bool follow = QueryBool(req, "follow", false);
   Result<int64_t> limit = QueryInt(req, "limit", 0);
   if (!limit.ok()) return ErrorResponse(limit.status());
-  bool desc = req.Query("orderBy") == "ORDER_BY_DESC";
+  Result<std::optional<bool>> order = ParseOrderBy(req.Query("orderBy"));
+  if (!order.ok()) return ErrorResponse(order.status());
+  bool desc = order->value_or(false);
   // Filters (log_filter.h): with any, every log is read and the limit applies after them.
   Result<LogFilter> filter =
       ParseLogFilter([&req](const std::string& name) { return req.QueryAll(name); });

@@ -236,7 +236,7 @@ struct Page {
 // Determined's query parameters, parsed in master/api/experiment_filter.h).
 enum class ExperimentSortKey {
   kId, kDescription, kStartTime, kEndTime, kState, kNumTrials, kProgress, kUser, kName,
-  kForkedFrom, kResourcePool, kCheckpointSize, kCheckpointCount,
+  kForkedFrom, kResourcePool, kCheckpointSize, kCheckpointCount, kSearcherMetricVal,
 };
 
 struct ExperimentFilter {

@@ -39,6 +39,15 @@ std::string OrderExpression(ExperimentSortKey key) {
     case ExperimentSortKey::kCheckpointCount:
       return "(SELECT COUNT(*) FROM checkpoints c JOIN trials t ON c.trial_id = t.id "
              "WHERE t.experiment_id = e.id AND c.state IN ('COMPLETED', 'STATE_COMPLETED'))";
+    case ExperimentSortKey::kSearcherMetricVal:
+      // The best validation value of the searcher metric over the experiment's trials, from
+      // the trial summaries kept at report time (experiments without one sort first).
+      return "(SELECT CASE WHEN COALESCE(json_extract(e.config, '$.searcher.smaller_is_better'), "
+             "1) THEN MIN(json_extract(ts.summary_metrics, '$.validation_metrics.\"' || "
+             "json_extract(e.config, '$.searcher.metric') || '\".min')) ELSE "
+             "MAX(json_extract(ts.summary_metrics, '$.validation_metrics.\"' || "
+             "json_extract(e.config, '$.searcher.metric') || '\".max')) END FROM trials t JOIN "
+             "trial_summaries ts ON ts.trial_id = t.id WHERE t.experiment_id = e.id)";
   }
   return "e.id";
 }

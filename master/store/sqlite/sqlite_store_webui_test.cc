@@ -145,13 +145,47 @@ TEST_F(ExperimentIdsTest, SortsAndPages) {
   EXPECT_EQ(total, 3);
   EXPECT_EQ(Ids(f, {5, 10}, &total), std::vector<int64_t>{});
   EXPECT_EQ(total, 3);
-  for (auto key :
-       {ExperimentSortKey::kDescription, ExperimentSortKey::kEndTime, ExperimentSortKey::kState,
-        ExperimentSortKey::kForkedFrom, ExperimentSortKey::kResourcePool,
-        ExperimentSortKey::kCheckpointSize, ExperimentSortKey::kCheckpointCount}) {
+  for (auto key : {ExperimentSortKey::kDescription, ExperimentSortKey::kEndTime,
+                   ExperimentSortKey::kState, ExperimentSortKey::kForkedFrom,
+                   ExperimentSortKey::kResourcePool, ExperimentSortKey::kCheckpointSize,
+                   ExperimentSortKey::kCheckpointCount, ExperimentSortKey::kSearcherMetricVal}) {
     f.sort_by = key;
     EXPECT_EQ(Ids(f).size(), 3u);
   }
+}
+
+// The best validation value of each experiment's searcher metric, read from the trial summaries
+// that AddMetrics keeps: smaller is better unless the config says otherwise.
+TEST_F(ExperimentIdsTest, SortsBySearcherMetricValue) {
+  auto report = [&](int64_t exp, double loss) {
+    TrialRow t;
+    t.experiment_id = exp;
+    t.request_id = "m" + std::to_string(exp) + "-" + std::to_string(loss);
+    t.hparams = nlohmann::json::object();
+    t.state = "COMPLETED";
+    auto id = store_->InsertTrial(t);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    MetricRow m;
+    m.trial_id = *id;
+    m.trial_run_id = 1;
+    m.group = "validation";
+    m.total_batches = 10;
+    m.metrics = {{"validation_metrics", {{"loss", loss}}}};
+    ASSERT_TRUE(store_->AddMetrics(m).ok());
+  };
+  for (int64_t exp : {a_, b_, c_}) {
+    nlohmann::json config = {{"name", "e"}, {"searcher", {{"metric", "loss"}}}};
+    ASSERT_TRUE(store_->UpdateExperimentMeta(exp, config, exp == b_, "").ok());
+  }
+  report(a_, 0.5);
+  report(a_, 0.2);  // a's best: 0.2
+  report(b_, 0.3);
+  report(c_, 0.1);
+  ExperimentFilter f;
+  f.sort_by = ExperimentSortKey::kSearcherMetricVal;
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{c_, a_, b_}));
+  f.descending = true;
+  EXPECT_EQ(Ids(f), (std::vector<int64_t>{b_, a_, c_}));
 }
 
 }  // namespace
