@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/test_dir.h"
 #include "master/server/master.h"
+#include "master/server/master_sqlite_fixture.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::server {
@@ -22,45 +23,17 @@ using nlohmann::json;
 
 constexpr int kTrials = 500;
 
-class LargeSearchTest : public ::testing::Test {
+class LargeSearchTest : public MasterOverSqliteTest {
  protected:
-  void SetUp() override { dir_ = det::testing::FreshTestDir("det-large-search-"); }
-  void TearDown() override {
-    if (master_) master_->Stop();
-    master_.reset();
-    fs::remove_all(dir_);
-  }
-
-  std::unique_ptr<store::Store> OpenStore() {
-    auto opened = store::SqliteStore::Open((dir_ / "determined.db").string());
-    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
-    return std::move(opened).value();
-  }
-
-  void StartMaster() {
-    MasterConfig config;
-    config.data_dir = dir_.string();
-    ASSERT_TRUE(FinalizeMasterConfig(&config).ok());
-    master_ = std::make_unique<Master>(config, OpenStore(), &clock_);
-    Status st = master_->Start();
-    ASSERT_TRUE(st.ok()) << st.ToString();
-  }
+  LargeSearchTest() : MasterOverSqliteTest("det-large-search-") {}
 
   int64_t CreateLargeSearch() {
-    CreateExperimentRequest req;
-    req.config_yaml =
+    return Create(
         "entrypoint: python3 train.py\n"
         "hyperparameters: {x: {type: double, minval: 0, maxval: 1}}\n"
         "searcher: {name: random, metric: loss, max_trials: " +
         std::to_string(kTrials) + ", max_concurrent_trials: " + std::to_string(kTrials) +
-        ",\n           max_length: {batches: 10}}\n";
-    Principal who;
-    who.user_id = 1;
-    who.username = "admin";
-    who.admin = true;
-    auto created = master_->CreateExperiment(req, who);
-    EXPECT_TRUE(created.ok()) << created.status().ToString();
-    return created.ok() ? created->experiment->id : 0;
+        ",\n           max_length: {batches: 10}}\n");
   }
 
   std::map<std::string, int> AllocationStates() {
@@ -68,10 +41,6 @@ class LargeSearchTest : public ::testing::Test {
     for (const AllocationSummaryView& a : master_->ListAllocations()) out[a.state]++;
     return out;
   }
-
-  fs::path dir_;
-  FakeClock clock_;
-  std::unique_ptr<Master> master_;
 };
 
 TEST_F(LargeSearchTest, EveryTrialIsStoredAndQueuedOnceAcrossARestart) {
@@ -109,8 +78,8 @@ TEST_F(LargeSearchTest, AnAgentGetsWorkInItsRegistrationAndAKillEndsTheQueue) {
   json agent = {{"slots", {{{"id", 0}, {"type", "cpu"}}, {{"id", 1}, {"type", "cpu"}}}}};
   ASSERT_TRUE(master_->RegisterAgent("a1", agent).ok());
   // The registration ran the scheduling pass it asked for: two trials are placed already.
-  EXPECT_EQ(AllocationStates(), (std::map<std::string, int>{{"STATE_ASSIGNED", 2},
-                                                            {"STATE_PENDING", kTrials - 2}}));
+  EXPECT_EQ(AllocationStates(),
+            (std::map<std::string, int>{{"STATE_ASSIGNED", 2}, {"STATE_PENDING", kTrials - 2}}));
   std::optional<Result<json>> polled;
   master_->PollCommands("a1", 0, 0, [&](Result<json> r) { polled.emplace(std::move(r)); });
   ASSERT_TRUE(polled.has_value()) << "a poll with commands waiting answers at once";
@@ -123,8 +92,7 @@ TEST_F(LargeSearchTest, AnAgentGetsWorkInItsRegistrationAndAKillEndsTheQueue) {
   auto trials = OpenStore()->ListTrials(exp_id);
   ASSERT_TRUE(trials.ok());
   for (const store::TrialRow& t : *trials) states[t.state]++;
-  EXPECT_EQ(states, (std::map<std::string, int>{{"CANCELED", kTrials - 2},
-                                                {"STOPPING_KILLED", 2}}))
+  EXPECT_EQ(states, (std::map<std::string, int>{{"CANCELED", kTrials - 2}, {"STOPPING_KILLED", 2}}))
       << "queued trials end at once; the two running ones are being killed";
   EXPECT_EQ(AllocationStates(), (std::map<std::string, int>{{"STATE_ASSIGNED", 2}}));
 }

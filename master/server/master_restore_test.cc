@@ -12,6 +12,7 @@
 #include "master/searcher/journaled_searcher.h"
 #include "master/searcher/searcher.h"
 #include "master/server/master.h"
+#include "master/server/master_sqlite_fixture.h"
 #include "master/server/searcher_journal_service.h"
 #include "master/store/sqlite/sqlite_store.h"
 
@@ -21,46 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class MasterRestoreTest : public ::testing::Test {
+class MasterRestoreTest : public MasterOverSqliteTest {
  protected:
-  void SetUp() override { dir_ = det::testing::FreshTestDir("det-master-restore-"); }
-  void TearDown() override {
-    if (master_) master_->Stop();
-    master_.reset();
-    fs::remove_all(dir_);
-  }
-
-  std::unique_ptr<store::Store> OpenStore() {
-    auto opened = store::SqliteStore::Open((dir_ / "determined.db").string());
-    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
-    return std::move(opened).value();
-  }
-
-  void StartMaster() {
-    MasterConfig config;
-    config.data_dir = dir_.string();
-    ASSERT_TRUE(FinalizeMasterConfig(&config).ok());
-    master_ = std::make_unique<Master>(config, OpenStore(), &clock_);
-    Status st = master_->Start();
-    ASSERT_TRUE(st.ok()) << st.ToString();
-  }
-
-  void StopMaster() {
-    master_->Stop();
-    master_.reset();
-  }
-
-  int64_t Create(const std::string& yaml) {
-    CreateExperimentRequest req;
-    req.config_yaml = yaml;
-    Principal who;
-    who.user_id = 1;
-    who.username = "admin";
-    who.admin = true;
-    auto created = master_->CreateExperiment(req, who);
-    EXPECT_TRUE(created.ok()) << created.status().ToString();
-    return created->experiment->id;
-  }
+  MasterRestoreTest() : MasterOverSqliteTest("det-master-restore-") {}
 
   // Overwrites the stored snapshot with a fresh, never-initialized searcher's.
   void RewindSnapshotToCreation(int64_t exp_id) {
@@ -75,10 +39,6 @@ class MasterRestoreTest : public ::testing::Test {
                       exp_id, {{"initialized", false}, {"searcher", (*fresh)->Snapshot()}})
                     .ok());
   }
-
-  fs::path dir_;
-  FakeClock clock_;
-  std::unique_ptr<Master> master_;
 };
 
 constexpr char kRandomTwo[] =
