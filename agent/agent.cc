@@ -144,6 +144,9 @@ std::optional<int64_t> Agent::Register(MasterClient& client) {
   request.version = config_.version;
   request.slots = slots_;
   request.running = RunningAllocations();
+  if (!config_.container_runtime.empty()) {
+    request.container_runtimes.push_back(config_.container_runtime);
+  }
   auto resp = client.Register(request);
   if (!resp.ok()) {
     spdlog::warn("agent {}: register failed: {}", config_.agent_id, resp.status().message());

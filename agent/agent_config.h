@@ -40,6 +40,11 @@ struct AgentConfig {
   // (docs/operations.md, "Warm Python"); false: every process is started cold.
   bool warm_python = true;
   std::vector<std::string> warm_python_preload = {"determined"};
+  // "podman" or "docker": what runs allocations that name an image (detected at startup, see
+  // detect/container_runtime.h); empty: none, and such allocations fail with a clear error.
+  std::string container_runtime;
+  // podman's --runtime (OCI runtime) for containers; empty: podman's default.
+  std::string podman_oci_runtime = "runc";
 };
 
 }  // namespace det::agent

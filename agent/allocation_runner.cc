@@ -1,13 +1,18 @@
 #include "agent/allocation_runner.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 
 #include "agent/allocation_records.h"
 #include "agent/client/backoff.h"
 #include "agent/client/master_client.h"
+#include "agent/launcher/container_args.h"
 #include "agent/warm_python.h"
 #include "common/archive.h"
 #include "common/http_client.h"
@@ -20,6 +25,25 @@ constexpr int kStartFailedExitCode = 1;
 constexpr int kExecFailedExitCode = 127;
 // How long a context download keeps retrying while the master is unreachable.
 constexpr auto kContextRetryFor = std::chrono::seconds(120);
+
+// Writes `content` to a file only its owner can read (registry credentials).
+Status WritePrivateFile(const std::string& path, const std::string& content) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Internal("write " + path + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = errno;
+      close(fd);
+      return Internal("write " + path + ": " + std::strerror(err));
+    }
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+  return Status::Ok();
+}
 
 std::string EnvOr(const std::map<std::string, std::string>& env, const std::string& key) {
   auto it = env.find(key);
@@ -126,6 +150,56 @@ Status AllocationRunner::Prepare(const std::string& workdir) {
   }
 }
 
+Status AllocationRunner::MakeContainerSpec(const AgentEnv& agent_env, LaunchSpec* spec) {
+  DET_ASSIGN_OR_RETURN(ContainerSpec container, ParseContainerSpec(start_.container));
+  const std::string& runtime = env_.config->container_runtime;
+  if (runtime.empty()) {
+    return FailedPrecondition("agent " + env_.config->agent_id +
+                              " has no container runtime (podman, or docker with a running "
+                              "engine) to run image " +
+                              container.image +
+                              ": install podman there, or use the built-in default image to "
+                              "run the trial as a process");
+  }
+  // The entrypoint runs with the image's python, found on the image's PATH.
+  DET_ASSIGN_OR_RETURN(std::vector<std::string> argv,
+                       BuildEntrypointArgv(start_.entrypoint, PythonFor(start_.env, "python3")));
+  std::map<std::string, std::string> inside = ContainerEnvironment(start_.env, agent_env);
+  ContainerRun run;
+  run.runtime = runtime;
+  run.oci_runtime = env_.config->podman_oci_runtime;
+  run.name = ContainerName(start_.allocation_id);
+  run.workdir = agent_env.workdir;
+  run.harness_path = agent_env.harness_path;
+  run.data_dir = env_.config->data_dir;
+  run.allocation_id = start_.allocation_id;
+  run.gpu_uuids = agent_env.gpu_uuids;
+  // The container client's own environment is the agent's; the values of the container's
+  // variables travel in it too and `-e NAME` hands them over, so no secret shows in argv.
+  std::map<std::string, std::string> client_env = env_.base_env;
+  for (const auto& [k, v] : inside) {
+    client_env[k] = v;
+    run.env_names.push_back(k);
+  }
+  if (!container.registry_auth.is_null()) {
+    DET_ASSIGN_OR_RETURN(std::string auth,
+                         RegistryAuthFile(container.registry_auth, container.image));
+    std::string dir = agent_env.workdir + "/.det-registry-auth";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Internal("create " + dir + ": " + ec.message());
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+    DET_RETURN_IF_ERROR(WritePrivateFile(dir + "/config.json", auth));
+    run.authfile = dir + "/config.json";
+    client_env["DOCKER_CONFIG"] = dir;
+  }
+  spec->argv = BuildContainerRunArgv(run, container, WrapWithStartupHook(argv));
+  spec->env = std::move(client_env);
+  spec->container = run.name;
+  spec->warm.reset();
+  return Status::Ok();
+}
+
 void AllocationRunner::Run() {
   const std::string& id = start_.allocation_id;
   spdlog::info("allocation {}: starting (task {})", id, start_.task_id);
@@ -167,8 +241,15 @@ void AllocationRunner::Run() {
       spec.argv = WrapWithStartupHook(*argv);
       spec.env = BuildProcessEnv(env_.base_env, start_.env, agent_env);
       spec.cwd = workdir;
+      Status in_container = Status::Ok();
+      if (!start_.container.is_null()) in_container = MakeContainerSpec(agent_env, &spec);
       // A startup hook is sourced by a shell before the entrypoint: only a cold start runs it.
-      if (env_.config->warm_python) {
+      if (!in_container.ok()) {
+        // Reported below, before anything is launched.
+      } else if (!spec.container.empty()) {
+        spdlog::info("allocation {}: runs in container {} ({})", id, spec.container,
+                     env_.config->container_runtime);
+      } else if (env_.config->warm_python) {
         auto plan =
             std::filesystem::exists(workdir + "/startup-hook.sh")
                 ? Result<WarmPythonPlan>(FailedPrecondition("the context has a startup-hook.sh"))
@@ -189,7 +270,7 @@ void AllocationRunner::Run() {
       {
         std::lock_guard<std::mutex> lock(mu_);
         killed = kill_requested_;
-        if (!killed) {
+        if (!killed && in_container.ok()) {
           WarnIfFailed(records.Write(record));
           launched = env_.launcher->Launch(
               spec, [this](StdType t, std::string_view d) { OnOutput(t, d); });
@@ -205,6 +286,8 @@ void AllocationRunner::Run() {
       }
       if (killed) {
         Fail(kKilledExitCode, "killed before the process started");
+      } else if (!in_container.ok()) {
+        Fail(kStartFailedExitCode, in_container.message());
       } else if (process == nullptr) {
         Fail(kExecFailedExitCode, "start process: " + launched.status().message());
       } else {

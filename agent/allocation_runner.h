@@ -62,6 +62,8 @@ class AllocationRunner {
  private:
   void Run();
   Status Prepare(const std::string& workdir);
+  // Turns `spec` into the container client's command (start_.container names the image).
+  Status MakeContainerSpec(const AgentEnv& agent_env, LaunchSpec* spec);
   void Fail(int exit_code, const std::string& error);
   void WarnIfFailed(const Status& status) const;
   void FlushLogs();

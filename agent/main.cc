@@ -15,8 +15,11 @@
 
 #include "agent/agent.h"
 #include "agent/agent_config.h"
+#include "agent/detect/container_runtime.h"
 #include "agent/detect/slots.h"
+#include "agent/launcher/container_launcher.h"
 #include "agent/launcher/process_launcher.h"
+#include "agent/launcher/run_command.h"
 #include "agent/launcher/warm_launcher.h"
 #include "common/clock.h"
 #include "common/paths.h"
@@ -79,6 +82,17 @@ int main(int argc, char** argv) {
                  "comma-separated modules the warm interpreter imports once, e.g. determined,torch")
       ->envname("DET_AGENT_WARM_PYTHON_PRELOAD")
       ->capture_default_str();
+  std::string container_runtime = "auto";
+  app.add_option("--container-runtime", container_runtime,
+                 "what runs trials that name an image: auto (docker with a running engine, else "
+                 "podman) | podman | docker | none")
+      ->envname("DET_AGENT_CONTAINER_RUNTIME")
+      ->check(CLI::IsMember({"auto", "podman", "docker", "none"}))
+      ->capture_default_str();
+  app.add_option("--podman-oci-runtime", config.podman_oci_runtime,
+                 "podman --runtime for containers (empty: podman's default)")
+      ->envname("DET_AGENT_PODMAN_OCI_RUNTIME")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
       ->capture_default_str();
   try {
@@ -117,6 +131,24 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  {
+    det::agent::ProcessLauncher probe_launcher;
+    auto probe = [&](const std::vector<std::string>& argv) {
+      return det::agent::RunCommand(probe_launcher, argv, det::agent::CurrentEnvironment(),
+                                    std::chrono::seconds(20))
+          .exit_code;
+    };
+    auto runtime = det::agent::ChooseContainerRuntime(container_runtime, probe);
+    if (!runtime.ok()) {
+      spdlog::error("{}", runtime.status().message());
+      return 2;
+    }
+    config.container_runtime = *runtime;
+    spdlog::info("container runtime: {}", config.container_runtime.empty()
+                                              ? std::string("none (trials naming an image fail)")
+                                              : config.container_runtime);
+  }
+
   // Signals: SIGTERM/SIGINT go to a waiting thread (blocked everywhere else); child processes
   // get a clean mask and default dispositions from the launcher.
   std::signal(SIGPIPE, SIG_IGN);
@@ -138,6 +170,9 @@ int main(int argc, char** argv) {
     zygote.preload = config.warm_python_preload;
     launcher = std::make_unique<det::agent::WarmLauncher>(std::move(launcher), std::move(zygote));
   }
+  launcher = std::make_unique<det::agent::ContainerLauncher>(
+      std::move(launcher), config.container_runtime, config.data_dir,
+      det::agent::CurrentEnvironment());
   auto* agent =
       new det::agent::Agent(config, std::move(detected).value(), std::move(launcher), &clock);
   std::thread([agent, stop_signals] {

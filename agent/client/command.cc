@@ -63,6 +63,7 @@ Result<Command> ParseCommand(const nlohmann::json& j) {
     }
   }
   if (auto e = j.find("entrypoint"); e != j.end()) c.entrypoint = *e;
+  if (auto ct = j.find("container"); ct != j.end()) c.container = *ct;
   if (auto env = j.find("env"); env != j.end() && env->is_object()) {
     for (const auto& [k, v] : env->items()) {
       c.env[k] = v.is_string() ? v.get<std::string>() : v.dump();

@@ -20,6 +20,8 @@ struct Command {
   std::vector<int> slot_ids;
   nlohmann::json entrypoint;
   std::map<std::string, std::string> env;
+  // The image and its options when the allocation runs in a container; null: a bare process.
+  nlohmann::json container;
   // signal
   std::string signal;
   // Non-empty when the command is malformed; seq is still valid when parse_error says so.

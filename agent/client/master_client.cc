@@ -33,7 +33,8 @@ Result<RegisterResponse> MasterClient::Register(const RegisterRequest& request) 
                          {"hostname", request.hostname},
                          {"version", request.version},
                          {"slots", slots},
-                         {"running", request.running}};
+                         {"running", request.running},
+                         {"containerRuntimes", request.container_runtimes}};
   DET_ASSIGN_OR_RETURN(HttpResponse resp,
                        http_.Request("POST", agent_path_ + "/register", body.dump(), 30));
   if (resp.status < 200 || resp.status >= 300) return HttpError("register", resp);

@@ -19,6 +19,7 @@ struct RegisterRequest {
   std::string version;
   std::vector<Slot> slots;
   std::vector<std::string> running;
+  std::vector<std::string> container_runtimes;  // "podman" / "docker"
 };
 
 struct RegisterResponse {

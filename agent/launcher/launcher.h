@@ -28,6 +28,9 @@ struct LaunchSpec {
   // Set when argv runs a python entrypoint that a warm interpreter can start (warm_python.h);
   // launchers without one run argv.
   std::optional<WarmPythonPlan> warm;
+  // Set when argv runs a container client (`podman run --name <container> ...`): signals go to
+  // the container by this name (ContainerLauncher).
+  std::string container;
 };
 
 // Receives raw output chunks, from one thread at a time, never after Wait() returned.

@@ -34,6 +34,10 @@ Result<AgentService::Registration> AgentService::Register(const std::string& age
   r.agent.hostname = body.value("hostname", std::string());
   r.agent.address = body.value("address", std::string("127.0.0.1"));
   r.agent.slots = body.value("slots", json::array());
+  r.agent.container_runtimes.clear();
+  for (const auto& rt : body.value("containerRuntimes", json::array())) {
+    if (rt.is_string()) r.agent.container_runtimes.push_back(rt.get<std::string>());
+  }
   r.agent.connected = true;
   r.agent.last_seen = Now();
   Registration out;

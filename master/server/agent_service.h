@@ -35,6 +35,7 @@ class AgentService {
     std::string hostname;
     std::string address = "127.0.0.1";               // where its processes are reached (rendezvous)
     nlohmann::json slots = nlohmann::json::array();  // [{id, type, brand, uuid}]
+    std::vector<std::string> container_runtimes;     // "podman" / "docker": it runs images
     int64_t registered_time = 0;
     int64_t last_seen = 0;
     bool connected = false;

@@ -8,6 +8,7 @@
 #include "master/scheduler/job_queue.h"
 #include "master/scheduler/schedule.h"
 #include "master/server/agent_admin_service.h"
+#include "master/server/container_spec.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
@@ -296,6 +297,8 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
       if (s.value("type", "cpu") == "cuda") device = "cuda";
     }
   }
+  // An image other than the built-in default runs in a container (docs/operations.md).
+  DET_ASSIGN_OR_RETURN(std::optional<json> container, ContainerSpecFor(exp.config, device));
   json env = json::object();
   AddConfigEnv(exp.config.defaulted, device, &env);
   env["DET_TASK_ID"] = alloc.task_id;
@@ -343,12 +346,14 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
     json renv = env;
     renv["DET_RESOURCES_ID"] = ResourcesId(alloc, rank);
     renv["DET_CONTAINER_RANK"] = std::to_string(rank);
-    agents_->Push(agent_id, {{"type", "start"},
-                             {"allocationId", alloc.id},
-                             {"taskId", alloc.task_id},
-                             {"slotIds", parts[rank].slot_ids},
-                             {"entrypoint", exp.config.entrypoint},
-                             {"env", renv}});
+    json start = {{"type", "start"},
+                  {"allocationId", alloc.id},
+                  {"taskId", alloc.task_id},
+                  {"slotIds", parts[rank].slot_ids},
+                  {"entrypoint", exp.config.entrypoint},
+                  {"env", renv}};
+    if (container) start["container"] = *container;
+    agents_->Push(agent_id, std::move(start));
     where += (where.empty() ? "" : ", ") + agent_id;
   }
   AppendMasterLogLocked(trial.id, trial.task_id,
