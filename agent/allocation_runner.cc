@@ -161,6 +161,15 @@ Status AllocationRunner::MakeContainerSpec(const AgentEnv& agent_env, LaunchSpec
                               ": install podman there, or use the built-in default image to "
                               "run the trial as a process");
   }
+  // As docker does, and podman does not: a missing host path is created (e.g. a shared_fs
+  // checkpoint directory before the first checkpoint).
+  for (const ContainerBindMount& m : container.bind_mounts) {
+    std::error_code ec;
+    if (!std::filesystem::exists(m.host_path, ec)) {
+      std::filesystem::create_directories(m.host_path, ec);
+      if (ec) return Internal("bind mount " + m.host_path + ": " + ec.message());
+    }
+  }
   // The entrypoint runs with the image's python, found on the image's PATH.
   DET_ASSIGN_OR_RETURN(std::vector<std::string> argv,
                        BuildEntrypointArgv(start_.entrypoint, PythonFor(start_.env, "python3")));

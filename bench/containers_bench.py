@@ -72,8 +72,9 @@ def main() -> None:
               f"{b:.3f} s")
         print(f"ratio container/process: {c / b:.1f}x")
     finally:
+        cluster.down()
+        container_image.remove(image, cluster.env)  # before cleanup removes containers.conf
         cluster.cleanup()
-        container_image.remove(image, cluster.env)
 
 
 if __name__ == "__main__":

@@ -65,7 +65,10 @@ def build(env: Dict[str, str]) -> str:
 
 
 def remove(name: str, env: Dict[str, str]) -> None:
-    subprocess.run([podman(), "rmi", "-f", name], env=env, capture_output=True, timeout=120)
+    proc = subprocess.run([podman(), "rmi", "-f", name], env=env, capture_output=True, text=True,
+                          timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"podman rmi {name} exited {proc.returncode}: {proc.stderr}")
 
 
 def bind_mounts() -> List[Dict[str, object]]:

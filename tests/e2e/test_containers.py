@@ -68,8 +68,9 @@ def podman_cluster(tmp_path_factory):
         c.up()
         yield c
     finally:
+        c.down()
+        container_image.remove(image, c.env)  # before cleanup removes its containers.conf
         c.cleanup()
-        container_image.remove(image, c.env)
 
 
 def test_trial_runs_in_the_image(podman_cluster, tmp_path):
