@@ -13,6 +13,9 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   python3-psutil \
   python3-protobuf \
   python3-jsonschema \
+  podman \
+  runc \
+  uidmap \
   nodejs \
   chromium \
   clang

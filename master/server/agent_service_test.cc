@@ -68,6 +68,14 @@ TEST_F(AgentServiceTest, RegistrationRecordsTheAgentAndChecksItsPool) {
   EXPECT_FALSE(agents_.Register("", json::object(), AnyPool).ok());
 }
 
+TEST_F(AgentServiceTest, RegistrationRecordsContainerRuntimes) {
+  Register("a1", {{"containerRuntimes", {"podman"}}});
+  EXPECT_EQ(agents_.Find("a1")->container_runtimes, std::vector<std::string>{"podman"});
+  // A re-registration replaces them (the agent may have restarted without podman).
+  Register("a1", json::object());
+  EXPECT_TRUE(agents_.Find("a1")->container_runtimes.empty());
+}
+
 TEST_F(AgentServiceTest, CommandsAreNumberedAndKeptUntilPolledPast) {
   Register("a1");
   ASSERT_TRUE(agents_.Push("a1", {{"type", "start"}, {"allocationId", "1.r.1"}}));
