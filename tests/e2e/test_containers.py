@@ -163,3 +163,21 @@ def test_agent_without_a_runtime_fails_clearly(tmp_path):
                          r"localhost/some-image:1", logs), logs
     finally:
         c.cleanup()
+
+
+def test_pause_preempts_the_trial_in_its_container(podman_cluster, tmp_path):
+    c = podman_cluster
+    rw = tmp_path / "rw"
+    rw.mkdir()
+    (rw / "input.txt").write_text("x")
+    cfg = config(c.image, rw)
+    cfg["environment"]["environment_variables"].append("SLEEP_FOREVER=1")
+    exp_id = create(c, tmp_path, cfg)
+    wait_for(lambda: (rw / "from-container.txt").exists(), 120, "the trial to start")
+    c.det("experiment", "pause", str(exp_id))
+    # The trial sees the preemption through the master and exits; its container goes with it.
+    wait_for(lambda: container_image.containers_of(c.data_dir, c.env) == [], 120,
+             "the paused trial's container to be gone")
+    assert c.experiment(exp_id)["state"] == "STATE_PAUSED"
+    c.det("experiment", "kill", str(exp_id))
+    c.wait_state(exp_id, "STATE_CANCELED", timeout=120)
