@@ -77,7 +77,8 @@ def test_disable_drain_then_kill_survives_restart(own_cluster, tmp_path):
     wait_for(lambda: not busy_slots(c), 60, "the disabled agent's trial to be killed")
     wait_for(lambda: f"agent {agent_id} was disabled" in trial_logs(c, tid), 30,
              "the master's log line on the kill")
-    assert c.experiment(exp_id)["state"] == "STATE_ACTIVE"
+    # Queued again for slots, not failed.
+    assert c.experiment(exp_id)["state"] == "STATE_QUEUED"
 
     # A master restart keeps the agent disabled: the trial stays queued.
     pid = c.master_pid()
@@ -98,7 +99,7 @@ def test_disable_drain_then_kill_survives_restart(own_cluster, tmp_path):
     agent = wait_for(agent_back, 60, "the agent to re-register")
     assert agent["enabled"] is False and agent["draining"] is False, agent
     # The trial gets no slot while the agent is disabled (observed for 3 s: a negative check).
-    holds_for(lambda: not busy_slots(c) and c.experiment(exp_id)["state"] == "STATE_ACTIVE", 3,
+    holds_for(lambda: not busy_slots(c) and c.experiment(exp_id)["state"] == "STATE_QUEUED", 3,
               "the trial to stay off the disabled agent")
 
     out = admin_request(c, "POST", f"/api/v1/agents/{agent_id}/enable")
