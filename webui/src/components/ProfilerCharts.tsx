@@ -7,17 +7,17 @@ import { usePoll } from '../hooks';
 import { ErrorBanner, Loading } from './common';
 import { LineChart, type Series } from './LineChart';
 
-// Determined's system metric names, as its UI titles them.
+// Determined's system metric names, titled (values as the harness reports them).
 const TITLES: Record<string, string> = {
   gpu_util: 'GPU utilization (%)',
-  gpu_free_memory: 'GPU free memory (GB)',
+  gpu_free_memory: 'GPU free memory (bytes)',
   cpu_util_simple: 'CPU utilization (%)',
-  memory_free: 'Free memory (GB)',
-  net_throughput_sent: 'Network sent (Gbit/s)',
-  net_throughput_recv: 'Network received (Gbit/s)',
+  memory_free: 'Free memory (bytes)',
+  net_throughput_sent: 'Network sent (bytes/s)',
+  net_throughput_recv: 'Network received (bytes/s)',
   disk_iops: 'Disk IOPS',
-  disk_throughput_read: 'Disk read (MB/s)',
-  disk_throughput_write: 'Disk write (MB/s)',
+  disk_throughput_read: 'Disk read (bytes/s)',
+  disk_throughput_write: 'Disk write (bytes/s)',
 };
 const ORDER = Object.keys(TITLES);
 
