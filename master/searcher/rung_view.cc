@@ -1,8 +1,10 @@
 #include "master/searcher/rung_view.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "master/searcher/bracket_math.h"
+#include "master/searcher/search_method.h"
 
 namespace det::master::searcher {
 
@@ -12,9 +14,10 @@ namespace {
 
 std::optional<double> MetricOf(const json& v, bool smaller_is_better) {
   // The methods keep metrics negated when larger is better; the worst metric (an early exit)
-  // is infinite, which JSON writes as null.
+  // is kWorstMetric.
   if (!v.is_number()) return std::nullopt;
   double m = v.get<double>();
+  if (!std::isfinite(m) || std::abs(m) >= kWorstMetric) return std::nullopt;
   return smaller_is_better ? m : -m;
 }
 

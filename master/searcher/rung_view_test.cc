@@ -24,7 +24,7 @@ struct Driven {
 };
 
 Driven Drive(const config::ExperimentConfig& cfg, std::function<double(size_t)> metric_of,
-             int max_validations = 1'000'000) {
+             int max_validations = 1'000'000, std::set<size_t> errors = {}) {
   Driven d;
   auto s = Searcher::Create(cfg);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
@@ -45,6 +45,11 @@ Driven Drive(const config::ExperimentConfig& cfg, std::function<double(size_t)> 
       push(d.searcher->TrialCreated(c->request_id));
     } else if (auto* v = std::get_if<ValidateAfterAction>(&a)) {
       if (validations++ >= max_validations) continue;  // left training
+      if (errors.contains(index[v->request_id])) {     // the trial's process fails instead
+        push(d.searcher->TrialExitedEarly(v->request_id, ExitedReason::kErrored));
+        push(d.searcher->TrialExited(v->request_id));
+        continue;
+      }
       auto next = d.searcher->ValidationCompleted(v->request_id, metric_of(index[v->request_id]),
                                                   v->length);
       EXPECT_TRUE(next.ok()) << next.status().ToString();
@@ -183,6 +188,22 @@ TEST(RungViewTest, StopBasedAshaShowsStops) {
   EXPECT_GT(stopped, 0);
   ASSERT_FALSE(rungs[2].trials.empty());
   for (const auto& t : rungs[2].trials) EXPECT_EQ(t.outcome, "completed");
+}
+
+TEST(RungViewTest, AnErroredTrialShowsAsExitedWithoutAMetric) {
+  auto cfg = Config(
+      "{name: async_halving, metric: loss, num_rungs: 2, max_length: {batches: 8}, divisor: 2, "
+      "max_trials: 4, max_concurrent_trials: 4}");
+  Driven d = Drive(cfg, [](size_t i) { return 1.0 + static_cast<double>(i); }, 1'000'000, {1});
+  std::vector<BracketView> views = Views(cfg, *d.searcher);
+  ASSERT_EQ(views.size(), 1u);
+  const auto& first = views[0].rungs[0].trials;
+  auto it = std::find_if(first.begin(), first.end(),
+                         [&](const RungTrialView& t) { return t.request_id == d.ids[1]; });
+  ASSERT_NE(it, first.end());
+  EXPECT_EQ(it->outcome, "exited");
+  EXPECT_FALSE(it->metric.has_value());
+  EXPECT_EQ(first.back().request_id, d.ids[1]);  // no metric: listed last
 }
 
 TEST(RungViewTest, OtherSearchersHaveNoRungs) {

@@ -171,9 +171,9 @@ void Master::TickLocked() {
       if (alloc->kill_requested) continue;
       alloc->released = true;
       const TrialRuntime& t = *trials_.at(alloc->trial_id);
-      AppendMasterLogLocked(t.id, t.task_id,
-                            "Trial " + std::to_string(t.id) + " was killed: agent " + id +
-                                " was disabled");
+      AppendMasterLogLocked(
+          t.id, t.task_id,
+          "Trial " + std::to_string(t.id) + " was killed: agent " + id + " was disabled");
       TerminateAllocationLocked(*alloc, false);
     }
   }
