@@ -224,8 +224,17 @@ int main(int argc, char** argv) {
   double scale = 1;
   int requests = 300;
   std::string data_dir;
-  bool reuse = false, without_indexes = false;
+  bool reuse = false, without_indexes = false, fill_only = false;
+  int64_t experiments = 0, trials = 0, metric_rows = 0, long_series = 0, big_exp_trials = 0;
   app.add_option("--scale", scale, "multiply every count (e.g. 0.01 while developing)");
+  // Exact counts (after --scale), for other benchmarks that want a store of a given shape
+  // (bench/webui_first_paint.py: 100,000 experiments, a 1,000,000-row series).
+  app.add_option("--experiments", experiments, "experiments (overrides the scaled count)");
+  app.add_option("--trials", trials, "trials in all (overrides)");
+  app.add_option("--metric-rows", metric_rows, "metric rows in all (overrides)");
+  app.add_option("--long-series", long_series, "rows of trial 1 (overrides)");
+  app.add_option("--big-experiment-trials", big_exp_trials, "trials of experiment 1 (overrides)");
+  app.add_flag("--fill-only", fill_only, "fill the store in --data-dir and exit (no master)");
   app.add_option("--requests", requests, "measured requests per endpoint");
   app.add_option("--data-dir", data_dir, "keep the store here (default: a temp dir, removed)");
   app.add_flag("--reuse", reuse, "use the store already filled in --data-dir");
@@ -236,6 +245,16 @@ int main(int argc, char** argv) {
   auto scaled = [scale](int64_t v) { return std::max<int64_t>(2, std::llround(v * scale)); };
   z = Sizes{scaled(z.experiments), scaled(z.trials), scaled(z.metric_rows),
             scaled(z.big_experiment_trials), scaled(z.long_series)};
+  if (experiments > 0) z.experiments = experiments;
+  if (trials > 0) z.trials = trials;
+  if (metric_rows > 0) z.metric_rows = metric_rows;
+  if (long_series > 0) z.long_series = long_series;
+  if (big_exp_trials > 0) z.big_experiment_trials = big_exp_trials;
+  if (z.trials < z.experiments || z.big_experiment_trials > z.trials - (z.experiments - 1) ||
+      z.metric_rows < z.long_series) {
+    return Fail("counts: every experiment needs a trial, and trial 1's series fits the rows");
+  }
+  if (fill_only && data_dir.empty()) return Fail("--fill-only needs --data-dir");
 
   const bool temp = data_dir.empty();
   if (temp) {
@@ -265,6 +284,7 @@ int main(int argc, char** argv) {
     std::printf("fill: %.1f s (%.0f metric rows/s through Store::BulkInsert)\n", Seconds(started),
                 static_cast<double>(z.metric_rows) / Seconds(started));
   }
+  if (fill_only) return 0;
   if (without_indexes) {
     auto started = Clock::now();
     if (det::Status st = SetScaleIndexes(db_path, false); !st.ok()) return Fail(st.ToString());

@@ -24,6 +24,7 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterWebUiRoutes(router, master);
   RegisterExperimentFileRoutes(router, master);
   RegisterAgentAdminRoutes(router, master);
+  RegisterRungRoutes(router, master);
 }
 
 }  // namespace det::master::api

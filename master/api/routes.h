@@ -47,6 +47,8 @@ void RegisterExperimentFileRoutes(server::Router* router, server::Master* master
 // POST /api/v1/agents/{id}/enable|disable and slots (routes_agent_admin.cc), and the Agent and
 // Slot JSON with their enabled/draining state.
 void RegisterAgentAdminRoutes(server::Router* router, server::Master* master);
+// GET /api/v1/experiments/{id}/searcher/rungs (routes_rungs.cc).
+void RegisterRungRoutes(server::Router* router, server::Master* master);
 nlohmann::json AdminAgentJson(server::Master* master, const server::AgentView& a);
 nlohmann::json AdminSlotJson(server::Master* master, const server::AgentView& a,
                              const nlohmann::json& slot);

@@ -76,7 +76,9 @@ void RegisterAgentAdminRoutes(server::Router* router, server::Master* master) {
           }
           auto a = FindAgentView(master, req.params["id"]);
           if (!a.ok()) return ErrorResponse(a.status());
-          master->agent_admin()->SetAgent(a->id, enable, drain);
+          if (Status st = master->agent_admin()->SetAgent(a->id, enable, drain); !st.ok()) {
+            return ErrorResponse(st);
+          }
           return JsonResponse({{"agent", AdminAgentJson(master, *a)}});
         }));
     router->Add(
@@ -90,7 +92,9 @@ void RegisterAgentAdminRoutes(server::Router* router, server::Master* master) {
           if (!a.ok()) return ErrorResponse(a.status());
           auto slot = SlotIdOf(*a, req.params["slotId"]);
           if (!slot.ok()) return ErrorResponse(slot.status());
-          master->agent_admin()->SetSlot(a->id, *slot, enable);
+          if (Status st = master->agent_admin()->SetSlot(a->id, *slot, enable); !st.ok()) {
+            return ErrorResponse(st);
+          }
           for (const auto& s : a->slots) {
             if (s.value("id", -1) == *slot) {
               return JsonResponse({{"slot", AdminSlotJson(master, *a, s)}});

@@ -2,14 +2,19 @@
 // AgentAdminService: agents and slots an operator disabled (POST /api/v1/agents/{id}/disable,
 // /enable, /agents/{id}/slots/{slotId}/disable, /enable, as Determined's). The scheduler
 // (scheduler::Agent's enabled and draining) places nothing new on a disabled agent or slot; a
-// draining agent keeps what runs on it. Kept in memory: a restarted master starts with every
-// agent and slot enabled.
+// draining agent keeps what runs on it, an agent disabled without drain has its work killed
+// (the master's tick, KillOnDisabledAgents). Each change is stored (migration 0020) before it
+// takes effect, and Load restores them when the master starts.
 
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "master/store/store.h"
 
 namespace det::master::server {
 
@@ -20,13 +25,20 @@ struct AgentAdminState {
 
 class AgentAdminService {
  public:
-  void SetAgent(const std::string& agent_id, bool enabled, bool drain);
-  void SetSlot(const std::string& agent_id, int slot_id, bool enabled);
+  explicit AgentAdminService(store::Store* store) : store_(store) {}
+
+  // Reads the stored state (replacing what is in memory).
+  Status Load();
+  Status SetAgent(const std::string& agent_id, bool enabled, bool drain);
+  Status SetSlot(const std::string& agent_id, int slot_id, bool enabled);
   AgentAdminState Agent(const std::string& agent_id) const;
   bool SlotEnabled(const std::string& agent_id, int slot_id) const;
+  // Agents disabled without drain: whatever still runs on them is to be killed.
+  std::vector<std::string> KillingAgents() const;
 
  private:
-  mutable std::mutex mu_;
+  store::Store* store_;
+  mutable std::mutex mu_;  // guards the maps; held across the store write so writes stay ordered
   std::map<std::string, AgentAdminState> agents_;  // only agents not in the default state
   std::set<std::pair<std::string, int>> disabled_slots_;
 };

@@ -30,7 +30,7 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       series_(std::make_unique<SeriesService>(store_.get())) {
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
   summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
-  agent_admin_ = std::make_unique<AgentAdminService>();
+  agent_admin_ = std::make_unique<AgentAdminService>(store_.get());
   templates_ = std::make_unique<TemplateService>(
       store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
   // A changed user (deactivated, renamed, ...) is looked up again on its next request.
@@ -58,6 +58,7 @@ Status Master::Start() {
   master_id_ = NewToken().substr(0, 16);
   DET_RETURN_IF_ERROR(
       auth_->EnsureBuiltinUsers(config_.initial_user_password, config_.bind_address));
+  DET_RETURN_IF_ERROR(agent_admin_->Load());
   checkpoints_->Start();
   {
     MutexLock lock(&mu_);

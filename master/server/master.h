@@ -205,6 +205,9 @@ class Master {
   // The experiment's context directory as submitted, a tar.gz.
   Result<std::string> GetModelDefinition(int64_t experiment_id);
   Result<std::optional<double>> BestValidationMetric(int64_t experiment_id);
+  // The rungs of an adaptive_asha / async_halving search per bracket, with the trials each
+  // promoted or stopped, from its searcher (master_rungs.cc; searcher/rung_view.h).
+  Result<nlohmann::json> SearcherRungs(int64_t experiment_id);
   Result<std::vector<store::MetricRow>> ListMetrics(int64_t trial_id, const std::string& group);
 
   // Called by trial processes (principal is their allocation) or users. Checks the report in

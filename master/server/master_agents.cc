@@ -2,6 +2,7 @@
 // agents themselves and their command channels live in AgentService (agent_service.h).
 #include <spdlog/spdlog.h>
 
+#include "master/server/agent_admin_service.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 
@@ -161,6 +162,19 @@ void Master::TickLocked() {
       KillResourcesLocked(*alloc);  // its other nodes, if any
       Status st = HandleAllocationExitLocked(*alloc, -1, "agent " + id + " was lost", true);
       if (!st.ok()) spdlog::error("{}", st.ToString());
+    }
+  }
+  // An agent disabled without drain keeps nothing running (Determined kills it); the work is
+  // released as the scheduler's preemption is, so its trial is queued again, not failed.
+  for (const std::string& id : agent_admin_->KillingAgents()) {
+    for (AllocationRuntime* alloc : AllocationsOnAgentLocked(id)) {
+      if (alloc->kill_requested) continue;
+      alloc->released = true;
+      const TrialRuntime& t = *trials_.at(alloc->trial_id);
+      AppendMasterLogLocked(
+          t.id, t.task_id,
+          "Trial " + std::to_string(t.id) + " was killed: agent " + id + " was disabled");
+      TerminateAllocationLocked(*alloc, false);
     }
   }
   std::vector<AllocationRuntime*> to_kill, to_fail;

@@ -266,6 +266,13 @@ struct ExperimentSummaryRow {
 
 struct DecisionWrites;  // master/store/decision_writes.h
 
+// An agent (slot_id -1) or one of its slots that an operator disabled (migration 0020).
+struct AgentAdminRow {
+  std::string agent_id;
+  int64_t slot_id = -1;
+  bool draining = false;  // agents only: disabled with drain
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -504,6 +511,13 @@ class Store {
   // The experiment's records in seq order.
   virtual Result<std::vector<std::pair<int64_t, std::string>>> ListSearcherEvents(
       int64_t experiment_id) = 0;
+
+  // webui12: agents and slots disabled by an operator (migration 0020;
+  // sqlite_store_agent_admin.cc). Only disabled ones have a row.
+  // Records the agent (slot_id -1) or slot as disabled, or (enabled) forgets it.
+  virtual Status SetAgentAdminState(const std::string& agent_id, int64_t slot_id, bool enabled,
+                                    bool draining) = 0;
+  virtual Result<std::vector<AgentAdminRow>> ListAgentAdminStates() = 0;
 };
 
 }  // namespace det::master::store

@@ -259,6 +259,8 @@ def test_every_get_answers_per_contract(cluster, contract, world):
     c.call("GET", "/det/assets/no-such-file.js", expect=404, auth=False)
     # Errors have the error shape: unknown ids, a bad parameter, no token.
     c.call("GET", "/api/v1/experiments/999999", expect=404)
+    # The rung view is for adaptive searches only (a 400 naming the searcher).
+    c.call("GET", f"/api/v1/experiments/{done}/searcher/rungs", expect=400)
     c.call("GET", "/api/v1/trials/999999", expect=404)
     c.call("GET", "/api/v1/checkpoints/no-such-uuid", expect=404)
     c.call("GET", "/api/v1/experiments?limit=x", expect=400, bad_request=True)

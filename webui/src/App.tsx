@@ -2,6 +2,7 @@
 import { useEffect, useState, type ReactElement } from 'react';
 import { api, getToken, setToken, setUnauthorizedHandler } from './api';
 import { Link } from './components/common';
+import { PageErrorBoundary } from './components/PageErrorBoundary';
 import { ClusterPage } from './pages/Cluster';
 import { ExperimentDetail } from './pages/ExperimentDetail';
 import { ExperimentList } from './pages/ExperimentList';
@@ -103,7 +104,9 @@ export function App() {
           Log out
         </button>
       </nav>
-      <main>{page}</main>
+      <main>
+        <PageErrorBoundary resetKey={path}>{page}</PageErrorBoundary>
+      </main>
     </>
   );
 }

@@ -65,7 +65,7 @@ export function trialMetric(t: any, metric: string | undefined): number | null {
 
 export interface RungTrial {
   id: number;
-  outcome: 'promoted' | 'stopped' | 'running' | 'completed';
+  outcome: 'promoted' | 'stopped' | 'running' | 'completed' | 'waiting' | 'exited';
   metric: number | null; // the searcher metric reported at (or first after) the rung's length
 }
 
@@ -73,6 +73,32 @@ export interface Rung {
   index: number;
   length: number; // in the searcher's unit (batches when max_length is in batches)
   trials: RungTrial[];
+}
+
+export interface Bracket {
+  index: number;
+  maxTrials: number;
+  rungs: Rung[];
+}
+
+// Searchers whose rungs the master reports from the searcher itself
+// (GET /api/v1/experiments/{id}/searcher/rungs); the synchronous ones (adaptive,
+// adaptive_simple) are computed here from the trials' lengths.
+export const SERVER_RUNGS = new Set(['adaptive_asha', 'async_halving']);
+
+// The master's answer as brackets of rungs (trials not yet stored, with no id, are left out).
+export function bracketsOf(answer: any): Bracket[] {
+  return (answer?.brackets ?? []).map((b: any) => ({
+    index: b.index,
+    maxTrials: b.maxTrials,
+    rungs: (b.rungs ?? []).map((r: any) => ({
+      index: r.index,
+      length: r.length,
+      trials: (r.trials ?? [])
+        .filter((t: any) => typeof t.trialId === 'number')
+        .map((t: any) => ({ id: t.trialId, outcome: t.outcome, metric: typeof t.metric === 'number' ? t.metric : null })),
+    })),
+  }));
 }
 
 const ADAPTIVE = new Set(['adaptive_asha', 'async_halving', 'adaptive', 'adaptive_simple']);

@@ -17,6 +17,7 @@ const BUILD = path.resolve(process.env.DET_BUILD_DIR || path.join(REPO, 'build')
 const DET = path.join(BUILD, 'bin', 'det');
 const ARTIFACTS = path.join(BUILD, 'webui-test-artifacts');
 const FIXTURE = path.join(REPO, 'tests/e2e/fixtures/core_api_compat');
+const PROFILED = path.join(REPO, 'tests/e2e/fixtures/profiler');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
 let dataDir;
@@ -72,14 +73,27 @@ async function waitFor(what, check, timeoutMs = 90_000, everyMs = 250) {
   }
 }
 
+// Pixels in colour on a canvas: channels that differ clearly (axes and grid are grey).
+function colouredPixels(canvas) {
+  return canvas.evaluate((c) => {
+    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    let n = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      const [r, g, b, a] = [data[i], data[i + 1], data[i + 2], data[i + 3]];
+      if (a > 0 && Math.max(r, g, b) - Math.min(r, g, b) > 60) n++;
+    }
+    return n;
+  });
+}
+
 async function shot(name) {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
-function createExperiment(configText) {
+function createExperiment(configText, context = FIXTURE) {
   const file = path.join(dataDir, `exp-${Date.now()}.yaml`);
   fs.writeFileSync(file, configText);
-  const out = det('experiment', 'create', file, FIXTURE);
+  const out = det('experiment', 'create', file, context);
   const m = /Created experiment (\d+)/.exec(out);
   assert.ok(m, `det experiment create printed: ${out}`);
   return Number(m[1]);
@@ -234,6 +248,34 @@ test('the trial page shows a log line the trial printed', async () => {
   await shot('trial-logs');
 });
 
+test("the trial page's profiler tab charts system metrics while the trial runs", async () => {
+  // A trial with the profiler on (0.2 s samples), long enough to be watched while it runs.
+  const config = fs.readFileSync(path.join(PROFILED, 'profiled.yaml'), 'utf8').replace('batches: 20', 'batches: 400');
+  const id = createExperiment(config, PROFILED);
+  try {
+    const trial = await waitFor('the profiled trial', async () => (await rest('GET', `experiments/${id}/trials`)).trials[0]);
+    await page.goto(`${url}/det/experiments/${id}/trials/${trial.id}`);
+    await page.click('role=tab[name="Profiler"]');
+    const chart = page.locator('[data-testid=profiler-cpu_util_simple]');
+    await chart.locator('canvas').waitFor({ timeout: 60_000 });
+    const coloured = await waitFor('a drawn profiler line', async () => {
+      const n = await colouredPixels(chart.locator('canvas'));
+      return n > 50 ? n : 0;
+    }, 30_000);
+    assert.ok(coloured > 50, `only ${coloured} coloured pixels`);
+    // It refreshes while the trial runs: more samples show without reloading the page.
+    const points = async () => Number(await chart.getAttribute('data-points'));
+    const first = await points();
+    await waitFor('more profiler samples', async () => (await points()) > first, 30_000);
+    assert.equal((await rest('GET', `trials/${trial.id}`)).trial.state, 'STATE_RUNNING');
+    await shot('trial-profiler');
+  } finally {
+    await rest('POST', `experiments/${id}/kill`).catch(() => undefined);
+    await waitFor('the profiled experiment to end', async () =>
+      ['STATE_CANCELED', 'STATE_COMPLETED', 'STATE_ERROR'].includes((await rest('GET', `experiments/${id}`)).experiment.state), 60_000);
+  }
+});
+
 test('the hyperparameter views draw every trial, and the rungs show what the search promoted', async () => {
   const trials = (await rest('GET', `experiments/${searchId}/trials`)).trials;
   await page.goto(`${url}/det/experiments/${searchId}`);
@@ -245,11 +287,29 @@ test('the hyperparameter views draw every trial, and the rungs show what the sea
   assert.equal(pts.trim().split(/\s+/).length, 2, `points: ${pts}`);
   const withMetric = trials.filter((t) => t.bestValidation).length;
   assert.equal(await page.locator('[data-testid=scatter-plots] circle').count(), withMetric);
-  // Rung 1 holds every trial that trained at all; the promoted ones are in rung 2.
-  const rung0 = page.locator('[data-testid=rung-0] .chip');
-  await waitFor('rung 1', async () => (await rung0.count()) === trials.filter((t) => t.totalBatchesProcessed > 0).length, 20_000);
-  const promoted = await page.locator('[data-testid=rung-0] .chip.outcome-promoted').count();
-  assert.equal(await page.locator('[data-testid=rung-1] .chip').count(), promoted);
+  // The rungs are the searcher's (GET .../searcher/rungs), bracket by bracket: every trial is
+  // in the first rung of one bracket, and the trials a rung promoted are those of the next.
+  const served = await rest('GET', `experiments/${searchId}/searcher/rungs`);
+  assert.ok(served.brackets.length >= 1, JSON.stringify(served));
+  const chipIds = async (loc) => (await loc.allTextContents()).map((t) => Number(t.split(':')[0])).sort((a, b) => a - b);
+  let firstRung = 0;
+  for (const b of served.brackets) {
+    const table = page.locator(`[data-testid=bracket-${b.index}-rungs]`);
+    for (const r of b.rungs) {
+      const want = r.trials.map((t) => t.trialId).sort((x, y) => x - y);
+      const chips = table.locator(`[data-testid=rung-${r.index}] .chip`);
+      await waitFor(`bracket ${b.index} rung ${r.index}`, async () => JSON.stringify(await chipIds(chips)) === JSON.stringify(want), 20_000);
+      const promoted = r.trials.filter((t) => t.outcome === 'promoted').map((t) => t.trialId).sort((x, y) => x - y);
+      assert.deepEqual(await chipIds(table.locator(`[data-testid=rung-${r.index}] .chip.outcome-promoted`)), promoted);
+      if (r.index + 1 < b.rungs.length) {
+        assert.deepEqual(promoted, b.rungs[r.index + 1].trials.map((t) => t.trialId).sort((x, y) => x - y));
+      } else {
+        assert.ok(r.trials.every((t) => t.outcome === 'completed'), JSON.stringify(r));
+      }
+    }
+    firstRung += b.rungs[0].trials.length;
+  }
+  assert.equal(firstRung, trials.length);
   await shot('experiment-hyperparameters');
 });
 
@@ -491,6 +551,25 @@ test('an admin disables an agent and a slot from the cluster page, and the sched
   await page.click(`[data-testid="slot-${agentId}-0"]`);
   await waitFor('slot 0 enabled', async () => (await rest('GET', `agents/${agentId}/slots/0`)).slot.enabled === true);
   await rest('POST', `experiments/${id}/kill`).catch(() => undefined);
+});
+
+test("a missing experiment or trial shows the API's message, never a blank page", async () => {
+  const apiMessage = async (p) => {
+    const r = await fetch(`${url}/api/v1/${p}`, { headers: { Authorization: `Bearer ${token}` } });
+    assert.equal(r.status, 404);
+    return (await r.json()).error.error;
+  };
+  const missingExperiment = await apiMessage('experiments/987654');
+  await page.goto(`${url}/det/experiments/987654`);
+  await page.locator('[role=alert]', { hasText: missingExperiment }).waitFor();
+  await shot('error-missing-experiment');
+  const missingTrial = await apiMessage('trials/987654');
+  await page.goto(`${url}/det/experiments/${searchId}/trials/987654`);
+  await page.locator('[role=alert]', { hasText: missingTrial }).waitFor();
+  // The rung view of a searcher without rungs says why.
+  const single = await fetch(`${url}/api/v1/experiments/${longId}/searcher/rungs`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.equal(single.status, 400);
+  assert.match((await single.json()).error.error, /has no rungs/);
 });
 
 test('an expired or revoked token goes back to login', async () => {

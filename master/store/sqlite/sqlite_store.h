@@ -186,6 +186,11 @@ class SqliteStore : public Store {
   Result<std::vector<std::pair<int64_t, std::string>>> ListSearcherEvents(
       int64_t experiment_id) override;
 
+  // Agent admin state (sqlite_store_agent_admin.cc).
+  Status SetAgentAdminState(const std::string& agent_id, int64_t slot_id, bool enabled,
+                            bool draining) override;
+  Result<std::vector<AgentAdminRow>> ListAgentAdminStates() override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.

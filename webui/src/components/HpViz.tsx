@@ -160,11 +160,18 @@ export function ScatterPlots(props: { trials: any[]; metric?: string; smallerIsB
   );
 }
 
-const OUTCOME_TEXT = { promoted: 'promoted', stopped: 'stopped here', running: 'running', completed: 'completed' };
+const OUTCOME_TEXT = {
+  promoted: 'promoted',
+  stopped: 'stopped here',
+  running: 'training towards this rung',
+  completed: 'completed',
+  waiting: 'waiting for a promotion',
+  exited: 'exited here on its own',
+};
 
-export function RungView(props: { rungs: Rung[]; experimentId: number; unit: string }) {
+export function RungView(props: { rungs: Rung[]; experimentId: number; unit: string; testId?: string }) {
   return (
-    <table className="table" data-testid="rungs">
+    <table className="table" data-testid={props.testId ?? 'rungs'}>
       <thead>
         <tr>
           <th>Rung</th>

@@ -10,7 +10,7 @@ import { CodeTree } from '../components/CodeTree';
 import { ParallelCoordinates, RungView, ScatterPlots } from '../components/HpViz';
 import { MetricChart } from '../components/MetricChart';
 import { fmtDuration, fmtNumber, fmtTime, TERMINAL_STATES } from '../format';
-import { rungs } from '../hparams';
+import { bracketsOf, rungs, SERVER_RUNGS } from '../hparams';
 import { usePoll } from '../hooks';
 import { loadTrialMetrics, type TrialMetrics } from '../metrics';
 
@@ -144,9 +144,18 @@ export function ExperimentDetail({ id }: { id: number }) {
 
 function HyperparameterViews(props: { config: any; trials: any[]; metrics: TrialMetrics | undefined; experimentId: number; metric?: string }) {
   const smaller = props.config.searcher?.smaller_is_better !== false;
-  const rungList = rungs(props.config, props.trials, validationSeries(props.metrics, props.metric), (s) => TERMINAL_STATES.has(s));
+  const fromServer = SERVER_RUNGS.has(props.config.searcher?.name);
+  // adaptive_asha / async_halving: the searcher's own rungs, per bracket, from the master.
+  const served = usePoll(
+    (signal) => (fromServer ? api('GET', `experiments/${props.experimentId}/searcher/rungs`, undefined, signal) : Promise.resolve(null)),
+    [props.experimentId, fromServer],
+  );
+  const rungList = fromServer ? null : rungs(props.config, props.trials, validationSeries(props.metrics, props.metric), (s) => TERMINAL_STATES.has(s));
   const ml = props.config.searcher?.max_length;
   const unit = typeof ml === 'object' && ml && !('batches' in ml) ? 'fraction of the longest trial, in batches' : 'batches';
+  const serverUnit =
+    typeof ml === 'object' && ml ? Object.keys(ml)[0] ?? 'batches' : props.config.searcher?.time_metric ?? 'batches';
+  const brackets = served.data ? bracketsOf(served.data) : null;
   return (
     <section>
       <h2>Parallel coordinates</h2>
@@ -156,7 +165,32 @@ function HyperparameterViews(props: { config: any; trials: any[]; metrics: Trial
       <ParallelCoordinates trials={props.trials} metric={props.metric} smallerIsBetter={smaller} experimentId={props.experimentId} />
       <h2>Scatter plots</h2>
       <ScatterPlots trials={props.trials} metric={props.metric} smallerIsBetter={smaller} experimentId={props.experimentId} />
-      {rungList ? (
+      {fromServer ? (
+        <>
+          <h2>Rungs</h2>
+          <p className="muted small">
+            Each bracket of the search with its rungs, as the searcher holds them: the trials in each rung with their metric
+            there, which it promoted, which it stopped there, and which are still training towards it.
+          </p>
+          <ErrorBanner error={served.error} />
+          {brackets ? (
+            <div data-testid="rungs">
+              {brackets.map((b) => (
+                <div key={b.index} data-testid={`bracket-${b.index}`}>
+                  {brackets.length > 1 ? (
+                    <h3>
+                      Bracket {b.index + 1} ({b.rungs.length} rungs, up to {b.maxTrials} trials)
+                    </h3>
+                  ) : null}
+                  <RungView rungs={b.rungs} experimentId={props.experimentId} unit={serverUnit} testId={`bracket-${b.index}-rungs`} />
+                </div>
+              ))}
+            </div>
+          ) : served.error ? null : (
+            <Loading />
+          )}
+        </>
+      ) : rungList ? (
         <>
           <h2>Rungs</h2>
           <p className="muted small">

@@ -1,5 +1,6 @@
 // One trial: its metric chart (refreshing every 2 s while the trial runs), hyperparameters,
-// workloads, checkpoints and logs (followed live through the NDJSON log route); kill, and
+// workloads, checkpoints, logs (followed live through the NDJSON log route) and the profiler's
+// system metrics; kill, and
 // "continue trial" (a new experiment warm-started from this trial).
 import { useEffect, useRef, useState } from 'react';
 import { api, errorText, streamNdjson } from '../api';
@@ -10,9 +11,10 @@ import { fmtDuration, fmtNumber, fmtTime, TERMINAL_STATES } from '../format';
 import { usePoll } from '../hooks';
 import { loadTrialMetrics } from '../metrics';
 import { CheckpointTable } from '../components/CheckpointTable';
+import { ProfilerCharts } from '../components/ProfilerCharts';
 
-type Tab = 'Overview' | 'Hyperparameters' | 'Workloads' | 'Checkpoints' | 'Logs';
-const TABS: Tab[] = ['Overview', 'Hyperparameters', 'Workloads', 'Checkpoints', 'Logs'];
+type Tab = 'Overview' | 'Hyperparameters' | 'Workloads' | 'Checkpoints' | 'Logs' | 'Profiler';
+const TABS: Tab[] = ['Overview', 'Hyperparameters', 'Workloads', 'Checkpoints', 'Logs', 'Profiler'];
 
 export function TrialDetail({ experimentId, trialId }: { experimentId: number; trialId: number }) {
   const [tab, setTab] = useState<Tab>('Overview');
@@ -92,6 +94,7 @@ export function TrialDetail({ experimentId, trialId }: { experimentId: number; t
       )}
       {tab === 'Workloads' && <Workloads trialId={trialId} live={live} />}
       {tab === 'Logs' && <Logs trialId={trialId} live={live} />}
+      {tab === 'Profiler' && <ProfilerCharts trialId={trialId} live={live} />}
     </div>
   );
 }
