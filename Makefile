@@ -13,6 +13,7 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   python3-psutil \
   python3-protobuf \
   python3-jsonschema \
+  postgresql-15 \
   nodejs \
   chromium \
   clang

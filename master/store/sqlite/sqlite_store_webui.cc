@@ -141,8 +141,14 @@ Result<std::vector<int64_t>> SqliteStore::ListExperimentIds(const ExperimentFilt
     *total = row ? c.Int(0) : 0;
   }
   const char* dir = filter.descending ? " DESC" : " ASC";
+  // The only key that can be NULL (no validation yet) sorts as SQLite sorts NULL by default,
+  // first ascending and last descending, on PostgreSQL too.
+  const char* nulls = filter.sort_by != ExperimentSortKey::kSearcherMetricVal ? ""
+                      : filter.descending                                     ? " NULLS LAST"
+                                                                              : " NULLS FIRST";
   std::string sql = "SELECT e.id" + from + where + " ORDER BY " +
-                    OrderExpression(d, filter.sort_by) + dir + ", e.id" + dir + " LIMIT ? OFFSET ?";
+                    OrderExpression(d, filter.sort_by) + dir + nulls + ", e.id" + dir +
+                    " LIMIT ? OFFSET ?";
   Statement s(db_, sql.c_str());
   DET_RETURN_IF_ERROR(s.prepared());
   int i = bind_filter(s);
