@@ -245,7 +245,8 @@ class PostgresDb : public Db {
   PGconn* conn() const { return conn_; }
 
   Status Init() {
-    DET_RETURN_IF_ERROR(Exec("SET client_min_messages TO warning"));
+    // No notices on stderr (e.g. ROLLBACK outside a transaction after a failed BEGIN).
+    DET_RETURN_IF_ERROR(Exec("SET client_min_messages TO error"));
     return Exec(kPrelude);
   }
 
