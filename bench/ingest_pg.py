@@ -43,7 +43,7 @@ def main() -> None:
     pg = reports_per_second("postgres", args.seconds, args.connections)
     print(f"baseline: metric reports on SQLite (synchronous=full), {args.connections} keep-alive "
           f"clients: {sqlite:.0f} reports/s")
-    print(f"metric reports on PostgreSQL (fsync on, local socket over TCP loopback), same "
+    print(f"metric reports on PostgreSQL (fsync on, over TCP loopback), same "
           f"clients: {pg:.0f} reports/s")
     print(f"ratio postgres/sqlite: {pg / sqlite:.2f}")
 
