@@ -16,6 +16,7 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   podman \
   runc \
   uidmap \
+  postgresql-15 \
   nodejs \
   chromium \
   clang

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -273,11 +274,38 @@ Status StopProcesses(const std::string& dir, const std::vector<std::string>& nam
 
 }  // namespace
 
+// Runs det-postgres (installed next to det) with `args`; its last line of output on success.
+static Result<std::string> RunDetPostgres(const std::string& command, const std::string& dir) {
+  DET_ASSIGN_OR_RETURN(std::string script, FindSiblingBinary("det-postgres"));
+  auto quote = [](const std::string& s) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  };
+  std::string cmd = quote(script) + " " + command + " " + quote(dir) + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return Internal("cannot run " + script);
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof(buf), p)) out += buf;
+  int rc = pclose(p);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  if (rc != 0) return Unavailable("det-postgres " + command + " failed: " + out);
+  size_t nl = out.rfind('\n');
+  return nl == std::string::npos ? out : out.substr(nl + 1);
+}
+
 Status ClusterDown(const std::string& data_dir) {
   std::string dir = NormalizedDir(data_dir);
   std::vector<std::string> names = AgentNames(dir);  // agents first, then the master
   names.push_back("master");
-  return StopProcesses(dir, names, "local cluster");
+  DET_RETURN_IF_ERROR(StopProcesses(dir, names, "local cluster"));
+  std::error_code ec;
+  if (fs::exists(dir + "/postgres/data/postmaster.pid", ec)) {
+    DET_RETURN_IF_ERROR(RunDetPostgres("stop", dir).status());
+    Print("Stopped PostgreSQL (" + dir + "/postgres)\n");
+  }
+  return Status::Ok();
 }
 
 Status MasterDown(const std::string& data_dir) {
@@ -304,6 +332,14 @@ Status MasterUp(const ClusterUpOptions& options) {
   DET_ASSIGN_OR_RETURN(std::string master_bin, FindSiblingBinary("determined-master"));
   std::vector<std::string> master_argv = {master_bin, "--port", std::to_string(options.master_port),
                                           "--data-dir", dir};
+  if (options.db == "postgres") {
+    DET_ASSIGN_OR_RETURN(std::string url, RunDetPostgres("start", dir));
+    Print("PostgreSQL is up (" + dir + "/postgres, log " + dir + "/postgres/postgres.log)\n");
+    master_argv.push_back("--db");
+    master_argv.push_back(url);
+  } else if (options.db != "sqlite") {
+    return InvalidArgument("--db: must be 'sqlite' or 'postgres' (got '" + options.db + "')");
+  }
   if (!options.master_config_path.empty()) {
     std::string cfg = fs::absolute(options.master_config_path, ec).string();
     if (!fs::is_regular_file(cfg, ec)) {
@@ -472,6 +508,10 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
   up_cmd->add_option("--data-dir", up->data_dir,
                      "state, logs and pid files (default $XDG_DATA_HOME/determined)");
   up_cmd->add_option("--master-config-path", up->master_config_path, "master config file");
+  up_cmd
+      ->add_option("--db", up->db,
+                   "sqlite (default: embedded) or postgres (a PostgreSQL under the data dir)")
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
   up_cmd->add_option("--resource-pool", up->resource_pool,
                      "resource pool the agents join (default: the master's default pool)");
   up_cmd->callback(
@@ -483,6 +523,8 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(1, 65535));
   mu->add_option("--data-dir", master_up->data_dir, "state, logs and pid files");
   mu->add_option("--master-config-path", master_up->master_config_path, "master config file");
+  mu->add_option("--db", master_up->db, "sqlite (default) or postgres (under the data dir)")
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
   mu->callback([&ctx, master_up] {
     ctx.SetAction("start the master", [master_up] { return MasterUp(*master_up); });
   });

@@ -22,6 +22,9 @@ struct ClusterUpOptions {
   std::string data_dir;            // default: DefaultDataDir()
   std::string master_config_path;  // optional
   std::string resource_pool;       // agents join this pool; empty: the master's default
+  // "sqlite" (default): the master's embedded store; "postgres": a PostgreSQL started under
+  // <data dir>/postgres by det-postgres (stopped by cluster-down).
+  std::string db = "sqlite";
   double master_timeout_s = 60;
   double agents_timeout_s = 60;
 };

@@ -1,8 +1,9 @@
 // determined-master: flags -> MasterConfig -> store -> Master -> HTTP server.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,15 +11,49 @@
 #include "common/clock.h"
 #include "common/version.h"
 #include "master/api/routes.h"
+#include "master/server/db_config.h"
 #include "master/server/http_server.h"
 #include "master/server/master.h"
 #include "master/store/sqlite/sqlite_store.h"
+#include "master/store/store_copy.h"
 
 namespace {
 
 int Fail(const std::string& message) {
   spdlog::error("{}", message);
   return 1;
+}
+
+// determined-master migrate-store: copies the installation at `from` into the empty PostgreSQL
+// database at `to` (both brought to the latest migration first).
+int MigrateStore(const std::string& from, const std::string& to) {
+  namespace store = det::master::store;
+  auto src = det::master::server::ParseDbUrl(from);
+  if (!src.ok()) return Fail("--from: " + src.status().message());
+  auto dst = det::master::server::ParseDbUrl(to);
+  if (!dst.ok()) return Fail("--to: " + dst.status().message());
+  if (src->store != "sqlite") return Fail("--from: must be sqlite:PATH");
+  if (dst->store != "postgres") return Fail("--to: must be postgres://...");
+  if (!std::filesystem::exists(src->path)) return Fail("--from: " + src->path + " does not exist");
+  {
+    auto a = store::SqliteStore::Open(src->path);
+    if (!a.ok()) return Fail("--from: " + a.status().message());
+    auto b = store::SqliteStore::OpenPostgres(dst->conninfo);
+    if (!b.ok()) return Fail("--to: " + b.status().message());
+  }
+  auto from_db = store::OpenSqliteDb(src->path);
+  if (!from_db.ok()) return Fail(from_db.status().message());
+  auto to_db = store::OpenPostgresDb(dst->conninfo);
+  if (!to_db.ok()) return Fail(to_db.status().message());
+  auto report = store::CopyStoreTables(from_db->get(), to_db->get());
+  if (!report.ok()) return Fail(report.status().message());
+  int64_t total = 0;
+  for (const auto& [table, n] : report->rows) {
+    std::printf("%-24s %lld rows\n", table.c_str(), static_cast<long long>(n));
+    total += n;
+  }
+  std::printf("copied %lld rows from %s\n", static_cast<long long>(total), src->path.c_str());
+  return 0;
 }
 
 }  // namespace
@@ -33,15 +68,24 @@ int main(int argc, char** argv) {
   app.add_option("--port", port, "HTTP port (default 8080)");
   app.add_option("--bind", bind, "address to listen on (default 127.0.0.1)");
   app.add_option("--data-dir", data_dir, "directory for the database and default checkpoints");
-  app.add_option("--store", store, "sqlite (default)");
+  app.add_option("--store", store, "sqlite (default) | postgres");
+  std::optional<std::string> db_url;
+  app.add_option("--db", db_url, "postgres://user:password@host:port/name, or sqlite:PATH");
   app.add_option("--log-level", log_level, "debug|info|warn|error");
   app.add_option("--webui-dir", webui_dir, "directory of the built web UI (default: build/webui)");
   app.set_version_flag("--version", det::kVersion);
+  std::string migrate_from, migrate_to;
+  CLI::App* migrate = app.add_subcommand(
+      "migrate-store", "copy an installation's store into an empty PostgreSQL database");
+  migrate->add_option("--from", migrate_from, "sqlite:PATH (the determined.db to copy)")
+      ->required();
+  migrate->add_option("--to", migrate_to, "postgres://user:password@host:port/name")->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (*migrate) return MigrateStore(migrate_from, migrate_to);
 
   MasterConfig config;
   if (!config_file.empty()) {
@@ -56,6 +100,12 @@ int main(int argc, char** argv) {
   if (bind) config.bind_address = *bind;
   if (data_dir) config.data_dir = *data_dir;
   if (store) config.store = *store;
+  if (db_url) {
+    auto target = det::master::server::ParseDbUrl(*db_url);
+    if (!target.ok()) return Fail("--db: " + target.status().message());
+    config.store = target->store;
+    config.db_path = target->store == "postgres" ? target->conninfo : target->path;
+  }
   if (log_level) config.log_level = *log_level;
   if (webui_dir) config.webui_dir = *webui_dir;
   if (det::Status st = det::master::server::FinalizeMasterConfig(&config); !st.ok()) {
@@ -70,7 +120,9 @@ int main(int argc, char** argv) {
   auto sync = det::master::store::ParseSqliteSynchronous(config.db_synchronous);
   if (!sync.ok()) return Fail(sync.status().message());
   db_options.synchronous = *sync;
-  auto opened = det::master::store::SqliteStore::Open(config.db_path, db_options);
+  auto opened = config.store == "postgres"
+                    ? det::master::store::SqliteStore::OpenPostgres(config.db_path)
+                    : det::master::store::SqliteStore::Open(config.db_path, db_options);
   if (!opened.ok()) return Fail(opened.status().message());
 
   // Block the stop signals before any thread starts so only sigwait sees them.

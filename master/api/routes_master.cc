@@ -4,6 +4,7 @@
 #include "common/clock.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/server/db_config.h"
 
 namespace det::master::api {
 
@@ -64,7 +65,9 @@ json MasterConfigJson(const server::MasterConfig& c) {
   json cfg = {{"port", c.port},
               {"bind_address", c.bind_address},
               {"data_dir", c.data_dir},
-              {"db", {{"type", c.store}, {"path", c.db_path}}},
+              {"db",
+               {{"type", c.store},
+                {"path", c.store == "postgres" ? server::RedactDbPassword(c.db_path) : c.db_path}}},
               {"cluster_name", c.cluster_name},
               {"security", security},
               {"checkpoint_storage", c.checkpoint_storage},

@@ -5,6 +5,7 @@
 
 #include "common/paths.h"
 #include "master/config/experiment_config.h"
+#include "master/server/db_config.h"
 #include "master/server/static_files.h"
 
 namespace det::master::server {
@@ -49,6 +50,12 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
       if (db.contains("synchronous")) {
         config->db_synchronous = db["synchronous"].get<std::string>();
       }
+      Result<DbTarget> pg = PostgresTargetFromYaml(db);
+      if (!pg.ok()) errors += pg.status().message() + "\n";
+      if (pg.ok() && !pg->store.empty()) {
+        config->store = pg->store;
+        config->db_path = pg->conninfo;
+      }
     }
     if (doc.contains("security") && doc["security"].contains("initial_user_password")) {
       config->initial_user_password = doc["security"]["initial_user_password"].get<std::string>();
@@ -90,8 +97,13 @@ Status FinalizeMasterConfig(MasterConfig* config) {
     return InvalidArgument("port: must be between 0 and 65535 (got " +
                            std::to_string(config->port) + ")");
   }
-  if (config->store != "sqlite") {
-    return InvalidArgument("db.type: only 'sqlite' is supported (got '" + config->store + "')");
+  if (config->store != "sqlite" && config->store != "postgres") {
+    return InvalidArgument("db.type: must be 'sqlite' or 'postgres' (got '" + config->store + "')");
+  }
+  if (config->store == "postgres" && config->db_path.empty()) {
+    return InvalidArgument(
+        "db: PostgreSQL needs db.host/port/name/user/password or --db "
+        "postgres://user:password@host:port/name");
   }
   if (config->db_synchronous != "full" && config->db_synchronous != "normal") {
     return InvalidArgument("db.synchronous: must be 'full' or 'normal' (got '" +

@@ -10,6 +10,9 @@ struct Migration {
   int version;
   const char* name;
   const char* sql;
+  // PostgreSQL's own text (migrations/NNNN_name.postgres.sql) where translating `sql`'s types
+  // is not enough; nullptr: run sql::TranslateDdl(sql).
+  const char* postgres_sql;
 };
 
 const std::vector<Migration>& Migrations();

@@ -4,13 +4,12 @@
 // call returns, so an acknowledged change survives kill -9. Implementations are thread-safe.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 
@@ -27,18 +26,18 @@ struct UserRow {
 
 struct ExperimentRow {
   int64_t id = 0;
-  std::string state;                 // RunStateName
-  nlohmann::json config;             // fully defaulted
-  std::string original_config;       // raw YAML as submitted
+  std::string state;            // RunStateName
+  nlohmann::json config;        // fully defaulted
+  std::string original_config;  // raw YAML as submitted
   int64_t owner_id = 0;
   std::string job_id;
-  int64_t start_time = 0;            // micros
+  int64_t start_time = 0;  // micros
   std::optional<int64_t> end_time;
   bool archived = false;
   double progress = 0;
   std::optional<int64_t> parent_id;
   std::string notes;
-  nlohmann::json snapshot;           // searcher + per-trial searcher state
+  nlohmann::json snapshot;  // searcher + per-trial searcher state
 };
 
 struct TrialRow {
@@ -51,7 +50,7 @@ struct TrialRow {
   int64_t start_time = 0;
   std::optional<int64_t> end_time;
   int64_t restarts = 0;
-  int64_t run_id = 0;                // current trial run id (restart id)
+  int64_t run_id = 0;  // current trial run id (restart id)
   int64_t total_batches = 0;
   std::string runner_state;
   std::optional<double> searcher_metric;
@@ -81,8 +80,8 @@ struct MetricRow {
   int64_t trial_id = 0;
   int64_t trial_run_id = 0;
   int64_t total_batches = 0;
-  std::string group;                 // "training", "validation" or a generic name
-  nlohmann::json metrics;            // {"avg_metrics": {...}, "batch_metrics": [...]}
+  std::string group;       // "training", "validation" or a generic name
+  nlohmann::json metrics;  // {"avg_metrics": {...}, "batch_metrics": [...]}
   int64_t report_time = 0;
   bool archived = false;
 };
@@ -93,7 +92,7 @@ struct CheckpointRow {
   std::string allocation_id;
   int64_t trial_id = 0;
   int64_t report_time = 0;
-  std::string state;                 // COMPLETED | PARTIALLY_DELETED | DELETED
+  std::string state;  // COMPLETED | PARTIALLY_DELETED | DELETED
   nlohmann::json resources = nlohmann::json::object();
   nlohmann::json metadata = nlohmann::json::object();
   int64_t steps_completed = 0;
@@ -108,8 +107,8 @@ struct TaskLogRow {
   std::string agent_id;
   std::string container_id;
   std::optional<int64_t> rank_id;
-  int64_t timestamp = 0;             // micros
-  std::string level;                 // LOG_LEVEL_INFO, ... or ""
+  int64_t timestamp = 0;  // micros
+  std::string level;      // LOG_LEVEL_INFO, ... or ""
   std::string stdtype;
   std::string source;
   std::string log;
@@ -121,12 +120,12 @@ struct GcRequestRow {
   int64_t experiment_id = 0;
   nlohmann::json storage_config;
   std::vector<std::string> uuids;
-  std::vector<std::string> globs;   // empty = every file
+  std::vector<std::string> globs;  // empty = every file
   int64_t created_at = 0;
   int64_t attempts = 0;
   std::string last_error;
-  bool delete_experiment = false;   // once the files are gone, delete the experiment's rows
-  bool delete_tensorboards = false; // also delete the experiment's TensorBoard files (compat11)
+  bool delete_experiment = false;    // once the files are gone, delete the experiment's rows
+  bool delete_tensorboards = false;  // also delete the experiment's TensorBoard files (compat11)
 };
 
 // A trial that used a checkpoint (see trial_source_infos in the migrations).
@@ -149,16 +148,16 @@ struct ModelRow {
   int64_t user_id = 0;
   int64_t workspace_id = 1;
   bool archived = false;
-  int64_t creation_time = 0;       // micros
-  int64_t last_updated_time = 0;   // micros
-  int64_t num_versions = 0;        // read only: counted on every read
+  int64_t creation_time = 0;      // micros
+  int64_t last_updated_time = 0;  // micros
+  int64_t num_versions = 0;       // read only: counted on every read
 };
 
 // One version of a model: a checkpoint registered under the model's name and a number.
 struct ModelVersionRow {
   int64_t id = 0;
   int64_t model_id = 0;
-  int64_t version = 0;             // 1, 2, ... within the model
+  int64_t version = 0;  // 1, 2, ... within the model
   std::string checkpoint_uuid;
   std::string name;
   std::string comment;
@@ -175,7 +174,7 @@ struct SystemMetricRow {
   int64_t id = 0;
   int64_t trial_id = 0;
   int64_t trial_run_id = 0;
-  std::string group;     // cpu | gpu | memory | disk | network
+  std::string group;  // cpu | gpu | memory | disk | network
   std::string agent_id;
   // {name: number} plus, for labelled metrics, {label: {name: number}} (GPU uuid, disk path).
   nlohmann::json metrics = nlohmann::json::object();
@@ -229,14 +228,26 @@ struct UnmanagedTrialRow {
 
 struct Page {
   int64_t offset = 0;
-  int64_t limit = 0;                 // 0 = no limit
+  int64_t limit = 0;  // 0 = no limit
 };
 
 // Web UI experiment list: which experiments and in what order (GET /api/v1/experiments with
 // Determined's query parameters, parsed in master/api/experiment_filter.h).
 enum class ExperimentSortKey {
-  kId, kDescription, kStartTime, kEndTime, kState, kNumTrials, kProgress, kUser, kName,
-  kForkedFrom, kResourcePool, kCheckpointSize, kCheckpointCount, kSearcherMetricVal,
+  kId,
+  kDescription,
+  kStartTime,
+  kEndTime,
+  kState,
+  kNumTrials,
+  kProgress,
+  kUser,
+  kName,
+  kForkedFrom,
+  kResourcePool,
+  kCheckpointSize,
+  kCheckpointCount,
+  kSearcherMetricVal,
 };
 
 struct ExperimentFilter {
@@ -251,7 +262,7 @@ struct ExperimentFilter {
   std::optional<int64_t> id_gt, id_gte, id_lt, id_lte;
   std::vector<int64_t> id_in, id_not_in;
   ExperimentSortKey sort_by = ExperimentSortKey::kId;
-  bool descending = false;             // ties are broken by id in the same direction
+  bool descending = false;  // ties are broken by id in the same direction
 };
 
 // Web UI list columns of one experiment: completed checkpoints and the best validation value of
@@ -338,7 +349,8 @@ class Store {
   virtual Status AddCheckpoint(const CheckpointRow& row) = 0;
   virtual Result<CheckpointRow> GetCheckpoint(const std::string& uuid) = 0;
   virtual Result<std::vector<CheckpointRow>> ListCheckpointsForTrial(int64_t trial_id) = 0;
-  virtual Result<std::vector<CheckpointRow>> ListCheckpointsForExperiment(int64_t experiment_id) = 0;
+  virtual Result<std::vector<CheckpointRow>> ListCheckpointsForExperiment(
+      int64_t experiment_id) = 0;
 
   // Checkpoint deletions in flight.
   virtual Result<int64_t> AddGcRequest(const GcRequestRow& row) = 0;
@@ -495,8 +507,7 @@ class Store {
   // master/core/downsample.h picks (first and last kept, the rest evenly spread over steps),
   // found with one index seek each, so the cost does not grow with the series.
   virtual Result<std::vector<MetricRow>> SampleMetrics(int64_t trial_id, const std::string& group,
-                                                       int64_t start_batches,
-                                                       int64_t end_batches,
+                                                       int64_t start_batches, int64_t end_batches,
                                                        int64_t max_points) = 0;
 
   // sched: decisions written in one transaction (master/store/decision_writes.h).

@@ -5,15 +5,18 @@
 
 #include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
+#include "master/store/store_backends.h"
 
 namespace det::master::store {
 namespace {
 
-class SystemMetricsStore : public ::testing::Test {
+class SystemMetricsStore : public ::testing::TestWithParam<store_test::Backend> {
  protected:
   void SetUp() override {
     dir_ = det::testing::FreshTestDir("det_store_profiler_test_");
-    auto s = SqliteStore::Open((dir_ / "det.db").string());
+    loc_ = std::make_unique<store_test::TestStoreLocation>(GetParam(), dir_);
+    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
+    auto s = loc_->Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
     ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
@@ -51,12 +54,13 @@ class SystemMetricsStore : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  std::unique_ptr<store_test::TestStoreLocation> loc_;
   std::unique_ptr<Store> store_;
   int64_t experiment_id_ = 0;
   int64_t trial_id_ = 0;
 };
 
-TEST_F(SystemMetricsStore, ListsByGroupAgentAndCursor) {
+TEST_P(SystemMetricsStore, ListsByGroupAgentAndCursor) {
   ASSERT_TRUE(
       store_->AddSystemMetrics({Row("cpu", "a1", 10, 100), Row("cpu", "a2", 20, 100)}).ok());
   ASSERT_TRUE(
@@ -81,7 +85,7 @@ TEST_F(SystemMetricsStore, ListsByGroupAgentAndCursor) {
   EXPECT_EQ(limited->size(), 1u);
 }
 
-TEST_F(SystemMetricsStore, LatestIsOnePerGroupAndAgent) {
+TEST_P(SystemMetricsStore, LatestIsOnePerGroupAndAgent) {
   ASSERT_TRUE(
       store_->AddSystemMetrics({Row("cpu", "a1", 10, 100), Row("cpu", "a2", 20, 100)}).ok());
   ASSERT_TRUE(
@@ -96,7 +100,7 @@ TEST_F(SystemMetricsStore, LatestIsOnePerGroupAndAgent) {
   EXPECT_EQ((*latest)[2].group, "memory");
 }
 
-TEST_F(SystemMetricsStore, UnknownTrialIsRejectedAndNothingIsKept) {
+TEST_P(SystemMetricsStore, UnknownTrialIsRejectedAndNothingIsKept) {
   SystemMetricRow bad = Row("cpu", "a1", 1, 1);
   bad.trial_id = trial_id_ + 100;
   EXPECT_FALSE(store_->AddSystemMetrics({Row("cpu", "a1", 1, 1), bad}).ok());
@@ -105,13 +109,15 @@ TEST_F(SystemMetricsStore, UnknownTrialIsRejectedAndNothingIsKept) {
   EXPECT_TRUE(rows->empty());  // the whole report rolled back
 }
 
-TEST_F(SystemMetricsStore, DeletingTheExperimentRemovesThem) {
+TEST_P(SystemMetricsStore, DeletingTheExperimentRemovesThem) {
   ASSERT_TRUE(store_->AddSystemMetrics({Row("cpu", "a1", 10, 100)}).ok());
   ASSERT_TRUE(store_->DeleteExperiment(experiment_id_).ok());
   auto rows = store_->ListSystemMetrics(trial_id_, "cpu", "", 0, 0);
   ASSERT_TRUE(rows.ok());
   EXPECT_TRUE(rows->empty());
 }
+
+DET_STORE_BACKENDS(SystemMetricsStore);
 
 }  // namespace
 }  // namespace det::master::store

@@ -7,15 +7,18 @@
 
 #include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
+#include "master/store/store_backends.h"
 
 namespace det::master::store {
 namespace {
 
-class StoreSuite : public ::testing::Test {
+class StoreSuite : public ::testing::TestWithParam<store_test::Backend> {
  protected:
   void SetUp() override {
     dir_ = det::testing::FreshTestDir("det_store_test_");
-    auto s = SqliteStore::Open((dir_ / "det.db").string());
+    loc_ = std::make_unique<store_test::TestStoreLocation>(GetParam(), dir_);
+    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
+    auto s = loc_->Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
   }
@@ -25,7 +28,7 @@ class StoreSuite : public ::testing::Test {
   }
   std::unique_ptr<Store> Reopen() {
     store_.reset();
-    auto s = SqliteStore::Open((dir_ / "det.db").string());
+    auto s = loc_->Open();
     EXPECT_TRUE(s.ok());
     return std::move(s).value();
   }
@@ -55,11 +58,12 @@ class StoreSuite : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  std::unique_ptr<store_test::TestStoreLocation> loc_;
   std::unique_ptr<Store> store_;
 };
 
 // Ensures built-in users are created once with blank passwords and sessions resolve.
-TEST_F(StoreSuite, BuiltinUsersAndSessions) {
+TEST_P(StoreSuite, BuiltinUsersAndSessions) {
   auto fresh = store_->EnsureBuiltinUsers(std::nullopt);
   ASSERT_TRUE(fresh.ok());
   EXPECT_TRUE(*fresh);
@@ -82,7 +86,7 @@ TEST_F(StoreSuite, BuiltinUsersAndSessions) {
 }
 
 // Ensures experiments and trials survive reopening the database and list with pagination.
-TEST_F(StoreSuite, ExperimentsPersistAcrossReopen) {
+TEST_P(StoreSuite, ExperimentsPersistAcrossReopen) {
   int64_t trial_id = 0;
   int64_t id = MakeExperimentAndTrial(&trial_id);
   ASSERT_TRUE(store_->UpdateExperimentState(id, "ACTIVE", std::nullopt).ok());
@@ -106,7 +110,7 @@ TEST_F(StoreSuite, ExperimentsPersistAcrossReopen) {
 }
 
 // Ensures a retried metric report is stored once and a later run archives rolled-back steps.
-TEST_F(StoreSuite, MetricsDedupAndRollback) {
+TEST_P(StoreSuite, MetricsDedupAndRollback) {
   int64_t trial_id = 0;
   MakeExperimentAndTrial(&trial_id);
   MetricRow m;
@@ -130,7 +134,7 @@ TEST_F(StoreSuite, MetricsDedupAndRollback) {
 }
 
 // Ensures concurrent reports (group-committed) are all stored once and raise total_batches.
-TEST_F(StoreSuite, ConcurrentMetricReportsAllCommit) {
+TEST_P(StoreSuite, ConcurrentMetricReportsAllCommit) {
   int64_t trial_id = 0;
   MakeExperimentAndTrial(&trial_id);
   std::vector<std::thread> threads;
@@ -161,7 +165,7 @@ TEST_F(StoreSuite, ConcurrentMetricReportsAllCommit) {
 }
 
 // Ensures deleting an experiment removes it and everything recorded under it, and only it.
-TEST_F(StoreSuite, DeleteExperimentRemovesEverythingUnderIt) {
+TEST_P(StoreSuite, DeleteExperimentRemovesEverythingUnderIt) {
   int64_t trial_id = 0;
   int64_t exp_id = MakeExperimentAndTrial(&trial_id);
   int64_t other_trial = 0;
@@ -197,7 +201,7 @@ TEST_F(StoreSuite, DeleteExperimentRemovesEverythingUnderIt) {
 }
 
 // Ensures trial-to-checkpoint links are stored once, filter by type, and survive a reopen.
-TEST_F(StoreSuite, TrialSourceInfos) {
+TEST_P(StoreSuite, TrialSourceInfos) {
   int64_t trial_id = 0;
   MakeExperimentAndTrial(&trial_id);
   TrialSourceInfoRow row;
@@ -219,7 +223,7 @@ TEST_F(StoreSuite, TrialSourceInfos) {
   EXPECT_TRUE(store_->ListTrialSourceInfos("u2", "")->empty());
 }
 
-TEST_F(StoreSuite, CheckpointsAndLogs) {
+TEST_P(StoreSuite, CheckpointsAndLogs) {
   int64_t trial_id = 0;
   int64_t exp_id = MakeExperimentAndTrial(&trial_id);
   CheckpointRow c;
@@ -248,7 +252,7 @@ TEST_F(StoreSuite, CheckpointsAndLogs) {
 
 // The model registry: unique case-sensitive names, version numbers counted per model (max + 1),
 // versions found by checkpoint, and a model's delete taking its versions along.
-TEST_F(StoreSuite, ModelRegistry) {
+TEST_P(StoreSuite, ModelRegistry) {
   ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
   ModelRow m;
   m.name = "mnist";
@@ -298,6 +302,8 @@ TEST_F(StoreSuite, ModelRegistry) {
   EXPECT_TRUE(store_->ListModelVersionsForCheckpoints({"c1"})->empty());
   EXPECT_EQ(store_->DeleteModel(created->id).code(), StatusCode::kNotFound);
 }
+
+DET_STORE_BACKENDS(StoreSuite);
 
 }  // namespace
 }  // namespace det::master::store

@@ -39,13 +39,14 @@ def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: 
 
 
 class Cluster:
-    def __init__(self, agents: int = 1, slots: int = 2) -> None:
+    def __init__(self, agents: int = 1, slots: int = 2, up_args: tuple = ()) -> None:
         self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="det-e2e-"))
         self.data_dir = self.tmp / "data"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.agents = agents
         self.slots = slots
+        self.up_args = tuple(up_args)  # more cluster-up flags, e.g. ("--db", "postgres")
         self.env = dict(os.environ)
         self.env.update(
             {
@@ -104,7 +105,7 @@ class Cluster:
             proc = self.det(
                 "deploy", "local", "cluster-up", "--master-port", str(self.port), "--agents",
                 str(self.agents), "--slots-per-agent", str(self.slots), "--data-dir",
-                str(self.data_dir), timeout=120, check=False,
+                str(self.data_dir), *self.up_args, timeout=120, check=False,
             )
             if proc.returncode == 0 and self.master_running():
                 return

@@ -1,12 +1,12 @@
-#include "master/store/sqlite/metric_rows.h"
 #include "master/store/sqlite/sqlite_store.h"
 
-#include <sqlite3.h>
-
+#include <chrono>
 #include <set>
 #include <span>
 
 #include "master/store/migrations.h"
+#include "master/store/sqlite/metric_rows.h"
+#include "master/store/sqlite/sql_translate.h"
 #include "master/store/sqlite/statement.h"
 
 namespace det::master::store {
@@ -128,17 +128,8 @@ Result<SqliteOptions::Synchronous> ParseSqliteSynchronous(const std::string& tex
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                                        SqliteOptions options) {
-  sqlite3* db = nullptr;
-  int rc =
-      sqlite3_open_v2(path.c_str(), &db,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return Unavailable("cannot open sqlite database " + path + ": " + msg);
-  }
-  sqlite3_busy_timeout(db, 10000);
-  std::unique_ptr<SqliteStore> store(new SqliteStore(db));
+  DET_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, OpenSqliteDb(path));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db)));
   DET_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
   DET_RETURN_IF_ERROR(store->Exec(options.synchronous == SqliteOptions::Synchronous::kFull
                                       ? "PRAGMA synchronous=FULL"
@@ -148,17 +139,16 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
   return store;
 }
 
-SqliteStore::~SqliteStore() { sqlite3_close(db_); }
-
-Status SqliteStore::Exec(const std::string& sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    return Internal("sqlite: " + msg);
-  }
-  return Status::Ok();
+Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenPostgres(const std::string& conninfo) {
+  DET_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, OpenPostgresDb(conninfo));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db)));
+  DET_RETURN_IF_ERROR(store->Migrate());
+  return store;
 }
+
+SqliteStore::~SqliteStore() = default;
+
+Status SqliteStore::Exec(const std::string& sql) { return db_->Exec(sql); }
 
 Status SqliteStore::Migrate() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -179,7 +169,14 @@ Status SqliteStore::Migrate() {
   for (const Migration& m : Migrations()) {
     if (applied.count(m.version)) continue;
     DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-    Status st = Exec(m.sql);
+    // PostgreSQL: the migration's twin where it has one, else its DDL translated.
+    const bool pg = db_->dialect() == Dialect::kPostgres;
+    Status st = Exec(!pg              ? std::string(m.sql)
+                     : m.postgres_sql ? std::string(m.postgres_sql)
+                                      : sql::TranslateDdl(m.sql));
+    // Rows inserted with explicit ids (e.g. the default workspace) must not collide with the
+    // next generated id.
+    if (st.ok() && pg) st = db_->SyncIdSequences();
     if (st.ok()) {
       Statement s(db_, "INSERT INTO schema_migrations (version, name) VALUES (?, ?)");
       st = s.prepared();
@@ -198,7 +195,8 @@ Status SqliteStore::Migrate() {
 Result<std::string> SqliteStore::GetOrCreateClusterId(const std::string& fresh_id) {
   std::lock_guard<std::mutex> lock(mu_);
   {
-    DET_PREPARE(ins, "INSERT OR IGNORE INTO cluster_id (id, cluster_id) VALUES (1, ?)");
+    DET_PREPARE(
+        ins, "INSERT INTO cluster_id (id, cluster_id) VALUES (1, ?) ON CONFLICT (id) DO NOTHING");
     DET_RETURN_IF_ERROR(ins.Bind(1, fresh_id).Run());
   }
   DET_PREPARE(s, "SELECT cluster_id FROM cluster_id WHERE id = 1");
@@ -261,8 +259,11 @@ Status SqliteStore::CreateSession(const std::string& token, int64_t user_id, int
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s,
               "INSERT INTO user_sessions (token, user_id, created_at, expiry) "
-              "VALUES (?, ?, strftime('%s','now') * 1000000, ?)");
-  return s.Bind(1, token).Bind(2, user_id).Bind(3, expiry).Run();
+              "VALUES (?, ?, ?, ?)");
+  const int64_t now_micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+  return s.Bind(1, token).Bind(2, user_id).Bind(3, now_micros).Bind(4, expiry).Run();
 }
 
 Result<int64_t> SqliteStore::LookupSession(const std::string& token, int64_t now) {
@@ -287,14 +288,15 @@ Result<int64_t> SqliteStore::InsertExperiment(const ExperimentRow& row,
   DET_PREPARE(s,
               "INSERT INTO experiments (state, config, original_config, model_definition, "
               "owner_id, job_id, start_time, end_time, archived, progress, parent_id, notes, "
-              "snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+              "snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
   s.Bind(1, row.state).Bind(2, row.config.dump()).Bind(3, row.original_config);
   s.BindBlob(4, model_definition);
   s.Bind(5, row.owner_id).Bind(6, row.job_id).Bind(7, row.start_time).Bind(8, row.end_time);
   s.Bind(9, row.archived).Bind(10, row.progress).Bind(11, row.parent_id).Bind(12, row.notes);
   s.Bind(13, row.snapshot.is_null() ? std::string("{}") : row.snapshot.dump());
-  DET_RETURN_IF_ERROR(s.Run());
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  DET_ASSIGN_OR_RETURN(bool inserted, s.Step());
+  if (!inserted) return Internal("insert experiment: no id returned");
+  return s.Int(0);
 }
 
 Result<ExperimentRow> SqliteStore::GetExperiment(int64_t id) {
@@ -323,7 +325,7 @@ Result<std::vector<ExperimentRow>> SqliteStore::ListExperiments(std::optional<bo
   DET_PREPARE(s, sql.c_str());
   int i = 1;
   if (archived) s.Bind(i++, *archived);
-  s.Bind(i, page.limit > 0 ? page.limit : int64_t{-1});
+  s.Bind(i, page.limit > 0 ? page.limit : sql::kNoLimit);
   s.Bind(i + 1, page.offset);
   return s.Collect<ExperimentRow>(ReadExperiment);
 }
@@ -385,8 +387,8 @@ Status SqliteStore::UpdateExperimentMeta(int64_t id, const nlohmann::json& confi
 }
 
 Status SqliteStore::ExecEachWithIdLocked(std::span<const char* const> statements, int64_t id) {
-  for (const char* sql : statements) {
-    Statement s(db_, sql);
+  for (const char* text : statements) {
+    Statement s(db_, text);
     DET_RETURN_IF_ERROR(s.prepared());
     DET_RETURN_IF_ERROR(s.Bind(1, id).Run());
   }
@@ -422,14 +424,15 @@ Result<int64_t> SqliteStore::InsertTrial(const TrialRow& row) {
               "INSERT INTO trials (experiment_id, request_id, seed, hparams, state, start_time, "
               "end_time, restarts, run_id, total_batches, runner_state, searcher_metric, "
               "task_id, metadata, warm_start_checkpoint_uuid) VALUES "
-              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
   s.Bind(1, row.experiment_id).Bind(2, row.request_id).Bind(3, row.seed);
   s.Bind(4, row.hparams.dump()).Bind(5, row.state).Bind(6, row.start_time).Bind(7, row.end_time);
   s.Bind(8, row.restarts).Bind(9, row.run_id).Bind(10, row.total_batches);
   s.Bind(11, row.runner_state).Bind(12, row.searcher_metric).Bind(13, row.task_id);
   s.Bind(14, row.metadata.dump()).Bind(15, row.warm_start_checkpoint_uuid);
-  DET_RETURN_IF_ERROR(s.Run());
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  DET_ASSIGN_OR_RETURN(bool inserted, s.Step());
+  if (!inserted) return Internal("insert trial: no id returned");
+  return s.Int(0);
 }
 
 Result<TrialRow> SqliteStore::GetTrial(int64_t id) {
@@ -454,11 +457,12 @@ Result<std::vector<TrialRow>> SqliteStore::ListTrials(int64_t experiment_id) {
 Status SqliteStore::UpdateTrial(const TrialRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   // total_batches only grows: metric reports raise it concurrently with other trial updates.
-  DET_PREPARE(
-      s,
-      "UPDATE trials SET state = ?, end_time = ?, restarts = ?, run_id = ?, "
-      "total_batches = MAX(total_batches, ?), runner_state = ?, searcher_metric = ?, task_id = ?, "
-      "metadata = ?, hparams = ? WHERE id = ?");
+  const std::string sql =
+      "UPDATE trials SET state = ?, end_time = ?, restarts = ?, run_id = ?, total_batches = " +
+      sql::Greatest(db_->dialect(), "total_batches", "?") +
+      ", runner_state = ?, searcher_metric = ?, task_id = ?, metadata = ?, hparams = ? WHERE id = "
+      "?";
+  DET_PREPARE(s, sql.c_str());
   s.Bind(1, row.state).Bind(2, row.end_time).Bind(3, row.restarts).Bind(4, row.run_id);
   s.Bind(5, row.total_batches).Bind(6, row.runner_state).Bind(7, row.searcher_metric);
   s.Bind(8, row.task_id).Bind(9, row.metadata.dump()).Bind(10, row.hparams.dump()).Bind(11, row.id);
@@ -622,12 +626,14 @@ Result<int64_t> SqliteStore::AddGcRequest(const GcRequestRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s,
               "INSERT INTO gc_requests (experiment_id, storage_config, uuids, globs, "
-              "created_at, delete_experiment, delete_tensorboards) VALUES (?, ?, ?, ?, ?, ?, ?)");
+              "created_at, delete_experiment, delete_tensorboards) VALUES (?, ?, ?, ?, ?, ?, ?) "
+              "RETURNING id");
   s.Bind(1, row.experiment_id).Bind(2, row.storage_config.dump());
   s.Bind(3, nlohmann::json(row.uuids).dump()).Bind(4, nlohmann::json(row.globs).dump());
   s.Bind(5, row.created_at).Bind(6, row.delete_experiment).Bind(7, row.delete_tensorboards);
-  DET_RETURN_IF_ERROR(s.Run());
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  DET_ASSIGN_OR_RETURN(bool inserted, s.Step());
+  if (!inserted) return Internal("insert gc request: no id returned");
+  return s.Int(0);
 }
 
 Result<std::vector<GcRequestRow>> SqliteStore::ListGcRequests() {
@@ -668,8 +674,9 @@ Status SqliteStore::DeleteGcRequest(int64_t id) {
 Status SqliteStore::AddTrialSourceInfo(const TrialSourceInfoRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s,
-              "INSERT OR IGNORE INTO trial_source_infos (trial_id, checkpoint_uuid, "
-              "source_type, model_id, model_version) VALUES (?, ?, ?, ?, ?)");
+              "INSERT INTO trial_source_infos (trial_id, checkpoint_uuid, "
+              "source_type, model_id, model_version) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO "
+              "NOTHING");
   s.Bind(1, row.trial_id).Bind(2, row.checkpoint_uuid).Bind(3, row.source_type);
   if (row.model_id) s.Bind(4, *row.model_id);
   if (row.model_version) s.Bind(5, *row.model_version);
@@ -730,7 +737,7 @@ Result<std::vector<TaskLogRow>> SqliteStore::ListTrialLogs(int64_t trial_id, int
                         "FROM task_logs WHERE trial_id = ? AND id > ? ORDER BY id ") +
                     (descending ? "DESC" : "ASC") + " LIMIT ?";
   DET_PREPARE(s, sql.c_str());
-  s.Bind(1, trial_id).Bind(2, after_id).Bind(3, limit > 0 ? limit : int64_t{-1});
+  s.Bind(1, trial_id).Bind(2, after_id).Bind(3, limit > 0 ? limit : sql::kNoLimit);
   return s.Collect<TaskLogRow>([](const Statement& s) {
     TaskLogRow r;
     r.id = s.Int(0);

@@ -1,20 +1,21 @@
 #pragma once
-// SqliteStore: the embedded Store (SQLite in WAL mode). One connection guarded by a mutex;
-// SQLite serializes writers anyway and the master's writes are small. Every commit reaches the
+// SqliteStore: the Store over SQL, on the embedded SQLite (WAL mode, the default) or on
+// PostgreSQL (OpenPostgres); one implementation of every method runs on both (db.h). One
+// connection guarded by a mutex; SQLite serializes writers anyway and the master's writes are
+// small. Every commit reaches the
 // operating system before the call returns, so it survives kill -9 of the master; whether it also
 // survives power loss depends on SqliteOptions::synchronous (see docs/operations.md).
 
 #include <condition_variable>
 #include <map>
 #include <memory>
-#include <vector>
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "master/store/sqlite/db.h"
 #include "master/store/store.h"
-
-struct sqlite3;
 
 namespace det::master::store {
 
@@ -37,6 +38,10 @@ class SqliteStore : public Store {
   // Opens (creating if needed) the database at `path` and applies pending migrations.
   static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path,
                                                    SqliteOptions options = {});
+  // Connects to PostgreSQL (`conninfo`: a postgres:// URI or libpq key=value string) and
+  // applies pending migrations.
+  static Result<std::unique_ptr<SqliteStore>> OpenPostgres(const std::string& conninfo);
+  Dialect dialect() const { return db_->dialect(); }
   ~SqliteStore() override;
 
   Result<std::string> GetOrCreateClusterId(const std::string& fresh_id) override;
@@ -52,8 +57,8 @@ class SqliteStore : public Store {
   Result<int64_t> InsertExperiment(const ExperimentRow& row,
                                    const std::string& model_definition) override;
   Result<ExperimentRow> GetExperiment(int64_t id) override;
-  Result<std::vector<ExperimentRow>> ListExperiments(std::optional<bool> archived,
-                                                     const Page& page, int64_t* total) override;
+  Result<std::vector<ExperimentRow>> ListExperiments(std::optional<bool> archived, const Page& page,
+                                                     int64_t* total) override;
   Result<std::vector<ExperimentRow>> ListNonTerminalExperiments() override;
   Result<std::string> GetModelDefinition(int64_t experiment_id) override;
   Status UpdateExperimentState(int64_t id, const std::string& state,
@@ -112,8 +117,7 @@ class SqliteStore : public Store {
       const std::vector<std::string>& uuids) override;
   // Profiler (sqlite_store_profiler.cc).
   Status AddSystemMetrics(const std::vector<SystemMetricRow>& rows) override;
-  Result<std::vector<SystemMetricRow>> ListSystemMetrics(int64_t trial_id,
-                                                         const std::string& group,
+  Result<std::vector<SystemMetricRow>> ListSystemMetrics(int64_t trial_id, const std::string& group,
                                                          const std::string& agent_id,
                                                          int64_t after_id, int64_t limit) override;
   Result<std::vector<SystemMetricRow>> LatestSystemMetrics(int64_t trial_id) override;
@@ -197,7 +201,7 @@ class SqliteStore : public Store {
   Status ExecEachWithIdLocked(std::span<const char* const> statements, int64_t id);
   // REQUIRES: mu_ held.
   Result<ModelRow> GetModelLocked(const char* where, int64_t id, const std::string& name);
-  explicit SqliteStore(sqlite3* db) : db_(db) {}
+  explicit SqliteStore(std::unique_ptr<Db> db) : conn_(std::move(db)), db_(conn_.get()) {}
   struct PendingMetric {
     const MetricRow* row;
     Status result;
@@ -218,7 +222,8 @@ class SqliteStore : public Store {
   Status StoreTrialSummariesLocked(const std::map<int64_t, nlohmann::json>& cache);
 
   std::mutex mu_;
-  sqlite3* db_;
+  std::unique_ptr<Db> conn_;
+  Db* db_;
   // Group commit of metric reports (see AddMetrics).
   std::mutex batch_mu_;
   std::condition_variable batch_cv_;

@@ -1,6 +1,4 @@
 // SqliteStore: trial summary metrics (table trial_summaries, migration 0011).
-#include <sqlite3.h>
-
 #include <map>
 
 #include "master/core/trial_summary.h"
@@ -21,7 +19,7 @@ json ParseObject(const std::string& text) {
 
 // The summary of `group` (every group when empty) from the trial's unarchived rows, in report
 // order: {group key: summary}. REQUIRES: mu_ held.
-static Result<json> RecomputeSummaries(sqlite3* db, int64_t trial_id, const std::string& group) {
+static Result<json> RecomputeSummaries(Db* db, int64_t trial_id, const std::string& group) {
   Statement s(db,
               "SELECT metric_group, metrics FROM metrics WHERE trial_id = ? AND archived = 0 AND "
               "(? = '' OR metric_group = ?) ORDER BY report_time, id");
@@ -40,7 +38,7 @@ static Result<json> RecomputeSummaries(sqlite3* db, int64_t trial_id, const std:
   return out;
 }
 
-static Status StoreSummary(sqlite3* db, int64_t trial_id, const json& summary) {
+static Status StoreSummary(Db* db, int64_t trial_id, const json& summary) {
   Statement s(db,
               "INSERT INTO trial_summaries (trial_id, summary_metrics) VALUES (?, ?) "
               "ON CONFLICT(trial_id) DO UPDATE SET summary_metrics = excluded.summary_metrics");

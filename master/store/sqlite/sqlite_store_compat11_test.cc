@@ -1,21 +1,24 @@
 // Store: trial summary metrics kept at report time, against a real SQLite store in a temp dir.
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <filesystem>
 
 #include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
+#include "master/store/sqlite/statement.h"
+#include "master/store/store_backends.h"
 
 namespace det::master::store {
 namespace {
 
 using nlohmann::json;
 
-class TrialSummaryStore : public ::testing::Test {
+class TrialSummaryStore : public ::testing::TestWithParam<store_test::Backend> {
  protected:
   void SetUp() override {
     dir_ = det::testing::FreshTestDir("det_store_compat11_test_");
+    loc_ = std::make_unique<store_test::TestStoreLocation>(GetParam(), dir_);
+    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
     Open();
     ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
     ExperimentRow e;
@@ -42,7 +45,7 @@ class TrialSummaryStore : public ::testing::Test {
   }
   void Open() {
     store_.reset();
-    auto s = SqliteStore::Open((dir_ / "det.db").string());
+    auto s = loc_->Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
   }
@@ -63,27 +66,27 @@ class TrialSummaryStore : public ::testing::Test {
     return s.ok() ? *s : json();
   }
   void Sql(const std::string& sql) {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open((dir_ / "det.db").c_str(), &db), SQLITE_OK);
-    char* err = nullptr;
-    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-    sqlite3_close(db);
+    auto db = loc_->OpenDb();
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    Status st = (*db)->Exec(sql);
+    ASSERT_TRUE(st.ok()) << st.ToString();
   }
 
   std::filesystem::path dir_;
+  std::unique_ptr<store_test::TestStoreLocation> loc_;
   std::unique_ptr<Store> store_;
   int64_t experiment_id_ = 0;
   int64_t trial_id_ = 0;
 };
 
-TEST_F(TrialSummaryStore, EmptyBeforeAnyReportAndNotFoundForAnUnknownTrial) {
+TEST_P(TrialSummaryStore, EmptyBeforeAnyReportAndNotFoundForAnUnknownTrial) {
   EXPECT_EQ(Summary(), json::object());
   auto missing = store_->GetTrialSummaryMetrics(trial_id_ + 100);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(TrialSummaryStore, ReportsAreFoldedPerGroup) {
+TEST_P(TrialSummaryStore, ReportsAreFoldedPerGroup) {
   Report("training", 1, 10, {{"loss", 3.0}}, 1);
   Report("training", 1, 20, {{"loss", 1.0}}, 2);
   Report("validation", 1, 20, {{"acc", 0.5}}, 3);
@@ -96,7 +99,7 @@ TEST_F(TrialSummaryStore, ReportsAreFoldedPerGroup) {
   EXPECT_EQ(s["inference"]["n"]["type"], "string");
 }
 
-TEST_F(TrialSummaryStore, ARetriedReportIsNotCountedTwice) {
+TEST_P(TrialSummaryStore, ARetriedReportIsNotCountedTwice) {
   Report("training", 1, 10, {{"loss", 3.0}}, 1);
   Report("training", 1, 10, {{"loss", 3.0}}, 2);
   Report("training", 1, 10, {{"acc", 0.1}}, 3);  // merged into the same row
@@ -105,7 +108,7 @@ TEST_F(TrialSummaryStore, ARetriedReportIsNotCountedTwice) {
   EXPECT_EQ(s["avg_metrics"]["acc"]["count"], 1);
 }
 
-TEST_F(TrialSummaryStore, ARollbackRecomputesFromTheRowsLeft) {
+TEST_P(TrialSummaryStore, ARollbackRecomputesFromTheRowsLeft) {
   Report("training", 1, 10, {{"loss", 5.0}}, 1);
   Report("training", 1, 20, {{"loss", 4.0}}, 2);
   Report("training", 1, 30, {{"loss", 9.0}}, 3);
@@ -118,7 +121,7 @@ TEST_F(TrialSummaryStore, ARollbackRecomputesFromTheRowsLeft) {
   EXPECT_DOUBLE_EQ(loss["last"].get<double>(), 1.0);
 }
 
-TEST_F(TrialSummaryStore, ATrialFromBeforeTheMigrationIsComputedOnFirstRead) {
+TEST_P(TrialSummaryStore, ATrialFromBeforeTheMigrationIsComputedOnFirstRead) {
   Report("training", 1, 10, {{"loss", 2.0}}, 1);
   Report("validation", 1, 10, {{"acc", 0.7}}, 2);
   store_.reset();
@@ -136,24 +139,21 @@ TEST_F(TrialSummaryStore, ATrialFromBeforeTheMigrationIsComputedOnFirstRead) {
   EXPECT_EQ(s["validation_metrics"]["acc"]["count"], 1);
 }
 
-TEST_F(TrialSummaryStore, DeletingTheExperimentDeletesTheSummary) {
+TEST_P(TrialSummaryStore, DeletingTheExperimentDeletesTheSummary) {
   Report("training", 1, 10, {{"loss", 2.0}}, 1);
   ASSERT_TRUE(store_->DeleteExperiment(experiment_id_).ok());
   auto s = store_->GetTrialSummaryMetrics(trial_id_);
   EXPECT_FALSE(s.ok());
   store_.reset();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((dir_ / "det.db").c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM trial_summaries", -1, &st, nullptr),
-            SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int64(st, 0), 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
+  auto db = loc_->OpenDb();
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  Statement count(db->get(), "SELECT COUNT(*) FROM trial_summaries");
+  auto row = count.Step();
+  ASSERT_TRUE(row.ok() && *row) << row.status().ToString();
+  EXPECT_EQ(count.Int(0), 0);
 }
 
-TEST_F(TrialSummaryStore, GcRequestsKeepTheTensorboardFlag) {
+TEST_P(TrialSummaryStore, GcRequestsKeepTheTensorboardFlag) {
   GcRequestRow r;
   r.experiment_id = experiment_id_;
   r.storage_config = {{"type", "shared_fs"}, {"host_path", "/tmp"}};
@@ -169,6 +169,8 @@ TEST_F(TrialSummaryStore, GcRequestsKeepTheTensorboardFlag) {
   EXPECT_TRUE((*rows)[0].uuids.empty());
   EXPECT_FALSE((*rows)[1].delete_tensorboards);
 }
+
+DET_STORE_BACKENDS(TrialSummaryStore);
 
 }  // namespace
 }  // namespace det::master::store

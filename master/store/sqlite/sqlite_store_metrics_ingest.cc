@@ -1,5 +1,4 @@
 // SqliteStore: metric reports written in batches (MetricsService's group commit, and AddMetrics).
-#include <sqlite3.h>
 
 #include <map>
 
@@ -14,7 +13,7 @@ namespace {
 // raises once per trial for the whole batch (MAX is order-free).
 class MetricWriter {
  public:
-  explicit MetricWriter(sqlite3* db)
+  explicit MetricWriter(Db* db)
       // Rows of earlier runs past this report's step were lost with that run's un-checkpointed
       // progress: archive them so every step is shown once.
       : archive_(db,
@@ -25,12 +24,13 @@ class MetricWriter {
         insert_(db,
                 "INSERT INTO metrics (trial_id, trial_run_id, total_batches, metric_group, "
                 "metrics, report_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(trial_id, "
-                "trial_run_id, metric_group, total_batches) DO UPDATE SET metrics = "
-                "json_patch(metrics, excluded.metrics)"),
+                "trial_run_id, metric_group, total_batches) DO UPDATE SET metrics = " +
+                    sql::JsonPatch(db->dialect(), "metrics.metrics", "excluded.metrics")),
         exists_(db,
                 "SELECT 1 FROM metrics WHERE trial_id = ? AND trial_run_id = ? AND "
                 "metric_group = ? AND total_batches = ?"),
-        progress_(db, "UPDATE trials SET total_batches = MAX(total_batches, ?) WHERE id = ?"),
+        progress_(db, "UPDATE trials SET total_batches = " +
+                          sql::Greatest(db->dialect(), "total_batches", "?") + " WHERE id = ?"),
         db_(db) {}
 
   Status prepared() const {
@@ -49,7 +49,7 @@ class MetricWriter {
                             .Bind(3, row.trial_run_id)
                             .Bind(4, row.total_batches)
                             .Run());
-    const bool archived = sqlite3_changes(db_) > 0;
+    const bool archived = db_->Changes() > 0;
     exists_.Reset();
     exists_.Bind(1, row.trial_id).Bind(2, row.trial_run_id).Bind(3, row.group);
     exists_.Bind(4, row.total_batches);
@@ -76,7 +76,7 @@ class MetricWriter {
   Statement insert_;
   Statement exists_;
   Statement progress_;
-  sqlite3* db_;
+  Db* db_;
 };
 
 }  // namespace
@@ -104,7 +104,7 @@ std::vector<Status> SqliteStore::WriteMetricsLocked(std::span<const MetricRow* c
 
   for (bool per_row_savepoints : {false, true}) {
     if (Status st = Exec("BEGIN IMMEDIATE"); !st.ok()) return fail_all(st);
-    std::map<int64_t, int64_t> progress;  // trial id -> highest total_batches in the batch
+    std::map<int64_t, int64_t> progress;          // trial id -> highest total_batches in the batch
     std::map<int64_t, nlohmann::json> summaries;  // trial id -> summary, written at the end
     bool failed = false;
     for (size_t i = 0; i < rows.size() && !failed; ++i) {

@@ -1,5 +1,4 @@
 // SqliteStore: the model registry (models, model_versions; 0007_model_registry.sql).
-#include <sqlite3.h>
 
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/sqlite/statement.h"
@@ -108,7 +107,7 @@ Result<ModelRow> SqliteStore::InsertModel(const ModelRow& row) {
     s.Bind(5, LabelsText(row.labels)).Bind(6, row.user_id).Bind(7, row.workspace_id);
     s.Bind(8, row.archived).Bind(9, row.creation_time).Bind(10, row.last_updated_time);
     DET_RETURN_IF_ERROR(NameTaken(s.Run(), row.name));
-    id = sqlite3_last_insert_rowid(db_);
+    id = db_->LastInsertId();
   }
   return GetModelLocked("WHERE m.id = ?", id, "");
 }
@@ -141,7 +140,7 @@ Status SqliteStore::UpdateModel(const ModelRow& row) {
   s.Bind(5, LabelsText(row.labels)).Bind(6, row.user_id).Bind(7, row.workspace_id);
   s.Bind(8, row.archived).Bind(9, row.last_updated_time).Bind(10, row.id);
   DET_RETURN_IF_ERROR(NameTaken(s.Run(), row.name));
-  if (sqlite3_changes(db_) == 0) return NotFound("model " + std::to_string(row.id) + " not found");
+  if (db_->Changes() == 0) return NotFound("model " + std::to_string(row.id) + " not found");
   return Status::Ok();
 }
 
@@ -156,7 +155,7 @@ Status SqliteStore::DeleteModel(int64_t id) {
     if (st.ok()) st = s.Bind(1, id).Run();
     if (!st.ok()) break;
   }
-  if (st.ok() && sqlite3_changes(db_) == 0) {
+  if (st.ok() && db_->Changes() == 0) {
     st = NotFound("model " + std::to_string(id) + " not found");
   }
   if (!st.ok()) {
@@ -180,7 +179,7 @@ Result<ModelVersionRow> SqliteStore::InsertModelVersion(const ModelVersionRow& r
     s.Bind(5, row.notes).Bind(6, row.metadata.dump()).Bind(7, LabelsText(row.labels));
     s.Bind(8, row.user_id).Bind(9, row.creation_time).Bind(10, row.last_updated_time);
     DET_RETURN_IF_ERROR(s.Run());
-    id = sqlite3_last_insert_rowid(db_);
+    id = db_->LastInsertId();
   }
   std::string sql = std::string(kVersionSelect) + "WHERE id = ?";
   DET_PREPARE(s, sql.c_str());
@@ -219,7 +218,7 @@ Status SqliteStore::UpdateModelVersion(const ModelVersionRow& row) {
   s.Bind(1, row.name).Bind(2, row.comment).Bind(3, row.notes).Bind(4, row.metadata.dump());
   s.Bind(5, LabelsText(row.labels)).Bind(6, row.last_updated_time).Bind(7, row.id);
   DET_RETURN_IF_ERROR(s.Run());
-  if (sqlite3_changes(db_) == 0) {
+  if (db_->Changes() == 0) {
     return NotFound("model version " + std::to_string(row.id) + " not found");
   }
   return Status::Ok();
@@ -230,7 +229,7 @@ Status SqliteStore::DeleteModelVersion(int64_t id) {
   DET_PREPARE(s, "DELETE FROM model_versions WHERE id = ?");
   s.Bind(1, id);
   DET_RETURN_IF_ERROR(s.Run());
-  if (sqlite3_changes(db_) == 0) {
+  if (db_->Changes() == 0) {
     return NotFound("model version " + std::to_string(id) + " not found");
   }
   return Status::Ok();
@@ -242,8 +241,8 @@ Result<std::vector<ModelVersionRow>> SqliteStore::ListModelVersionsForCheckpoint
   std::vector<ModelVersionRow> out;
   if (uuids.empty()) return out;
   // One query over a JSON array of the uuids: no limit on how many are asked about.
-  std::string sql = std::string(kVersionSelect) +
-                    "WHERE checkpoint_uuid IN (SELECT value FROM json_each(?)) ORDER BY id";
+  std::string sql = std::string(kVersionSelect) + "WHERE checkpoint_uuid IN (" +
+                    sql::JsonArrayParamElements(db_->dialect()) + ") ORDER BY id";
   DET_PREPARE(s, sql.c_str());
   s.Bind(1, json(uuids).dump());
   return s.Collect<ModelVersionRow>(ReadVersion);

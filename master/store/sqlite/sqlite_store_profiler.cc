@@ -1,5 +1,4 @@
 // SqliteStore: the profiler's system metrics (table system_metrics, migration 0010).
-#include <sqlite3.h>
 
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/sqlite/statement.h"
@@ -61,7 +60,7 @@ Result<std::vector<SystemMetricRow>> SqliteStore::ListSystemMetrics(int64_t tria
                     "(? = '' OR agent_id = ?) AND id > ? ORDER BY id LIMIT ?";
   DET_PREPARE(s, sql.c_str());
   s.Bind(1, trial_id).Bind(2, group).Bind(3, agent_id).Bind(4, agent_id).Bind(5, after_id);
-  s.Bind(6, limit > 0 ? limit : int64_t{-1});  // SQLite: a negative LIMIT means none
+  s.Bind(6, limit > 0 ? limit : sql::kNoLimit);
   return s.Collect<SystemMetricRow>(ReadRow);
 }
 

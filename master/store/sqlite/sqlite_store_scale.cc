@@ -12,7 +12,7 @@ namespace det::master::store {
 
 namespace {
 
-// Binds `id` when nonzero, else NULL (SQLite then assigns the next rowid).
+// Binds `id` when nonzero, else NULL (the next id: see sql::IdOrNext).
 void BindId(Statement& s, int i, int64_t id) {
   if (id != 0) {
     s.Bind(i, id);
@@ -30,10 +30,12 @@ Status SqliteStore::BulkInsert(const std::vector<ExperimentRow>& experiments,
   std::lock_guard<std::mutex> lock(mu_);
   DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   auto insert_all = [&]() -> Status {
+    const Dialect d = db_->dialect();
     DET_PREPARE(e,
                 "INSERT INTO experiments (id, state, config, original_config, model_definition, "
                 "owner_id, job_id, start_time, end_time, archived, progress, parent_id, notes, "
-                "snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                "snapshot) VALUES (" +
+                    sql::IdOrNext(d, "experiments") + ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const ExperimentRow& row : experiments) {
       e.Reset();
       BindId(e, 1, row.id);
@@ -48,8 +50,8 @@ Status SqliteStore::BulkInsert(const std::vector<ExperimentRow>& experiments,
     DET_PREPARE(t,
                 "INSERT INTO trials (id, experiment_id, request_id, seed, hparams, state, "
                 "start_time, end_time, restarts, run_id, total_batches, runner_state, "
-                "searcher_metric, task_id, metadata, warm_start_checkpoint_uuid) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                "searcher_metric, task_id, metadata, warm_start_checkpoint_uuid) VALUES (" +
+                    sql::IdOrNext(d, "trials") + ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const TrialRow& row : trials) {
       t.Reset();
       BindId(t, 1, row.id);
@@ -63,7 +65,8 @@ Status SqliteStore::BulkInsert(const std::vector<ExperimentRow>& experiments,
     }
     DET_PREPARE(m,
                 "INSERT INTO metrics (id, trial_id, trial_run_id, total_batches, metric_group, "
-                "metrics, report_time, archived) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+                "metrics, report_time, archived) VALUES (" +
+                    sql::IdOrNext(d, "metrics") + ", ?, ?, ?, ?, ?, ?, ?)");
     for (const MetricRow& row : metrics) {
       m.Reset();
       BindId(m, 1, row.id);
@@ -72,7 +75,8 @@ Status SqliteStore::BulkInsert(const std::vector<ExperimentRow>& experiments,
       m.Bind(8, row.archived);
       DET_RETURN_IF_ERROR(m.Run());
     }
-    return Status::Ok();
+    // Rows given their ids must not collide with the next generated ones.
+    return db_->SyncIdSequences();
   };
   Status st = insert_all();
   if (!st.ok()) {
@@ -104,7 +108,9 @@ Result<std::vector<int64_t>> SqliteStore::ListTrialIds(int64_t experiment_id, co
                               "LIMIT ? OFFSET ?"
                             : "SELECT id FROM trials WHERE experiment_id = ? ORDER BY id "
                               "LIMIT ? OFFSET ?");
-  s.Bind(1, experiment_id).Bind(2, page.limit > 0 ? page.limit : int64_t{-1}).Bind(3, page.offset);
+  s.Bind(1, experiment_id)
+      .Bind(2, page.limit > 0 ? page.limit : sql::kNoLimit)
+      .Bind(3, page.offset);
   return s.Collect<int64_t>([](const Statement& st) { return st.Int(0); });
 }
 
@@ -122,7 +128,7 @@ Result<std::vector<MetricRow>> SqliteStore::SampleMetrics(int64_t trial_id,
   {
     // A short range is answered whole; counting stops one past the limit, so a long series is
     // not counted through.
-    std::string sql = "SELECT COUNT(*) FROM (SELECT 1" + range + " LIMIT ?5)";
+    std::string sql = "SELECT COUNT(*) FROM (SELECT 1" + range + " LIMIT ?5) AS capped";
     DET_PREPARE(c, sql.c_str());
     c.Bind(1, trial_id).Bind(2, group).Bind(3, start_batches).Bind(4, end_batches);
     c.Bind(5, max_points + 1);

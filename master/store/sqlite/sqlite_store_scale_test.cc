@@ -9,16 +9,19 @@
 
 #include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
+#include "master/store/store_backends.h"
 
 namespace det::master::store {
 namespace {
 
-class ScaleStoreTest : public ::testing::Test {
+class ScaleStoreTest : public ::testing::TestWithParam<store_test::Backend> {
  protected:
   void SetUp() override {
     dir_ = det::testing::FreshTestDir("det_store_scale_test_");
     path_ = (dir_ / "det.db").string();
-    auto s = SqliteStore::Open(path_);
+    loc_ = std::make_unique<store_test::TestStoreLocation>(GetParam(), dir_);
+    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
+    auto s = loc_->Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
     ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
@@ -80,11 +83,12 @@ class ScaleStoreTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   std::string path_;
+  std::unique_ptr<store_test::TestStoreLocation> loc_;
   std::unique_ptr<SqliteStore> store_;
   int64_t owner_ = 0;
 };
 
-TEST_F(ScaleStoreTest, BulkInsertKeepsIdsAndRollsBackOnError) {
+TEST_P(ScaleStoreTest, BulkInsertKeepsIdsAndRollsBackOnError) {
   std::vector<MetricRow> metrics = {Metric(10, "training", 5, 0.5)};
   ASSERT_TRUE(
       store_->BulkInsert({Experiment(3)}, "tgz", {Trial(10, 3), Trial(11, 3)}, metrics).ok());
@@ -101,7 +105,7 @@ TEST_F(ScaleStoreTest, BulkInsertKeepsIdsAndRollsBackOnError) {
   EXPECT_FALSE(store_->GetExperiment(4).ok());
 }
 
-TEST_F(ScaleStoreTest, CountsAndPagesTrials) {
+TEST_P(ScaleStoreTest, CountsAndPagesTrials) {
   std::vector<TrialRow> trials;
   for (int64_t id = 1; id <= 25; ++id) trials.push_back(Trial(id, id % 2 == 0 ? 1 : 2));
   ASSERT_TRUE(store_->BulkInsert({Experiment(1), Experiment(2)}, "", trials, {}).ok());
@@ -120,7 +124,7 @@ TEST_F(ScaleStoreTest, CountsAndPagesTrials) {
   EXPECT_EQ(*page, (std::vector<int64_t>{22, 24}));
 }
 
-TEST_F(ScaleStoreTest, SampleMetricsReturnsShortRangesWhole) {
+TEST_P(ScaleStoreTest, SampleMetricsReturnsShortRangesWhole) {
   std::vector<MetricRow> m;
   for (int64_t s = 10; s <= 50; s += 10) m.push_back(Metric(1, "training", s, 1.0 / s));
   m.push_back(Metric(1, "validation", 50, 0.1));
@@ -143,7 +147,7 @@ TEST_F(ScaleStoreTest, SampleMetricsReturnsShortRangesWhole) {
   EXPECT_TRUE(store_->SampleMetrics(2, "training", 0, 1000, 10)->empty());
 }
 
-TEST_F(ScaleStoreTest, SampleMetricsSpreadsLongSeriesEvenlyAndSkipsArchivedRows) {
+TEST_P(ScaleStoreTest, SampleMetricsSpreadsLongSeriesEvenlyAndSkipsArchivedRows) {
   std::vector<MetricRow> m;
   for (int64_t s = 1; s <= 10000; ++s) m.push_back(Metric(1, "training", s, 1.0 / s));
   // An archived row (a lost run's report) at a target step is never returned.
@@ -172,7 +176,14 @@ TEST_F(ScaleStoreTest, SampleMetricsSpreadsLongSeriesEvenlyAndSkipsArchivedRows)
   EXPECT_EQ((*rows)[5].total_batches, 2500);
 }
 
-TEST_F(ScaleStoreTest, ListQueriesUseTheirIndexes) {
+DET_STORE_BACKENDS(ScaleStoreTest);
+
+// SQLite's query plans (EXPLAIN QUERY PLAN): SQLite only.
+class SqlitePlanTest : public ScaleStoreTest {};
+INSTANTIATE_TEST_SUITE_P(Sqlite, SqlitePlanTest, ::testing::Values(store_test::Backend::kSqlite),
+                         store_test::BackendName);
+
+TEST_P(SqlitePlanTest, ListQueriesUseTheirIndexes) {
   // The seek of a downsampled series: an index search with no sort and no table read.
   std::string plan = Plan(
       "SELECT total_batches FROM metrics WHERE trial_id = 1 AND metric_group = 'training' AND "

@@ -1,7 +1,6 @@
 // SqliteStore: the master's decisions, each written in one transaction (sched). A decision that
 // creates 20,000 trials is one BEGIN .. COMMIT with one prepared statement per kind of row, so it
 // costs one fsync instead of 60,000.
-#include <sqlite3.h>
 
 #include "master/store/decision_writes.h"
 #include "master/store/sqlite/sqlite_store.h"
@@ -39,7 +38,7 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
                   "INSERT INTO trials (experiment_id, request_id, seed, hparams, state, "
                   "start_time, end_time, restarts, run_id, total_batches, runner_state, "
                   "searcher_metric, task_id, metadata, warm_start_checkpoint_uuid) VALUES "
-                  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
       ids.reserve(writes.new_trials.size());
       for (const NewTrialWrite& w : writes.new_trials) {
         const TrialRow& row = w.trial;
@@ -50,8 +49,9 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
         ins.Bind(10, row.total_batches).Bind(11, row.runner_state).Bind(12, row.searcher_metric);
         ins.Bind(13, row.task_id).Bind(14, row.metadata.dump());
         ins.Bind(15, row.warm_start_checkpoint_uuid);
-        DET_RETURN_IF_ERROR(ins.Run());
-        int64_t id = static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+        DET_ASSIGN_OR_RETURN(bool inserted, ins.Step());
+        if (!inserted) return Internal("insert trial: no id returned");
+        int64_t id = ins.Int(0);
         ids.push_back(id);
         if (w.first_allocation) {
           AllocationRow alloc = *w.first_allocation;
@@ -69,7 +69,7 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
         upd.Bind(1, t.state).Bind(2, t.run_id).Bind(3, t.restarts).Bind(4, t.end_time);
         upd.Bind(5, t.trial_id);
         DET_RETURN_IF_ERROR(upd.Run());
-        if (sqlite3_changes(db_) == 0) {
+        if (db_->Changes() == 0) {
           return NotFound("trial " + std::to_string(t.trial_id) + " not found");
         }
       }

@@ -6,15 +6,18 @@
 #include "common/test_dir.h"
 #include "master/store/decision_writes.h"
 #include "master/store/sqlite/sqlite_store.h"
+#include "master/store/store_backends.h"
 
 namespace det::master::store {
 namespace {
 
-class DecisionWritesTest : public ::testing::Test {
+class DecisionWritesTest : public ::testing::TestWithParam<store_test::Backend> {
  protected:
   void SetUp() override {
     dir_ = det::testing::FreshTestDir("det_store_sched_test_");
-    auto s = SqliteStore::Open((dir_ / "det.db").string());
+    loc_ = std::make_unique<store_test::TestStoreLocation>(GetParam(), dir_);
+    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
+    auto s = loc_->Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
     ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
@@ -53,11 +56,12 @@ class DecisionWritesTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  std::unique_ptr<store_test::TestStoreLocation> loc_;
   std::unique_ptr<Store> store_;
   int64_t exp_id_ = 0;
 };
 
-TEST_F(DecisionWritesTest, NewTrialsGetIdsInOrderAndTheirAllocationsPointAtThem) {
+TEST_P(DecisionWritesTest, NewTrialsGetIdsInOrderAndTheirAllocationsPointAtThem) {
   DecisionWrites w;
   for (int i = 0; i < 100; ++i) w.new_trials.push_back(NewTrial("r" + std::to_string(i), i % 2));
   w.experiment_state = ExperimentStateWrite{exp_id_, "ACTIVE", std::nullopt};
@@ -79,7 +83,7 @@ TEST_F(DecisionWritesTest, NewTrialsGetIdsInOrderAndTheirAllocationsPointAtThem)
   EXPECT_DOUBLE_EQ(e->progress, 0.25);
 }
 
-TEST_F(DecisionWritesTest, TrialRunWriteSetsOnlyItsFields) {
+TEST_P(DecisionWritesTest, TrialRunWriteSetsOnlyItsFields) {
   DecisionWrites create;
   create.new_trials.push_back(NewTrial("r", false));
   auto ids = store_->ApplyDecision(create);
@@ -106,7 +110,7 @@ TEST_F(DecisionWritesTest, TrialRunWriteSetsOnlyItsFields) {
   EXPECT_EQ(t->end_time, 99);
 }
 
-TEST_F(DecisionWritesTest, AFailingWriteLeavesNothingOfItsDecision) {
+TEST_P(DecisionWritesTest, AFailingWriteLeavesNothingOfItsDecision) {
   DecisionWrites w;
   w.new_trials.push_back(NewTrial("a", true));
   w.new_trials.push_back(NewTrial("b", true));
@@ -120,6 +124,8 @@ TEST_F(DecisionWritesTest, AFailingWriteLeavesNothingOfItsDecision) {
   EXPECT_FALSE(store_->GetAllocation(std::to_string(exp_id_) + ".a.1").ok());
   EXPECT_EQ(store_->GetExperiment(exp_id_)->state, "PAUSED");
 }
+
+DET_STORE_BACKENDS(DecisionWritesTest);
 
 }  // namespace
 }  // namespace det::master::store

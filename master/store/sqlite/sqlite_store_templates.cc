@@ -1,5 +1,4 @@
 // Config templates in SQLite (the templates table, migration 0008).
-#include <sqlite3.h>
 
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/sqlite/statement.h"
@@ -52,7 +51,7 @@ Status SqliteStore::UpdateTemplate(const TemplateRow& row) {
   DET_PREPARE(s, "UPDATE templates SET workspace_id = ?, config = ? WHERE name = ?");
   DET_RETURN_IF_ERROR(
       s.Bind(1, row.workspace_id).Bind(2, row.config.dump()).Bind(3, row.name).Run());
-  if (sqlite3_changes(db_) == 0) return TemplateNotFound(row.name);
+  if (db_->Changes() == 0) return TemplateNotFound(row.name);
   return Status::Ok();
 }
 
@@ -64,7 +63,7 @@ Status SqliteStore::RenameTemplate(const std::string& old_name, const std::strin
     return AlreadyExists("template '" + new_name + "' already exists");
   }
   DET_RETURN_IF_ERROR(st);
-  if (sqlite3_changes(db_) == 0) return TemplateNotFound(old_name);
+  if (db_->Changes() == 0) return TemplateNotFound(old_name);
   return Status::Ok();
 }
 
@@ -72,7 +71,7 @@ Status SqliteStore::DeleteTemplate(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s, "DELETE FROM templates WHERE name = ?");
   DET_RETURN_IF_ERROR(s.Bind(1, name).Run());
-  if (sqlite3_changes(db_) == 0) return TemplateNotFound(name);
+  if (db_->Changes() == 0) return TemplateNotFound(name);
   return Status::Ok();
 }
 

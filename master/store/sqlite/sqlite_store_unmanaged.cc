@@ -1,7 +1,6 @@
 // SqliteStore: unmanaged (core_v2) experiments and trials. Their rows are ordinary experiment
 // and trial rows; the marks in unmanaged_experiments / unmanaged_trials (migration 0009) say that
 // a script outside the cluster runs them.
-#include <sqlite3.h>
 
 #include <functional>
 
@@ -66,7 +65,7 @@ Result<int64_t> SqliteStore::UpsertUnmanagedExperiment(
     ins.Bind(9, row.archived).Bind(10, row.progress).Bind(11, row.parent_id).Bind(12, row.notes);
     ins.Bind(13, row.snapshot.is_null() ? std::string("{}") : row.snapshot.dump());
     DET_RETURN_IF_ERROR(ins.Run());
-    id = static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+    id = db_->LastInsertId();
     DET_PREPARE(mark,
                 "INSERT INTO unmanaged_experiments (experiment_id, external_id) VALUES (?, ?)");
     DET_RETURN_IF_ERROR(mark.Bind(1, id).Bind(2, external_id).Run());
@@ -117,7 +116,7 @@ Result<int64_t> SqliteStore::UpsertUnmanagedTrial(const TrialRow& row,
     ins.Bind(13, row.task_id).Bind(14, row.metadata.dump());
     ins.Bind(15, row.warm_start_checkpoint_uuid);
     DET_RETURN_IF_ERROR(ins.Run());
-    id = static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+    id = db_->LastInsertId();
     DET_PREPARE(m,
                 "INSERT INTO unmanaged_trials (trial_id, experiment_id, task_id, external_id, "
                 "last_activity) VALUES (?, ?, ?, ?, ?)");
@@ -142,7 +141,7 @@ Status SqliteStore::TouchUnmanagedTrial(int64_t trial_id, int64_t now) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s, "UPDATE unmanaged_trials SET last_activity = ? WHERE trial_id = ?");
   DET_RETURN_IF_ERROR(s.Bind(1, now).Bind(2, trial_id).Run());
-  if (sqlite3_changes(db_) == 0) {
+  if (db_->Changes() == 0) {
     return NotFound("unmanaged trial " + std::to_string(trial_id) + " not found");
   }
   return Status::Ok();

@@ -8,12 +8,12 @@ namespace det::master::store {
 
 namespace {
 
-std::string OrderExpression(ExperimentSortKey key) {
+std::string OrderExpression(Dialect d, ExperimentSortKey key) {
   switch (key) {
     case ExperimentSortKey::kId:
       return "e.id";
     case ExperimentSortKey::kDescription:
-      return "COALESCE(json_extract(e.config, '$.description'), '')";
+      return "COALESCE(" + sql::JsonText(d, "e.config", {"description"}) + ", '')";
     case ExperimentSortKey::kStartTime:
       return "e.start_time";
     case ExperimentSortKey::kEndTime:
@@ -27,11 +27,11 @@ std::string OrderExpression(ExperimentSortKey key) {
     case ExperimentSortKey::kUser:
       return "(SELECT u.username FROM users u WHERE u.id = e.owner_id)";
     case ExperimentSortKey::kName:
-      return "COALESCE(json_extract(e.config, '$.name'), '')";
+      return "COALESCE(" + sql::JsonText(d, "e.config", {"name"}) + ", '')";
     case ExperimentSortKey::kForkedFrom:
       return "COALESCE(e.parent_id, 0)";
     case ExperimentSortKey::kResourcePool:
-      return "COALESCE(json_extract(e.config, '$.resources.resource_pool'), '')";
+      return "COALESCE(" + sql::JsonText(d, "e.config", {"resources", "resource_pool"}) + ", '')";
     case ExperimentSortKey::kCheckpointSize:
       return "(SELECT COALESCE(SUM(c.size), 0) FROM checkpoints c JOIN trials t ON "
              "c.trial_id = t.id WHERE t.experiment_id = e.id AND c.state IN ('COMPLETED', "
@@ -42,6 +42,15 @@ std::string OrderExpression(ExperimentSortKey key) {
     case ExperimentSortKey::kSearcherMetricVal:
       // The best validation value of the searcher metric over the experiment's trials, from
       // the trial summaries kept at report time (experiments without one sort first).
+      if (d == Dialect::kPostgres) {
+        return "(SELECT CASE WHEN " +
+               sql::JsonTruth(d, "e.config", {"searcher", "smaller_is_better"}, 1) +
+               " <> 0 THEN MIN(det_json_number(ts.summary_metrics, ARRAY['validation_metrics', "
+               "e.config::jsonb #>> '{searcher,metric}', 'min'])) ELSE "
+               "MAX(det_json_number(ts.summary_metrics, ARRAY['validation_metrics', "
+               "e.config::jsonb #>> '{searcher,metric}', 'max'])) END FROM trials t JOIN "
+               "trial_summaries ts ON ts.trial_id = t.id WHERE t.experiment_id = e.id)";
+      }
       return "(SELECT CASE WHEN COALESCE(json_extract(e.config, '$.searcher.smaller_is_better'), "
              "1) THEN MIN(json_extract(ts.summary_metrics, '$.validation_metrics.\"' || "
              "json_extract(e.config, '$.searcher.metric') || '\".min')) ELSE "
@@ -62,6 +71,7 @@ std::string Placeholders(size_t n) {
 
 Result<std::vector<int64_t>> SqliteStore::ListExperimentIds(const ExperimentFilter& filter,
                                                             const Page& page, int64_t* total) {
+  const Dialect d = db_->dialect();
   std::string where = " WHERE 1 = 1";
   if (filter.archived) where += " AND e.archived = ?";
   if (!filter.states.empty())
@@ -80,10 +90,12 @@ Result<std::vector<int64_t>> SqliteStore::ListExperimentIds(const ExperimentFilt
     where += " AND (" + any + ")";
   }
   for (size_t i = 0; i < filter.labels.size(); ++i) {
-    where += " AND EXISTS (SELECT 1 FROM json_each(e.config, '$.labels') WHERE value = ?)";
+    where += " AND " + sql::JsonArrayHasParam(d, "e.config", "labels");
   }
   if (!filter.name.empty()) {
-    where += " AND instr(lower(COALESCE(json_extract(e.config, '$.name'), '')), lower(?)) > 0";
+    where += " AND " +
+             sql::Contains(d, "lower(COALESCE(" + sql::JsonText(d, "e.config", {"name"}) + ", ''))",
+                           "lower(?)");
   }
   if (filter.id_gt) where += " AND e.id > ?";
   if (filter.id_gte) where += " AND e.id >= ?";
@@ -94,8 +106,10 @@ Result<std::vector<int64_t>> SqliteStore::ListExperimentIds(const ExperimentFilt
     where += " AND e.id NOT IN (" + Placeholders(filter.id_not_in.size()) + ")";
   }
   if (!filter.description.empty()) {
-    where +=
-        " AND instr(lower(COALESCE(json_extract(e.config, '$.description'), '')), lower(?)) > 0";
+    where += " AND " +
+             sql::Contains(
+                 d, "lower(COALESCE(" + sql::JsonText(d, "e.config", {"description"}) + ", ''))",
+                 "lower(?)");
   }
   // No join: COUNT(*) over the bare table can use an index instead of reading every row (rows
   // carry the context tarball, so a full scan is slow at 100,000 experiments).
@@ -127,12 +141,18 @@ Result<std::vector<int64_t>> SqliteStore::ListExperimentIds(const ExperimentFilt
     *total = row ? c.Int(0) : 0;
   }
   const char* dir = filter.descending ? " DESC" : " ASC";
-  std::string sql = "SELECT e.id" + from + where + " ORDER BY " + OrderExpression(filter.sort_by) +
-                    dir + ", e.id" + dir + " LIMIT ? OFFSET ?";
+  // The only key that can be NULL (no validation yet) sorts as SQLite sorts NULL by default,
+  // first ascending and last descending, on PostgreSQL too.
+  const char* nulls = filter.sort_by != ExperimentSortKey::kSearcherMetricVal ? ""
+                      : filter.descending                                     ? " NULLS LAST"
+                                                                              : " NULLS FIRST";
+  std::string sql = "SELECT e.id" + from + where + " ORDER BY " +
+                    OrderExpression(d, filter.sort_by) + dir + nulls + ", e.id" + dir +
+                    " LIMIT ? OFFSET ?";
   Statement s(db_, sql.c_str());
   DET_RETURN_IF_ERROR(s.prepared());
   int i = bind_filter(s);
-  s.Bind(i, page.limit > 0 ? page.limit : int64_t{-1});
+  s.Bind(i, page.limit > 0 ? page.limit : sql::kNoLimit);
   s.Bind(i + 1, page.offset);
   return s.Collect<int64_t>([](const Statement& st) { return st.Int(0); });
 }

@@ -16,16 +16,6 @@ std::string Placeholders(size_t n) {
   return out;
 }
 
-// A JSON path to `key` under `object`, quoted so that metric names with dots stay one key.
-std::string JsonPath(const std::string& object, const std::string& key) {
-  std::string quoted;
-  for (char c : key) {
-    if (c == '"' || c == '\\') quoted += '\\';
-    quoted += c;
-  }
-  return "$." + object + ".\"" + quoted + "\"";
-}
-
 }  // namespace
 
 Result<std::vector<ExperimentSummaryRow>> SqliteStore::ListExperimentSummaries(
@@ -33,6 +23,7 @@ Result<std::vector<ExperimentSummaryRow>> SqliteStore::ListExperimentSummaries(
   std::vector<ExperimentSummaryRow> out;
   if (experiment_ids.empty()) return out;
   std::lock_guard<std::mutex> lock(mu_);
+  const Dialect d = db_->dialect();
   struct Searcher {
     std::string metric;
     bool smaller_is_better = true;
@@ -40,10 +31,9 @@ Result<std::vector<ExperimentSummaryRow>> SqliteStore::ListExperimentSummaries(
   std::map<int64_t, Searcher> searchers;
   {
     std::string sql =
-        "SELECT id, COALESCE(json_extract(config, '$.searcher.metric'), ''), "
-        "COALESCE(json_extract(config, '$.searcher.smaller_is_better'), 1) FROM experiments "
-        "WHERE id IN (" +
-        Placeholders(experiment_ids.size()) + ") ORDER BY id";
+        "SELECT id, COALESCE(" + sql::JsonText(d, "config", {"searcher", "metric"}) + ", ''), " +
+        sql::JsonTruth(d, "config", {"searcher", "smaller_is_better"}, 1) +
+        " FROM experiments WHERE id IN (" + Placeholders(experiment_ids.size()) + ") ORDER BY id";
     DET_PREPARE(s, sql.c_str());
     for (size_t i = 0; i < experiment_ids.size(); ++i)
       s.Bind(static_cast<int>(i + 1), experiment_ids[i]);
@@ -81,15 +71,19 @@ Result<std::vector<ExperimentSummaryRow>> SqliteStore::ListExperimentSummaries(
   for (auto& [id, searcher] : searchers) {
     if (searcher.metric.empty()) continue;
     const char* agg = searcher.smaller_is_better ? "MIN" : "MAX";
-    std::string sql = std::string("SELECT t.id, ") + agg +
-                      "(COALESCE(json_extract(m.metrics, ?), json_extract(m.metrics, ?))) AS v "
-                      "FROM trials t JOIN metrics m ON m.trial_id = t.id AND m.metric_group = "
-                      "'validation' AND m.archived = 0 WHERE t.experiment_id = ? GROUP BY t.id "
-                      "HAVING v IS NOT NULL ORDER BY v " +
+    // PostgreSQL takes no output alias in HAVING: the aggregate is spelled out twice.
+    const std::string value = std::string(agg) + "(COALESCE(" +
+                              sql::JsonNumberAtParam(d, "m.metrics", "?1") + ", " +
+                              sql::JsonNumberAtParam(d, "m.metrics", "?2") + "))";
+    std::string sql = "SELECT t.id, " + value +
+                      " AS v FROM trials t JOIN metrics m ON m.trial_id = t.id AND m.metric_group "
+                      "= 'validation' AND m.archived = 0 WHERE t.experiment_id = ?3 GROUP BY t.id "
+                      "HAVING " +
+                      value + " IS NOT NULL ORDER BY v " +
                       (searcher.smaller_is_better ? "ASC" : "DESC") + ", t.id LIMIT 1";
     DET_PREPARE(s, sql.c_str());
-    s.Bind(1, JsonPath("validation_metrics", searcher.metric));
-    s.Bind(2, JsonPath("avg_metrics", searcher.metric));
+    s.Bind(1, sql::JsonPathParam(d, {"validation_metrics", searcher.metric}));
+    s.Bind(2, sql::JsonPathParam(d, {"avg_metrics", searcher.metric}));
     s.Bind(3, id);
     DET_ASSIGN_OR_RETURN(bool row, s.Step());
     if (row) {

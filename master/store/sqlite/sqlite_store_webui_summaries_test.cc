@@ -6,15 +6,18 @@
 
 #include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
+#include "master/store/store_backends.h"
 
 namespace det::master::store {
 namespace {
 
-class ExperimentSummariesTest : public ::testing::Test {
+class ExperimentSummariesTest : public ::testing::TestWithParam<store_test::Backend> {
  protected:
   void SetUp() override {
     dir_ = det::testing::FreshTestDir("det_store_summaries_test_");
-    auto s = SqliteStore::Open((dir_ / "det.db").string());
+    loc_ = std::make_unique<store_test::TestStoreLocation>(GetParam(), dir_);
+    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
+    auto s = loc_->Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
     ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
@@ -65,11 +68,12 @@ class ExperimentSummariesTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  std::unique_ptr<store_test::TestStoreLocation> loc_;
   std::unique_ptr<Store> store_;
   int n_ = 0;
 };
 
-TEST_F(ExperimentSummariesTest, BestValidationFollowsTheSearcherDirection) {
+TEST_P(ExperimentSummariesTest, BestValidationFollowsTheSearcherDirection) {
   int64_t smaller = Experiment({{"metric", "loss"}, {"smaller_is_better", true}});
   int64_t larger = Experiment({{"metric", "val.acc"}, {"smaller_is_better", false}});
   int64_t t1 = Trial(smaller), t2 = Trial(smaller), t3 = Trial(larger), t4 = Trial(larger);
@@ -95,7 +99,7 @@ TEST_F(ExperimentSummariesTest, BestValidationFollowsTheSearcherDirection) {
   EXPECT_EQ((*r)[1].best_trial_id, t4);
 }
 
-TEST_F(ExperimentSummariesTest, NoValidationLeavesBestEmpty) {
+TEST_P(ExperimentSummariesTest, NoValidationLeavesBestEmpty) {
   int64_t e = Experiment({{"metric", "loss"}});
   Trial(e);
   auto r = store_->ListExperimentSummaries({e});
@@ -106,7 +110,7 @@ TEST_F(ExperimentSummariesTest, NoValidationLeavesBestEmpty) {
   EXPECT_EQ((*r)[0].checkpoint_count, 0);
 }
 
-TEST_F(ExperimentSummariesTest, CountsCompletedCheckpointsOnly) {
+TEST_P(ExperimentSummariesTest, CountsCompletedCheckpointsOnly) {
   int64_t e = Experiment({{"metric", "loss"}});
   int64_t other = Experiment({{"metric", "loss"}});
   int64_t t1 = Trial(e), t2 = Trial(e), t3 = Trial(other);
@@ -121,11 +125,13 @@ TEST_F(ExperimentSummariesTest, CountsCompletedCheckpointsOnly) {
   EXPECT_EQ((*r)[0].checkpoint_size, 150);
 }
 
-TEST_F(ExperimentSummariesTest, EmptyIdsReadNothing) {
+TEST_P(ExperimentSummariesTest, EmptyIdsReadNothing) {
   auto r = store_->ListExperimentSummaries({});
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->empty());
 }
+
+DET_STORE_BACKENDS(ExperimentSummariesTest);
 
 }  // namespace
 }  // namespace det::master::store

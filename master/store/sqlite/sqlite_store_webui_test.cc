@@ -6,15 +6,18 @@
 
 #include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
+#include "master/store/store_backends.h"
 
 namespace det::master::store {
 namespace {
 
-class ExperimentIdsTest : public ::testing::Test {
+class ExperimentIdsTest : public ::testing::TestWithParam<store_test::Backend> {
  protected:
   void SetUp() override {
     dir_ = det::testing::FreshTestDir("det_store_webui_test_");
-    auto s = SqliteStore::Open((dir_ / "det.db").string());
+    loc_ = std::make_unique<store_test::TestStoreLocation>(GetParam(), dir_);
+    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
+    auto s = loc_->Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
     ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
@@ -68,17 +71,18 @@ class ExperimentIdsTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  std::unique_ptr<store_test::TestStoreLocation> loc_;
   std::unique_ptr<Store> store_;
   int64_t admin_ = 0, determined_ = 0, a_ = 0, b_ = 0, c_ = 0;
 };
 
-TEST_F(ExperimentIdsTest, NoFilterListsAllById) {
+TEST_P(ExperimentIdsTest, NoFilterListsAllById) {
   int64_t total = 0;
   EXPECT_EQ(Ids({}, {}, &total), (std::vector<int64_t>{a_, b_, c_}));
   EXPECT_EQ(total, 3);
 }
 
-TEST_F(ExperimentIdsTest, Filters) {
+TEST_P(ExperimentIdsTest, Filters) {
   ExperimentFilter f;
   f.states = {"PAUSED", "COMPLETED"};
   EXPECT_EQ(Ids(f), (std::vector<int64_t>{b_, c_}));
@@ -121,7 +125,7 @@ TEST_F(ExperimentIdsTest, Filters) {
   EXPECT_EQ(Ids(f), std::vector<int64_t>{});
 }
 
-TEST_F(ExperimentIdsTest, SortsAndPages) {
+TEST_P(ExperimentIdsTest, SortsAndPages) {
   ExperimentFilter f;
   f.sort_by = ExperimentSortKey::kStartTime;
   EXPECT_EQ(Ids(f), (std::vector<int64_t>{b_, c_, a_}));
@@ -156,7 +160,7 @@ TEST_F(ExperimentIdsTest, SortsAndPages) {
 
 // The best validation value of each experiment's searcher metric, read from the trial summaries
 // that AddMetrics keeps: smaller is better unless the config says otherwise.
-TEST_F(ExperimentIdsTest, SortsBySearcherMetricValue) {
+TEST_P(ExperimentIdsTest, SortsBySearcherMetricValue) {
   auto report = [&](int64_t exp, double loss) {
     TrialRow t;
     t.experiment_id = exp;
@@ -187,6 +191,8 @@ TEST_F(ExperimentIdsTest, SortsBySearcherMetricValue) {
   f.descending = true;
   EXPECT_EQ(Ids(f), (std::vector<int64_t>{b_, a_, c_}));
 }
+
+DET_STORE_BACKENDS(ExperimentIdsTest);
 
 }  // namespace
 }  // namespace det::master::store

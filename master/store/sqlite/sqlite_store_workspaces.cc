@@ -1,6 +1,5 @@
 // Workspaces, projects, the project of each experiment, and user administration in SQLite
 // (migration 0008).
-#include <sqlite3.h>
 
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/sqlite/statement.h"
@@ -58,7 +57,7 @@ Result<int64_t> SqliteStore::InsertWorkspace(const WorkspaceRow& row) {
   DET_RETURN_IF_ERROR(Taken(
       s.Bind(1, row.name).Bind(2, row.archived).Bind(3, row.user_id).Bind(4, row.pinned).Run(),
       "workspace '" + row.name + "'"));
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  return db_->LastInsertId();
 }
 
 Status SqliteStore::UpdateWorkspace(const WorkspaceRow& row) {
@@ -67,8 +66,7 @@ Status SqliteStore::UpdateWorkspace(const WorkspaceRow& row) {
   DET_RETURN_IF_ERROR(
       Taken(s.Bind(1, row.name).Bind(2, row.archived).Bind(3, row.pinned).Bind(4, row.id).Run(),
             "workspace '" + row.name + "'"));
-  if (sqlite3_changes(db_) == 0)
-    return NotFound("workspace " + std::to_string(row.id) + " not found");
+  if (db_->Changes() == 0) return NotFound("workspace " + std::to_string(row.id) + " not found");
   return Status::Ok();
 }
 
@@ -83,7 +81,7 @@ Status SqliteStore::DeleteWorkspace(int64_t id) {
       "DELETE FROM workspaces WHERE id = ?",
   };
   Status st = ExecEachWithIdLocked(kStatements, id);
-  if (st.ok() && sqlite3_changes(db_) == 0) {
+  if (st.ok() && db_->Changes() == 0) {
     st = NotFound("workspace " + std::to_string(id) + " not found");
   }
   if (!st.ok()) {
@@ -115,7 +113,7 @@ Result<int64_t> SqliteStore::InsertProject(const ProjectRow& row) {
                                 .Bind(7, row.notes.dump())
                                 .Run(),
                             "project '" + row.name + "' (or key '" + row.key + "')"));
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  return db_->LastInsertId();
 }
 
 Status SqliteStore::UpdateProject(const ProjectRow& row) {
@@ -132,8 +130,7 @@ Status SqliteStore::UpdateProject(const ProjectRow& row) {
                                 .Bind(7, row.id)
                                 .Run(),
                             "project '" + row.name + "' (or key '" + row.key + "')"));
-  if (sqlite3_changes(db_) == 0)
-    return NotFound("project " + std::to_string(row.id) + " not found");
+  if (db_->Changes() == 0) return NotFound("project " + std::to_string(row.id) + " not found");
   return Status::Ok();
 }
 
@@ -141,7 +138,7 @@ Status SqliteStore::DeleteProject(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s, "DELETE FROM projects WHERE id = ?");
   DET_RETURN_IF_ERROR(s.Bind(1, id).Run());
-  if (sqlite3_changes(db_) == 0) return NotFound("project " + std::to_string(id) + " not found");
+  if (db_->Changes() == 0) return NotFound("project " + std::to_string(id) + " not found");
   return Status::Ok();
 }
 
@@ -178,7 +175,7 @@ Result<int64_t> SqliteStore::InsertUser(const UserRow& row) {
                                 .Bind(5, row.display_name)
                                 .Run(),
                             "user '" + row.username + "'"));
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  return db_->LastInsertId();
 }
 
 Status SqliteStore::UpdateUser(const UserRow& row) {
@@ -193,7 +190,7 @@ Status SqliteStore::UpdateUser(const UserRow& row) {
                                 .Bind(5, row.id)
                                 .Run(),
                             "user '" + row.username + "'"));
-  if (sqlite3_changes(db_) == 0) return NotFound("user " + std::to_string(row.id) + " not found");
+  if (db_->Changes() == 0) return NotFound("user " + std::to_string(row.id) + " not found");
   return Status::Ok();
 }
 

@@ -1,74 +1,58 @@
 #pragma once
-// Statement: a prepared SQLite statement with typed binds and column reads. Internal to the
-// SQLite backend.
-
-#include <sqlite3.h>
+// Statement: a prepared statement with typed binds and column reads, on either database the
+// Store runs on (db.h). Internal to the store.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "master/store/sqlite/db.h"
 
 namespace det::master::store {
 
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(Db* db, const char* sql) : impl_(db->Prepare(sql)) {}
+  Statement(Db* db, const std::string& sql) : Statement(db, sql.c_str()) {}
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
-  Status prepared() const {
-    if (rc_ == SQLITE_OK) return Status::Ok();
-    return Internal(std::string("sqlite prepare: ") + sqlite3_errmsg(db_));
-  }
+  Status prepared() const { return impl_->prepared(); }
 
   Statement& Bind(int i, int64_t v) {
-    sqlite3_bind_int64(stmt_, i, v);
+    impl_->BindInt(i, v);
     return *this;
   }
   Statement& Bind(int i, int v) { return Bind(i, static_cast<int64_t>(v)); }
   Statement& Bind(int i, bool v) { return Bind(i, static_cast<int64_t>(v ? 1 : 0)); }
   Statement& Bind(int i, double v) {
-    sqlite3_bind_double(stmt_, i, v);
+    impl_->BindDouble(i, v);
     return *this;
   }
   Statement& Bind(int i, const std::string& v) {
-    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    impl_->BindText(i, v);
     return *this;
   }
   Statement& BindBlob(int i, const std::string& v) {
-    sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    impl_->BindBlob(i, v);
     return *this;
   }
   template <typename T>
   Statement& Bind(int i, const std::optional<T>& v) {
     if (!v) {
-      sqlite3_bind_null(stmt_, i);
+      impl_->BindNull(i);
       return *this;
     }
     return Bind(i, *v);
   }
 
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
+  void Reset() { impl_->Reset(); }
 
   // Returns true while a row is available.
-  Result<bool> Step() {
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    if (rc == SQLITE_CONSTRAINT) {
-      return AlreadyExists(std::string("constraint: ") + sqlite3_errmsg(db_));
-    }
-    return Internal(std::string("sqlite step: ") + sqlite3_errmsg(db_));
-  }
+  Result<bool> Step() { return impl_->Step(); }
   Status Run() {
     Result<bool> r = Step();
     return r.status();
@@ -86,14 +70,10 @@ class Statement {
     return out;
   }
 
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
-  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  std::string Text(int col) const {
-    const void* p = sqlite3_column_blob(stmt_, col);
-    int n = sqlite3_column_bytes(stmt_, col);
-    return p == nullptr ? std::string() : std::string(static_cast<const char*>(p), n);
-  }
+  int64_t Int(int col) const { return impl_->Int(col); }
+  double Double(int col) const { return impl_->Double(col); }
+  bool IsNull(int col) const { return impl_->IsNull(col); }
+  std::string Text(int col) const { return impl_->Text(col); }
   std::optional<int64_t> OptInt(int col) const {
     if (IsNull(col)) return std::nullopt;
     return Int(col);
@@ -108,14 +88,18 @@ class Statement {
   }
 
  private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_;
+  std::unique_ptr<StatementImpl> impl_;
 };
 
 }  // namespace det::master::store
 
+// Store methods written against the SQLite C API keep compiling and work on both databases.
+inline int64_t sqlite3_changes(::det::master::store::Db* db) { return db->Changes(); }
+inline int64_t sqlite3_last_insert_rowid(::det::master::store::Db* db) {
+  return db->LastInsertId();
+}
+
 // Prepares `var` on the store's db_ and returns its error from the enclosing function.
-#define DET_PREPARE(var, sql) \
+#define DET_PREPARE(var, sql)                    \
   ::det::master::store::Statement var(db_, sql); \
   DET_RETURN_IF_ERROR(var.prepared())

@@ -1,0 +1,99 @@
+// Db over SQLite: a thin layer over sqlite3 prepared statements.
+#include <sqlite3.h>
+
+#include "master/store/sqlite/db.h"
+
+namespace det::master::store {
+namespace {
+
+class SqliteStatement : public StatementImpl {
+ public:
+  SqliteStatement(sqlite3* db, const char* sql) : db_(db) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
+  ~SqliteStatement() override { sqlite3_finalize(stmt_); }
+
+  Status prepared() const override {
+    if (rc_ == SQLITE_OK) return Status::Ok();
+    return Internal(std::string("sqlite prepare: ") + sqlite3_errmsg(db_));
+  }
+  void BindInt(int i, int64_t v) override { sqlite3_bind_int64(stmt_, i, v); }
+  void BindDouble(int i, double v) override { sqlite3_bind_double(stmt_, i, v); }
+  void BindText(int i, const std::string& v) override {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void BindBlob(int i, const std::string& v) override {
+    sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void BindNull(int i) override { sqlite3_bind_null(stmt_, i); }
+  void Reset() override {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  Result<bool> Step() override {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    if (rc == SQLITE_CONSTRAINT) {
+      return AlreadyExists(std::string("constraint: ") + sqlite3_errmsg(db_));
+    }
+    return Internal(std::string("sqlite step: ") + sqlite3_errmsg(db_));
+  }
+  int64_t Int(int col) const override { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) const override { return sqlite3_column_double(stmt_, col); }
+  bool IsNull(int col) const override { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::string Text(int col) const override {
+    const void* p = sqlite3_column_blob(stmt_, col);
+    int n = sqlite3_column_bytes(stmt_, col);
+    return p == nullptr ? std::string() : std::string(static_cast<const char*>(p), n);
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+class SqliteDb : public Db {
+ public:
+  explicit SqliteDb(sqlite3* db) : db_(db) {}
+  ~SqliteDb() override { sqlite3_close(db_); }
+
+  Dialect dialect() const override { return Dialect::kSqlite; }
+  std::unique_ptr<StatementImpl> Prepare(const char* sql) override {
+    return std::make_unique<SqliteStatement>(db_, sql);
+  }
+  Status Exec(const std::string& sql) override {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown error";
+      sqlite3_free(err);
+      return Internal("sqlite: " + msg);
+    }
+    return Status::Ok();
+  }
+  int64_t Changes() override { return sqlite3_changes(db_); }
+  int64_t LastInsertId() override { return sqlite3_last_insert_rowid(db_); }
+  Status SyncIdSequences() override { return Status::Ok(); }
+
+ private:
+  sqlite3* db_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Db>> OpenSqliteDb(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Unavailable("cannot open sqlite database " + path + ": " + msg);
+  }
+  sqlite3_busy_timeout(db, 10000);
+  return std::unique_ptr<Db>(new SqliteDb(db));
+}
+
+}  // namespace det::master::store
