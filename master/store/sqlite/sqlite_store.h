@@ -186,6 +186,10 @@ class SqliteStore : public Store {
   Result<std::vector<std::pair<int64_t, std::string>>> ListSearcherEvents(
       int64_t experiment_id) override;
 
+  // core13: the searcher snapshot alone (sqlite_store_snapshot.cc).
+  Result<std::string> GetExperimentSnapshotText(int64_t id) override;
+  Status WriteExperimentSnapshotText(int64_t id, const std::string& snapshot_json) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.
