@@ -130,7 +130,9 @@ Status SearcherJournalService::QueueFull(int64_t experiment_id,
   w.full = true;
   w.snapshot = std::move(snap);
   Queue(std::move(w));
-  // The size is known once the writer has serialized it (Stored); until then the last one's.
+  // The size is known once the writer has serialized it (Stored). Until then, at least the
+  // journal it replaces: a writer that lags must not make the next full snapshots come sooner.
+  state.full_bytes = std::max(state.full_bytes, state.journal_bytes);
   state.next_seq = 0;
   state.journal_bytes = 0;
   state.header = header;
