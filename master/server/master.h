@@ -32,12 +32,12 @@
 #include "master/server/agent_service.h"
 #include "master/server/auth_service.h"
 #include "master/server/checkpoint_service.h"
+#include "master/server/searcher_journal_service.h"
 #include "master/server/log_buffer.h"
 #include "master/server/master_config.h"
 #include "master/server/metrics_service.h"
 #include "master/server/model_service.h"
 #include "master/server/profiler_service.h"
-#include "master/server/searcher_journal_service.h"
 #include "master/server/series_service.h"
 #include "master/server/unmanaged_service.h"
 #include "master/server/waiters.h"
@@ -63,8 +63,8 @@ struct TrialView {
   std::optional<store::MetricRow> best_validation;
   std::optional<store::CheckpointRow> best_checkpoint;
   nlohmann::json summary_metrics = nlohmann::json::object();  // Store::GetTrialSummaryMetrics
-  int64_t checkpoint_count = 0;                               // COMPLETED checkpoints
-  int64_t total_checkpoint_size = 0;                          // bytes of those
+  int64_t checkpoint_count = 0;       // COMPLETED checkpoints
+  int64_t total_checkpoint_size = 0;  // bytes of those
 };
 
 struct SearcherOpView {
@@ -172,23 +172,13 @@ class Master {
   // Downsampled metric series and pages of large trial lists.
   SeriesService* series() { return series_.get(); }
   // Config templates; workspaces, projects and experiment placement; user administration.
-  class TemplateService* templates() {
-    return templates_.get();
-  }
-  class WorkspaceService* workspaces() {
-    return workspaces_.get();
-  }
-  class UserAdminService* user_admin() {
-    return user_admin_.get();
-  }
+  class TemplateService* templates() { return templates_.get(); }
+  class WorkspaceService* workspaces() { return workspaces_.get(); }
+  class UserAdminService* user_admin() { return user_admin_.get(); }
   // The experiment list's checkpoint and best-validation columns (web UI).
-  class ExperimentSummaryService* summaries() {
-    return summaries_.get();
-  }
+  class ExperimentSummaryService* summaries() { return summaries_.get(); }
   // Agents and slots disabled by an operator (the scheduler skips them).
-  class AgentAdminService* agent_admin() {
-    return agent_admin_.get();
-  }
+  class AgentAdminService* agent_admin() { return agent_admin_.get(); }
 
   // Users, sessions and allocation tokens.
   AuthService* auth() { return auth_.get(); }

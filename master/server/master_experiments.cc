@@ -450,10 +450,10 @@ Status Master::RestoreExperimentLocked(
   exp->username = owner.ok() ? owner->username : "";
   Result<config::ExperimentConfig> cfg = config::ExperimentConfigFromJson(row.config);
   Result<std::unique_ptr<searcher::Searcher>> search =
-      cfg.ok()
-          ? (snapshot.contains("searcher") ? searcher::Searcher::Restore(*cfg, snapshot["searcher"])
-                                           : searcher::Searcher::Create(*cfg))
-          : Result<std::unique_ptr<searcher::Searcher>>(cfg.status());
+      cfg.ok() ? (snapshot.contains("searcher")
+                      ? searcher::Searcher::Restore(*cfg, snapshot["searcher"])
+                      : searcher::Searcher::Create(*cfg))
+               : Result<std::unique_ptr<searcher::Searcher>>(cfg.status());
   if (search.ok()) {
     Status replayed = searcher::JournaledSearcher::Replay(**search, journal->events);
     if (!replayed.ok()) search = replayed;
