@@ -90,6 +90,8 @@ void Master::Stop() {
   // Answers the long polls still open; their callbacks take mu_, so it must not be held here.
   waiters_->Stop();
   if (ticker_.joinable()) ticker_.join();
+  // Stores the searcher snapshots and journal records still queued.
+  searcher_journal_->Stop();
   checkpoints_->Stop();
 }
 

@@ -12,6 +12,8 @@ using core::RunState;
 using nlohmann::json;
 
 Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   // mu_ first, then the agent service's: the re-adoption below must see the registration and
   // the allocations together.
   MutexLock lock(&mu_);
@@ -76,6 +78,8 @@ void Master::PollCommands(const std::string& agent_id, int64_t after, int64_t ti
 }
 
 Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   MutexLock lock(&mu_);
   DET_RETURN_IF_ERROR(agents_->Touch(agent_id));
   for (const auto& ev : body.value("events", json::array())) {

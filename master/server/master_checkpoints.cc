@@ -35,6 +35,8 @@ Status CheckInt(const json& v, const std::string& field, int64_t min, int64_t ma
 }  // namespace
 
 Status Master::PatchExperiment(int64_t id, const json& patch) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   if (!patch.is_object()) return InvalidArgument("body: must be an object");
   MutexLock lock(&mu_);
   DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(id));
@@ -128,6 +130,8 @@ Status Master::PatchExperiment(int64_t id, const json& patch) {
 }
 
 Status Master::ContinueExperiment(int64_t id, const std::string& override_yaml) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   json overrides = json::object();
   if (!override_yaml.empty()) {
     DET_ASSIGN_OR_RETURN(overrides, config::YamlToJson(override_yaml));
@@ -174,6 +178,8 @@ Status Master::ContinueExperiment(int64_t id, const std::string& override_yaml) 
 }
 
 Status Master::KillTrial(int64_t trial_id) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end()) {

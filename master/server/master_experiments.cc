@@ -14,6 +14,8 @@ using nlohmann::json;
 
 Result<CreateExperimentResult> Master::CreateExperiment(const CreateExperimentRequest& req,
                                                         const Principal& who) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   if (req.content_bytes >= kMaxContextBytes) {
     return InvalidArgument("model definition is " + std::to_string(req.content_bytes) +
                            " bytes, over the maximum allowed size of " +
@@ -144,13 +146,12 @@ Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
   SearcherJournalService::Trials trials;  // by request id, as the map iterates
   trials.reserve(exp.trial_by_request.size());
   for (const auto& [rid, tid] : exp.trial_by_request) {
-    const TrialRuntime& t = *trials_[tid];
-    trials.emplace_back(rid, SearcherTrialState{.ops = {t.ops.begin(), t.ops.end()},
-                                                .completed_op = t.completed_op,
-                                                .closed = t.closed_by_searcher,
-                                                .exited_early = t.exited_early,
-                                                .searcher_exited = t.searcher_exited});
+    trials.emplace_back(rid, trials_[tid]->SearcherState());
   }
+  return PersistSearcherState(exp, std::move(trials));
+}
+
+Status Master::PersistSearcherState(ExperimentRuntime& exp, SearcherJournalService::Trials trials) {
   SearcherHeader header;
   header.initialized = exp.initialized;
   header.shutdown = exp.shutdown;
@@ -267,6 +268,8 @@ Status Master::MaybeFinishExperimentLocked(ExperimentRuntime& exp) {
 }
 
 Status Master::ActivateExperiment(int64_t id) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   MutexLock lock(&mu_);
   auto it = experiments_.find(id);
   if (it == experiments_.end()) {
@@ -278,6 +281,8 @@ Status Master::ActivateExperiment(int64_t id) {
 }
 
 Status Master::PauseExperiment(int64_t id) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   MutexLock lock(&mu_);
   auto it = experiments_.find(id);
   if (it == experiments_.end()) {
@@ -310,6 +315,8 @@ Status Master::KillExperiment(int64_t id) { return StopExperiment(id, RunState::
 // Cancel asks trials to checkpoint and exit (preemption); kill ends them at once. A trial with no
 // process goes straight to CANCELED.
 Status Master::StopExperiment(int64_t id, RunState stopping) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   MutexLock lock(&mu_);
   auto it = experiments_.find(id);
   if (it == experiments_.end()) {

@@ -174,7 +174,9 @@ std::string RestoredSearcherText(store::Store* st, int64_t exp_id) {
   auto cfg = config::ExperimentConfigFromJson(row->config);
   EXPECT_TRUE(cfg.ok());
   SearcherJournalService journal(st);
-  auto loaded = journal.Load(exp_id, row->snapshot);
+  auto text = st->GetExperimentSnapshotText(exp_id);
+  EXPECT_TRUE(text.ok());
+  auto loaded = journal.Load(exp_id, nlohmann::json::parse(*text));
   EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
   auto s = searcher::Searcher::Restore(*cfg, loaded->snapshot["searcher"]);
   EXPECT_TRUE(s.ok()) << s.status().ToString();

@@ -47,6 +47,15 @@ struct Master::TrialRuntime {
   bool exited_early = false;     // reported an early exit (e.g. invalid hp)
   bool searcher_exited = false;  // TrialExited already given to the searcher
   std::string allocation_id;     // live allocation, "" if none
+
+  // What the searcher snapshot keeps of this trial.
+  SearcherTrialState SearcherState() const {
+    return {.ops = {ops.begin(), ops.end()},
+            .completed_op = completed_op,
+            .closed = closed_by_searcher,
+            .exited_early = exited_early,
+            .searcher_exited = searcher_exited};
+  }
 };
 
 struct Master::AllocationRuntime {

@@ -476,6 +476,8 @@ std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
 }
 
 Status Master::UpdateJob(const std::string& job_id, const json& update) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   MutexLock lock(&mu_);
   ExperimentRuntime* exp = nullptr;
   for (auto& [id, e] : experiments_) {

@@ -179,6 +179,7 @@ void Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_i
   metrics_->Submit(std::move(row), [this, trial_id, metrics = std::move(metrics),
                                     done = std::move(done)](Status st) {
     if (st.ok()) {
+      SearcherJournalService::AwaitScope stored(searcher_journal_.get());
       MutexLock lock(&mu_);
       auto it = trials_.find(trial_id);
       if (it != trials_.end()) {
@@ -198,6 +199,8 @@ void Master::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_i
 }
 
 Status Master::ReportCheckpoint(const Principal& who, store::CheckpointRow row) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   DET_RETURN_IF_ERROR(CheckpointService::Validate(&row));
   if (who.is_allocation) {
     row.trial_id = who.trial_id;
@@ -271,6 +274,8 @@ void Master::GetSearcherOperation(int64_t trial_id, int64_t wait_ms, Reply<Searc
 }
 
 Status Master::CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end())
@@ -304,6 +309,8 @@ Status Master::CompleteSearcherOperation(int64_t trial_id, uint64_t length, doub
 }
 
 Status Master::ReportProgress(int64_t trial_id, double fraction) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   if (!std::isfinite(fraction) || fraction < 0) {
     return InvalidArgument("progress: must be a number >= 0");
   }
@@ -321,6 +328,8 @@ Status Master::ReportProgress(int64_t trial_id, double fraction) {
 }
 
 Status Master::ReportEarlyExit(int64_t trial_id, const std::string& reason) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   MutexLock lock(&mu_);
   auto it = trials_.find(trial_id);
   if (it == trials_.end())
@@ -392,6 +401,8 @@ void Master::WaitPreemption(const std::string& allocation_id, int64_t timeout_ms
 }
 
 Status Master::AckPreemption(const std::string& allocation_id) {
+  // Answers once the searcher state this call changed is stored (after mu_ is released).
+  SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   MutexLock lock(&mu_);
   auto it = allocations_.find(allocation_id);
   if (it == allocations_.end()) return NotFound("allocation " + allocation_id + " not found");

@@ -1,12 +1,21 @@
 #include "master/server/searcher_journal_service.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <atomic>
+#include <unordered_map>
 
 namespace det::master::server {
 
 namespace {
 
 using nlohmann::json;
+
+// The last ticket each service handed to this thread, by service instance (AwaitScope).
+thread_local std::unordered_map<uint64_t, uint64_t> t_last_ticket;
+std::atomic<uint64_t> next_instance{1};
+constexpr size_t kFailuresKept = 256;
 
 json HeaderJson(const SearcherHeader& h) {
   json j = {{"initialized", h.initialized}};
@@ -75,7 +84,39 @@ bool SearcherHeader::operator==(const SearcherHeader& o) const {
   return initialized == o.initialized && same_shutdown && queue_position == o.queue_position;
 }
 
-Status SearcherJournalService::WriteFull(int64_t experiment_id,
+SearcherJournalService::SearcherJournalService(store::Store* store, Options options)
+    : store_(store), options_(options), instance_(next_instance++) {
+  MutexLock lock(&mu_);
+  writer_running_ = true;
+  writer_ = std::thread([this] { WriterLoop(); });
+}
+
+SearcherJournalService::~SearcherJournalService() {
+  Stop();
+  t_last_ticket.erase(instance_);
+}
+
+SearcherJournalService::AwaitScope::AwaitScope(SearcherJournalService* journal)
+    : journal_(journal), before_(t_last_ticket[journal->instance_]) {}
+
+SearcherJournalService::AwaitScope::~AwaitScope() {
+  uint64_t last = t_last_ticket[journal_->instance_];
+  if (last == before_) return;  // this scope queued nothing
+  Status st = journal_->AwaitWritten(before_, last);
+  if (!st.ok()) {
+    spdlog::error("searcher state not stored (the next decision writes a full snapshot): {}",
+                  st.ToString());
+  }
+}
+
+void SearcherJournalService::Queue(Write w) {
+  w.ticket = ++queued_;
+  t_last_ticket[instance_] = w.ticket;
+  queue_.push_back(std::move(w));
+  work_cv_.notify_one();
+}
+
+Status SearcherJournalService::QueueFull(int64_t experiment_id,
                                          searcher::JournaledSearcher& searcher,
                                          const SearcherHeader& header, const Trials& trials,
                                          Persisted& state) {
@@ -84,18 +125,101 @@ Status SearcherJournalService::WriteFull(int64_t experiment_id,
   json snap = {{"searcher", searcher.Snapshot()}, {"trials", std::move(trial_snaps)}};
   ApplyHeader(HeaderJson(header), &snap);
   searcher.TakeEvents();  // the snapshot holds their effect
-  std::string text = snap.dump();
-  DET_RETURN_IF_ERROR(store_->UpdateExperimentSnapshot(experiment_id, snap));
+  Write w;
+  w.experiment_id = experiment_id;
+  w.full = true;
+  w.snapshot = std::move(snap);
+  Queue(std::move(w));
+  // The size is known once the writer has serialized it (Stored). Until then, at least the
+  // journal it replaces: a writer that lags must not make the next full snapshots come sooner.
+  state.full_bytes = std::max(state.full_bytes, state.journal_bytes);
   state.next_seq = 0;
   state.journal_bytes = 0;
-  state.full_bytes = static_cast<int64_t>(text.size());
   state.header = header;
   state.trials.clear();
   state.trials.reserve(trials.size());
   for (const auto& [rid, t] : trials) state.trials.emplace_back(std::string(rid), t);
   stats_.full_snapshots++;
-  stats_.full_bytes += state.full_bytes;
   return Status::Ok();
+}
+
+Status SearcherJournalService::StoreWrite(const Write& w, bool skip, int64_t* full_bytes) {
+  if (skip) {
+    return FailedPrecondition("searcher journal of experiment " + std::to_string(w.experiment_id) +
+                              ": an earlier write failed, this record is dropped");
+  }
+  if (!w.full) return store_->AppendSearcherEvent(w.experiment_id, w.seq, w.record);
+  std::string text = w.snapshot.dump();
+  *full_bytes = static_cast<int64_t>(text.size());
+  return store_->WriteExperimentSnapshotText(w.experiment_id, text);
+}
+
+void SearcherJournalService::Stored(const Write& w, const Status& st, int64_t full_bytes) {
+  if (st.ok()) {
+    if (w.full) {
+      broken_.erase(w.experiment_id);
+      stats_.full_bytes += full_bytes;
+      auto it = experiments_.find(w.experiment_id);
+      if (it != experiments_.end()) it->second.full_bytes = full_bytes;
+    }
+  } else {
+    // The events this write held exist nowhere else: only a full snapshot can hold them now.
+    broken_.insert(w.experiment_id);
+    experiments_.erase(w.experiment_id);
+    failures_.emplace_back(w.ticket, st);
+    if (failures_.size() > kFailuresKept) failures_.pop_front();
+  }
+  written_ = w.ticket;
+  done_cv_.notify_all();
+}
+
+void SearcherJournalService::WriterLoop() {
+  MutexLock lock(&mu_);
+  for (;;) {
+    while (queue_.empty() && !stopping_) work_cv_.wait(mu_);
+    if (queue_.empty()) break;  // stopping, everything written
+    Write w = std::move(queue_.front());
+    queue_.pop_front();
+    bool skip = !w.full && broken_.count(w.experiment_id) > 0;
+    lock.Unlock();
+    int64_t full_bytes = 0;
+    Status st = StoreWrite(w, skip, &full_bytes);
+    lock.Lock();
+    Stored(w, st, full_bytes);
+  }
+  writer_running_ = false;
+  done_cv_.notify_all();
+}
+
+Status SearcherJournalService::AwaitWritten(uint64_t after, uint64_t upto) {
+  MutexLock lock(&mu_);
+  while (written_ < upto) done_cv_.wait(mu_);
+  for (const auto& [ticket, st] : failures_) {
+    if (ticket > after && ticket <= upto) return st;
+  }
+  return Status::Ok();
+}
+
+Status SearcherJournalService::Flush() {
+  uint64_t after, upto;
+  {
+    MutexLock lock(&mu_);
+    after = flushed_;
+    upto = queued_;
+  }
+  Status st = AwaitWritten(after, upto);
+  MutexLock lock(&mu_);
+  flushed_ = std::max(flushed_, upto);
+  return st;
+}
+
+void SearcherJournalService::Stop() {
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    work_cv_.notify_all();
+  }
+  if (writer_.joinable()) writer_.join();
 }
 
 Status SearcherJournalService::Persist(int64_t experiment_id, searcher::JournaledSearcher& searcher,
@@ -105,10 +229,25 @@ Status SearcherJournalService::Persist(int64_t experiment_id, searcher::Journale
     std::sort(trials.begin(), trials.end(), by_id);
   }
   MutexLock lock(&mu_);
+  // After Stop there is no writer: the writes queued here are stored before returning.
+  struct DrainIfStopped {
+    SearcherJournalService* self;
+    ~DrainIfStopped() NO_THREAD_SAFETY_ANALYSIS {
+      if (self->writer_running_) return;
+      while (!self->queue_.empty()) {
+        Write w = std::move(self->queue_.front());
+        self->queue_.pop_front();
+        int64_t full_bytes = 0;
+        bool skip = !w.full && self->broken_.count(w.experiment_id) > 0;
+        Status st = self->StoreWrite(w, skip, &full_bytes);
+        self->Stored(w, st, full_bytes);
+      }
+    }
+  } drain{this};
   auto it = experiments_.find(experiment_id);
   if (it == experiments_.end()) {
     Persisted fresh;
-    Status st = WriteFull(experiment_id, searcher, header, trials, fresh);
+    Status st = QueueFull(experiment_id, searcher, header, trials, fresh);
     if (st.ok()) experiments_.emplace(experiment_id, std::move(fresh));
     return st;
   }
@@ -130,16 +269,13 @@ Status SearcherJournalService::Persist(int64_t experiment_id, searcher::Journale
   std::string text = record.dump();
   auto bytes = static_cast<int64_t>(text.size());
   if (state.journal_bytes + bytes > std::max(state.full_bytes, options_.min_journal_bytes)) {
-    Status st = WriteFull(experiment_id, searcher, header, trials, state);
-    if (!st.ok()) experiments_.erase(it);  // the next call writes a full snapshot again
-    return st;
+    return QueueFull(experiment_id, searcher, header, trials, state);
   }
-  Status st = store_->AppendSearcherEvent(experiment_id, state.next_seq, text);
-  if (!st.ok()) {
-    // The events taken are in no record: only a full snapshot can hold them now.
-    experiments_.erase(it);
-    return st;
-  }
+  Write w;
+  w.experiment_id = experiment_id;
+  w.seq = state.next_seq;
+  w.record = std::move(text);
+  Queue(std::move(w));
   state.next_seq++;
   state.journal_bytes += bytes;
   state.header = header;

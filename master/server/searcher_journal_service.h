@@ -21,13 +21,24 @@
 //  4. The per-trial diff compares every trial of the experiment (a few words each, one
 //     sequential merge of two lists sorted by request id) so no master code path has to declare
 //     what it changed.
+//  5. Persist only decides and serializes (under the caller's lock: the searcher and the trials
+//     must not change meanwhile); a writer thread stores the writes in the order Persist made
+//     them, so a full snapshot of several MB is serialized to text and written while the master
+//     serves other requests. A caller that must not answer before its writes are stored waits
+//     with AwaitScope (or Flush) after letting go of its own lock. A write that fails makes the
+//     writer drop the experiment's records queued after it (their base is gone) and the next
+//     Persist write a full snapshot. Stop (or the destructor) writes everything queued.
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "common/status.h"
@@ -74,15 +85,40 @@ class SearcherJournalService {
   };
 
   explicit SearcherJournalService(store::Store* store) : SearcherJournalService(store, Options{}) {}
-  SearcherJournalService(store::Store* store, Options options) : store_(store), options_(options) {}
+  SearcherJournalService(store::Store* store, Options options);
+  ~SearcherJournalService();
+  SearcherJournalService(const SearcherJournalService&) = delete;
+  SearcherJournalService& operator=(const SearcherJournalService&) = delete;
+
+  // Waits, at the end of its scope, for the writes the calling thread queued during the scope
+  // (none: no wait). Declare it before the caller's own lock so it waits after that lock is
+  // released: the request answers only once its searcher state is stored.
+  class AwaitScope {
+   public:
+    explicit AwaitScope(SearcherJournalService* journal);
+    ~AwaitScope();
+    AwaitScope(const AwaitScope&) = delete;
+    AwaitScope& operator=(const AwaitScope&) = delete;
+
+   private:
+    SearcherJournalService* journal_;
+    uint64_t before_;
+  };
 
   // Every trial of an experiment by request id, ascending (as a std::map iterates).
   using Trials = std::vector<std::pair<std::string_view, SearcherTrialState>>;
 
-  // Persists the experiment's searcher state (rule 1 / 2). `trials` holds every trial, sorted
-  // by request id (it is sorted here when it is not).
+  // Persists the experiment's searcher state (rule 1 / 2): decides what to write and queues it
+  // for the writer (rule 5). `trials` holds every trial, sorted by request id (it is sorted
+  // here when it is not).
   Status Persist(int64_t experiment_id, searcher::JournaledSearcher& searcher,
                  const SearcherHeader& header, Trials trials) EXCLUDES(mu_);
+
+  // Waits until every write queued so far is stored; the first write that failed since the
+  // previous Flush, or OK.
+  Status Flush() EXCLUDES(mu_);
+  // Writes what is queued and stops the writer; later Persist calls write synchronously.
+  void Stop() EXCLUDES(mu_);
 
   // Reads the experiment's journal and merges it into `stored_snapshot` (rule 3); remembers
   // what is persisted so the next Persist appends to it.
@@ -102,15 +138,46 @@ class SearcherJournalService {
     std::vector<std::pair<std::string, SearcherTrialState>> trials;  // sorted by request id
   };
 
-  Status WriteFull(int64_t experiment_id, searcher::JournaledSearcher& searcher,
+  // One write for the writer thread, in Persist order.
+  struct Write {
+    uint64_t ticket = 0;
+    int64_t experiment_id = 0;
+    bool full = false;
+    nlohmann::json snapshot;  // full: serialized by the writer
+    std::string record;       // a journal record's text
+    int64_t seq = 0;
+  };
+
+  Status QueueFull(int64_t experiment_id, searcher::JournaledSearcher& searcher,
                    const SearcherHeader& header, const Trials& trials, Persisted& state)
       REQUIRES(mu_);
+  void Queue(Write w) REQUIRES(mu_);
+  // Stores one write (no lock held: it is the I/O); `skip` drops it with an error instead.
+  Status StoreWrite(const Write& w, bool skip, int64_t* full_bytes);
+  // Records a stored write's outcome (rule 5) and wakes the waiters.
+  void Stored(const Write& w, const Status& st, int64_t full_bytes) REQUIRES(mu_);
+  void WriterLoop() EXCLUDES(mu_);
+  // Waits until the writes up to `upto` are stored; the first that failed after `after`.
+  Status AwaitWritten(uint64_t after, uint64_t upto) EXCLUDES(mu_);
 
   store::Store* store_;
   Options options_;
   mutable Mutex mu_;
   std::map<int64_t, Persisted> experiments_ GUARDED_BY(mu_);
   Stats stats_ GUARDED_BY(mu_);
+  std::deque<Write> queue_ GUARDED_BY(mu_);
+  uint64_t queued_ GUARDED_BY(mu_) = 0;   // tickets handed out
+  uint64_t written_ GUARDED_BY(mu_) = 0;  // tickets stored (or failed), in order
+  uint64_t flushed_ GUARDED_BY(mu_) = 0;  // Flush reported failures up to here
+  // Experiments whose last write failed: their queued records are dropped until a full snapshot.
+  std::set<int64_t> broken_ GUARDED_BY(mu_);
+  std::deque<std::pair<uint64_t, Status>> failures_ GUARDED_BY(mu_);  // the latest, by ticket
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool writer_running_ GUARDED_BY(mu_) = false;
+  std::condition_variable_any work_cv_;  // a write queued, or Stop
+  std::condition_variable_any done_cv_;  // a write stored
+  std::thread writer_;
+  const uint64_t instance_;  // tells services apart in AwaitScope's per-thread tickets
 };
 
 }  // namespace det::master::server

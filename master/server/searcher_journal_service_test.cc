@@ -3,6 +3,7 @@
 #include "master/server/searcher_journal_service.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <memory>
@@ -57,6 +58,13 @@ class SearcherJournalServiceTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
+  // Persist, then wait for the writer to store what it queued.
+  Status PersistNow(SearcherJournalService& journal, const SearcherHeader& header,
+                    std::vector<std::pair<std::string, SearcherTrialState>>& trials) {
+    DET_RETURN_IF_ERROR(journal.Persist(exp_id_, *searcher_, header, Views(trials)));
+    return journal.Flush();
+  }
+
   size_t JournalRows() {
     auto rows = store_->ListSearcherEvents(exp_id_);
     EXPECT_TRUE(rows.ok());
@@ -65,9 +73,10 @@ class SearcherJournalServiceTest : public ::testing::Test {
 
   // What a restart rebuilds: snapshot text of the restored, replayed searcher + merged trials.
   std::string Restored(SearcherJournalService& journal, SearcherHeader* header = nullptr) {
-    auto row = store_->GetExperiment(exp_id_);
-    EXPECT_TRUE(row.ok());
-    auto loaded = journal.Load(exp_id_, row->snapshot);
+    EXPECT_TRUE(journal.Flush().ok());
+    auto text = store_->GetExperimentSnapshotText(exp_id_);
+    EXPECT_TRUE(text.ok());
+    auto loaded = journal.Load(exp_id_, json::parse(*text));
     EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
     auto s = searcher::Searcher::Restore(cfg_, loaded->snapshot["searcher"]);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
@@ -103,7 +112,7 @@ TEST_F(SearcherJournalServiceTest, FirstPersistIsFullThenOneRecordPerChange) {
   std::vector<std::pair<std::string, SearcherTrialState>> trials;
   std::vector<searcher::Action> created = searcher_->InitialOperations();
   ASSERT_EQ(created.size(), 3u);
-  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  ASSERT_TRUE(PersistNow(journal, header, trials).ok());
   EXPECT_EQ(journal.stats().full_snapshots, 1);
   EXPECT_EQ(JournalRows(), 0u);
 
@@ -113,12 +122,12 @@ TEST_F(SearcherJournalServiceTest, FirstPersistIsFullThenOneRecordPerChange) {
     for (const auto& v : searcher_->TrialCreated(c.request_id)) {
       trials.back().second.ops.push_back(std::get<searcher::ValidateAfterAction>(v).length);
     }
-    ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+    ASSERT_TRUE(PersistNow(journal, header, trials).ok());
   }
   EXPECT_EQ(JournalRows(), 3u);
   EXPECT_EQ(journal.stats().full_snapshots, 1);
   // Nothing changed: nothing written.
-  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  ASSERT_TRUE(PersistNow(journal, header, trials).ok());
   EXPECT_EQ(JournalRows(), 3u);
 
   // A completion changes one trial: its record carries that trial only.
@@ -126,7 +135,7 @@ TEST_F(SearcherJournalServiceTest, FirstPersistIsFullThenOneRecordPerChange) {
   trials[1].second.completed_op = 10;
   auto actions = searcher_->ValidationCompleted(trials[1].first, 0.5, 10);
   ASSERT_TRUE(actions.ok());
-  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  ASSERT_TRUE(PersistNow(journal, header, trials).ok());
   auto rows = store_->ListSearcherEvents(exp_id_);
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 4u);
@@ -147,7 +156,7 @@ TEST_F(SearcherJournalServiceTest, JournalPastTheSnapshotSizeBecomesAFullSnapsho
   SearcherHeader header;
   header.initialized = true;
   std::vector<std::pair<std::string, SearcherTrialState>> trials;
-  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  ASSERT_TRUE(PersistNow(journal, header, trials).ok());
   std::vector<searcher::Action> created = searcher_->InitialOperations();
   size_t max_rows = 0;
   for (int round = 0; round < 40; ++round) {
@@ -156,7 +165,7 @@ TEST_F(SearcherJournalServiceTest, JournalPastTheSnapshotSizeBecomesAFullSnapsho
       searcher_->SetTrialProgress(c.request_id, round);
     }
     header.initialized = round % 2 == 0;  // the header changes too
-    ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+    ASSERT_TRUE(PersistNow(journal, header, trials).ok());
     max_rows = std::max(max_rows, JournalRows());
     SearcherJournalService restarted(store_.get());
     SearcherHeader restored_header;
@@ -172,19 +181,98 @@ TEST_F(SearcherJournalServiceTest, AFailedAppendMakesTheNextPersistFull) {
   SearcherJournalService journal(store_.get());
   SearcherHeader header;
   std::vector<std::pair<std::string, SearcherTrialState>> trials;
-  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  ASSERT_TRUE(PersistNow(journal, header, trials).ok());
   searcher_->InitialOperations();
   // Another writer took the next sequence number: the append fails and its events are lost
   // from the journal.
   ASSERT_TRUE(store_->AppendSearcherEvent(exp_id_, 0, "{}").ok());
   header.initialized = true;
-  EXPECT_FALSE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  EXPECT_FALSE(PersistNow(journal, header, trials).ok());
   int64_t fulls = journal.stats().full_snapshots;
-  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  ASSERT_TRUE(PersistNow(journal, header, trials).ok());
   EXPECT_EQ(journal.stats().full_snapshots, fulls + 1);
   EXPECT_EQ(JournalRows(), 0u) << "the full snapshot truncated the journal";
   SearcherJournalService restarted(store_.get());
   EXPECT_EQ(Restored(restarted), Live(trials));
+}
+
+// Another process's write transaction on the same database, held until Release: the journal's
+// writer blocks on it (the store waits up to 10 s for a busy database).
+class HeldWriteLock {
+ public:
+  explicit HeldWriteLock(const fs::path& db) {
+    EXPECT_EQ(sqlite3_open(db.string().c_str(), &db_), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  }
+  ~HeldWriteLock() { Release(); }
+  void Release() {
+    if (db_ == nullptr) return;
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(db_);
+    db_ = nullptr;
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+TEST_F(SearcherJournalServiceTest, PersistQueuesWithoutWaitingAndTheWriterKeepsTheOrder) {
+  SearcherJournalService journal(store_.get());
+  SearcherHeader header;
+  header.initialized = true;
+  std::vector<std::pair<std::string, SearcherTrialState>> trials;
+  HeldWriteLock held(dir_ / "determined.db");
+  // The database is locked, yet every Persist returns: they only queue. First a full snapshot,
+  // then one record per created trial.
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  for (const auto& a : searcher_->InitialOperations()) {
+    const auto& c = std::get<searcher::CreateAction>(a);
+    trials.emplace_back(c.request_id, SearcherTrialState{});
+    for (const auto& v : searcher_->TrialCreated(c.request_id)) {
+      trials.back().second.ops.push_back(std::get<searcher::ValidateAfterAction>(v).length);
+    }
+    ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  }
+  auto text = store_->GetExperimentSnapshotText(exp_id_);
+  ASSERT_TRUE(text.ok());
+  EXPECT_FALSE(json::parse(*text).contains("searcher")) << "stored while the database was locked";
+  EXPECT_EQ(JournalRows(), 0u);
+
+  held.Release();
+  ASSERT_TRUE(journal.Flush().ok());
+  EXPECT_EQ(JournalRows(), 3u) << "the records follow the full snapshot, which truncates";
+  SearcherJournalService after_restart(store_.get());
+  EXPECT_EQ(Restored(after_restart), Live(trials));
+}
+
+TEST_F(SearcherJournalServiceTest, AwaitScopeWaitsForTheWritesItsThreadQueued) {
+  SearcherJournalService journal(store_.get());
+  SearcherHeader header;
+  header.initialized = true;
+  std::vector<std::pair<std::string, SearcherTrialState>> trials;
+  {
+    SearcherJournalService::AwaitScope stored(&journal);
+    ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  }
+  // No Flush: the scope's end waited for the write.
+  auto text = store_->GetExperimentSnapshotText(exp_id_);
+  ASSERT_TRUE(text.ok());
+  EXPECT_TRUE(json::parse(*text).contains("searcher")) << *text;
+}
+
+TEST_F(SearcherJournalServiceTest, StopStoresWhatIsQueuedAndLaterPersistsWriteAtOnce) {
+  SearcherJournalService journal(store_.get());
+  SearcherHeader header;
+  std::vector<std::pair<std::string, SearcherTrialState>> trials;
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  journal.Stop();
+  auto text = store_->GetExperimentSnapshotText(exp_id_);
+  ASSERT_TRUE(text.ok());
+  EXPECT_TRUE(json::parse(*text).contains("searcher")) << "Stop dropped a queued write";
+  header.initialized = true;
+  searcher_->InitialOperations();
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  EXPECT_EQ(JournalRows(), 1u) << "no writer after Stop: Persist stores before returning";
 }
 
 }  // namespace

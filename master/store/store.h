@@ -37,7 +37,8 @@ struct ExperimentRow {
   double progress = 0;
   std::optional<int64_t> parent_id;
   std::string notes;
-  nlohmann::json snapshot;  // searcher + per-trial searcher state
+  nlohmann::json snapshot;           // searcher + per-trial searcher state; read only by
+                                     // ListNonTerminalExperiments (null elsewhere)
 };
 
 struct TrialRow {
@@ -529,6 +530,14 @@ class Store {
   virtual Status SetAgentAdminState(const std::string& agent_id, int64_t slot_id, bool enabled,
                                     bool draining) = 0;
   virtual Result<std::vector<AgentAdminRow>> ListAgentAdminStates() = 0;
+
+  // core13: experiment reads leave the searcher snapshot out (GetExperiment, ListExperiments);
+  // these read and write it alone, as serialized JSON text.
+  // The stored snapshot text ("{}" when none); NotFound for an unknown experiment.
+  virtual Result<std::string> GetExperimentSnapshotText(int64_t id) = 0;
+  // UpdateExperimentSnapshot with the JSON already serialized (by a writer outside the master's
+  // lock): the snapshot and the truncation of the journal in one transaction.
+  virtual Status WriteExperimentSnapshotText(int64_t id, const std::string& snapshot_json) = 0;
 };
 
 }  // namespace det::master::store

@@ -19,7 +19,12 @@ json ParseJson(const std::string& text) {
   return j.is_discarded() ? json() : j;
 }
 
+// Every read but the restore's leaves out the searcher snapshot: it is several MB at 20,000
+// trials and only a restore needs it (ExperimentRow::snapshot stays null).
 constexpr const char* kExperimentColumns =
+    "id, state, config, original_config, owner_id, job_id, start_time, end_time, archived, "
+    "progress, parent_id, notes";
+constexpr const char* kExperimentColumnsWithSnapshot =
     "id, state, config, original_config, owner_id, job_id, start_time, end_time, archived, "
     "progress, parent_id, notes, snapshot";
 
@@ -37,6 +42,11 @@ ExperimentRow ReadExperiment(const Statement& s) {
   r.progress = s.Double(9);
   r.parent_id = s.OptInt(10);
   r.notes = s.Text(11);
+  return r;
+}
+
+ExperimentRow ReadExperimentWithSnapshot(const Statement& s) {
+  ExperimentRow r = ReadExperiment(s);
   r.snapshot = ParseJson(s.Text(12));
   return r;
 }
@@ -332,12 +342,12 @@ Result<std::vector<ExperimentRow>> SqliteStore::ListExperiments(std::optional<bo
 
 Result<std::vector<ExperimentRow>> SqliteStore::ListNonTerminalExperiments() {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string sql = std::string("SELECT ") + kExperimentColumns +
+  std::string sql = std::string("SELECT ") + kExperimentColumnsWithSnapshot +
                     " FROM experiments WHERE state IN ('ACTIVE', 'PAUSED', 'STOPPING_COMPLETED', "
                     "'STOPPING_CANCELED', 'STOPPING_KILLED', 'STOPPING_ERROR') AND id NOT IN "
                     "(SELECT experiment_id FROM unmanaged_experiments) ORDER BY id";
   DET_PREPARE(s, sql.c_str());
-  return s.Collect<ExperimentRow>(ReadExperiment);
+  return s.Collect<ExperimentRow>(ReadExperimentWithSnapshot);
 }
 
 Result<std::string> SqliteStore::GetModelDefinition(int64_t experiment_id) {

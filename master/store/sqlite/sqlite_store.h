@@ -195,6 +195,10 @@ class SqliteStore : public Store {
                             bool draining) override;
   Result<std::vector<AgentAdminRow>> ListAgentAdminStates() override;
 
+  // core13: the searcher snapshot alone (sqlite_store_snapshot.cc).
+  Result<std::string> GetExperimentSnapshotText(int64_t id) override;
+  Status WriteExperimentSnapshotText(int64_t id, const std::string& snapshot_json) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.

@@ -1,0 +1,35 @@
+// SqliteStore: an experiment's searcher snapshot on its own. The snapshot is several MB at
+// 20,000 trials, so experiment reads leave it out and only a restore or a test reads it; the
+// master serializes it and a writer outside the master's lock stores the text.
+#include "master/store/sqlite/sqlite_store.h"
+#include "master/store/sqlite/statement.h"
+
+namespace det::master::store {
+
+Result<std::string> SqliteStore::GetExperimentSnapshotText(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_PREPARE(s, "SELECT COALESCE(snapshot, '{}') FROM experiments WHERE id = ?");
+  s.Bind(1, id);
+  DET_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return NotFound("experiment " + std::to_string(id) + " not found");
+  return s.Text(0);
+}
+
+Status SqliteStore::WriteExperimentSnapshotText(int64_t id, const std::string& snapshot_json) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // One transaction: a kill -9 leaves either the old snapshot and its journal or the new one.
+  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  Status st = [&]() -> Status {
+    DET_PREPARE(s, "UPDATE experiments SET snapshot = ? WHERE id = ?");
+    DET_RETURN_IF_ERROR(s.Bind(1, snapshot_json).Bind(2, id).Run());
+    DET_PREPARE(d, "DELETE FROM searcher_events WHERE experiment_id = ?");
+    return d.Bind(1, id).Run();
+  }();
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return st;
+  }
+  return Exec("COMMIT");
+}
+
+}  // namespace det::master::store
