@@ -504,6 +504,11 @@ class Store {
   // The experiment's records in seq order.
   virtual Result<std::vector<std::pair<int64_t, std::string>>> ListSearcherEvents(
       int64_t experiment_id) = 0;
+
+  // authz: {user id, expiry} of a live (unexpired, unrevoked) session, so that a cached
+  // session ends when its row does.
+  virtual Result<std::pair<int64_t, int64_t>> LookupSessionExpiry(const std::string& token,
+                                                                  int64_t now) = 0;
 };
 
 }  // namespace det::master::store
