@@ -212,6 +212,19 @@ Status AuthorizeTrialReport(server::Master* master, const server::Principal& who
   return AuthorizeOn(master, who, ReportTrial(), std::to_string(trial_id));
 }
 
+Status AuthorizeTaskReport(server::Master* master, const server::Principal& who,
+                           const std::string& task_id, int64_t trial_id) {
+  if (who.is_allocation) return Status::Ok();
+  if (trial_id != 0) return AuthorizeTrialReport(master, who, trial_id);
+  size_t dot = task_id.find('.');
+  if (dot == std::string::npos || dot == 0) return Status::Ok();
+  std::string experiment = task_id.substr(0, dot);
+  if (experiment.find_first_not_of("0123456789") != std::string::npos) return Status::Ok();
+  return AuthorizeOn(master, who,
+                     Access{Auth::kUser, core::Action::kTrialReport, Target::kExperiment, "id"},
+                     experiment);
+}
+
 Status AuthorizeJob(server::Master* master, const server::Principal& who,
                     const std::string& job_id) {
   for (const server::JobView& j : master->ListJobs()) {

@@ -107,6 +107,12 @@ Status AuthorizeEach(server::Master* master, const server::Principal& who,
 // ReportTrial() on `trial_id` (a user's report for an unmanaged trial found by its task); 0
 // (no such trial) passes: the handler refuses it.
 Status AuthorizeTrialReport(server::Master* master, const server::Principal& who, int64_t trial_id);
+// A user's log lines for `task_id`: for an unmanaged trial (`trial_id`, found by its task) or a
+// managed trial's task ("<experiment id>.<request id>", which the master maps to its trial),
+// the owner of that experiment or an admin. Allocations pass (the master files their lines
+// under their own trial).
+Status AuthorizeTaskReport(server::Master* master, const server::Principal& who,
+                           const std::string& task_id, int64_t trial_id);
 // Changing a queued job: the owner of its experiment or an admin (jobs without one pass).
 Status AuthorizeJob(server::Master* master, const server::Principal& who,
                     const std::string& job_id);

@@ -168,10 +168,46 @@ class RoutesAuthTest : public ::testing::Test {
     }
   }
 
+  // Bodies that name the seeded (admin-owned) resources, for the routes whose handler checks
+  // what the body names.
+  std::string BodyFor(const RouteAuth& r) const {
+    const std::string trial = std::to_string(seeded_.trial_id);
+    const std::string uuid = "\"" + seeded_.checkpoint_uuid + "\"";
+    const std::string route = r.method + " " + r.pattern;
+    if (route == "DELETE /api/v1/checkpoints" || route == "POST /api/v1/checkpoints/rm") {
+      return "{\"checkpointUuids\": [" + uuid + "]}";
+    }
+    if (route == "PATCH /api/v1/checkpoints") {
+      return "{\"checkpoints\": [{\"uuid\": " + uuid + ", \"resources\": {}}]}";
+    }
+    if (route == "POST /api/v1/trials") {
+      return "{\"experimentId\": " + std::to_string(seeded_.experiment_id) + "}";
+    }
+    if (route == "PUT /api/v1/trials") {
+      return "{\"createTrialRequest\": {\"experimentId\": " +
+             std::to_string(seeded_.experiment_id) + "}, \"externalTrialId\": \"x\"}";
+    }
+    if (route == "POST /api/v1/trial-source-info") {
+      return "{\"trialSourceInfo\": {\"trialId\": " + trial + ", \"checkpointUuid\": " + uuid +
+             ", \"trialSourceInfoType\": \"TRIAL_SOURCE_INFO_TYPE_INFERENCE\"}}";
+    }
+    if (route == "POST /api/v1/runs/start") return "{\"runId\": " + trial + "}";
+    if (route == "POST /api/v1/webhooks/custom") {
+      return "{\"data\": {\"title\": \"x\"}, \"trialId\": " + trial + "}";
+    }
+    if (route == "PATCH /api/v1/users/{id}") return "{\"active\": false}";
+    if (route == "POST /api/v1/users/{id}/password") return "{\"password\": \"x\"}";
+    if (route == "POST /api/v1/job-queues") {
+      return "{\"updates\": [{\"jobId\": \"walk-job\", \"priority\": 1}]}";
+    }
+    return "";
+  }
+
   server::HttpResponse Call(const RouteAuth& r, const std::map<std::string, std::string>& headers) {
     server::HttpRequest req;
     req.method = r.method;
     req.path = FillPath(r);
+    req.body = BodyFor(r);
     req.headers = headers;
     req.remote_address = "127.0.0.1";
     return router_.Dispatch(req);

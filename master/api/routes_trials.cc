@@ -501,7 +501,8 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                   // A user posting an unmanaged trial's output: the trial is known by its task.
                   if (!who.is_allocation) {
                     r.trial_id = master->unmanaged()->TrialOfTask(r.task_id).value_or(0);
-                    if (Status st = AuthorizeTrialReport(master, who, r.trial_id); !st.ok()) {
+                    if (Status st = AuthorizeTaskReport(master, who, r.task_id, r.trial_id);
+                        !st.ok()) {
                       return ErrorResponse(st);
                     }
                   }
@@ -526,7 +527,8 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 if (!who.is_allocation) {
                   // An unmanaged trial's checkpoint, reported by its script for its task.
                   row.trial_id = master->unmanaged()->TrialOfTask(row.task_id).value_or(0);
-                  if (Status st = AuthorizeTrialReport(master, who, row.trial_id); !st.ok()) {
+                  if (Status st = AuthorizeTaskReport(master, who, row.task_id, row.trial_id);
+                      !st.ok()) {
                     return ErrorResponse(st);
                   }
                 }

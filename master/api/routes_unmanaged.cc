@@ -201,7 +201,7 @@ void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
           }
           if (!who.is_allocation) {
             r.trial_id = master->unmanaged()->TrialOfTask(r.task_id).value_or(0);
-            if (Status st = AuthorizeTrialReport(master, who, r.trial_id); !st.ok()) {
+            if (Status st = AuthorizeTaskReport(master, who, r.task_id, r.trial_id); !st.ok()) {
               return ErrorResponse(st);
             }
           }

@@ -187,8 +187,8 @@ def test_an_allocation_token_reaches_only_its_own_trial_while_it_runs(two_users)
     assert status == 403, answer
     # The probe exits once its experiment has the label "go"; then its token is dead.
     c.request("PUT", f"/api/v1/experiments/{exp}/labels/go")
-    wait_for(lambda: c.experiment(exp)["state"] in ("STATE_COMPLETED", "STATE_ERROR"), 120,
-             "the probe's experiment to end")
+    terminal = ("STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED")
+    wait_for(lambda: c.trials(exp)[0]["state"] in terminal, 120, "the probe's trial to end")
     status, answer = c.request_status("GET", f"/api/v1/trials/{trial}", headers=alloc)
     assert status == 401, answer
     assert "has ended" in answer["error"]["error"], answer
