@@ -33,6 +33,15 @@ const std::set<std::string> kPublicRoutes = {
     "POST /agents/{id}/events",
 };
 
+// Routes where the master files an allocation's post under the allocation's own trial (the
+// body cannot name another), so another trial's token reaches nothing of the seeded trial.
+const std::set<std::string> kFiledUnderOwnTrial = {
+    "POST /api/v1/webhooks/custom",
+    "POST /api/v1/task/logs",
+    "POST /task-logs",
+    "POST /api/v1/checkpoints",
+};
+
 struct Seeded {
   int64_t admin_id = 0;
   int64_t bob_id = 0;
@@ -83,6 +92,13 @@ class RoutesAuthTest : public ::testing::Test {
     ckpt.task_id = trial.task_id;
     ckpt.state = "COMPLETED";
     ASSERT_TRUE(store->AddCheckpoint(ckpt).ok());
+    store::AllocationRow alloc;
+    alloc.allocation_id = "seeded-task.1";
+    alloc.task_id = trial.task_id;
+    alloc.trial_id = *trial_id;
+    alloc.state = "RUNNING";
+    alloc.token = "seeded-allocation-token";
+    ASSERT_TRUE(store->UpsertAllocation(alloc).ok());
     store::WorkspaceRow ws;
     ws.name = "admins-workspace";
     ws.user_id = seeded_.admin_id;
@@ -265,8 +281,12 @@ TEST_F(RoutesAuthTest, AnotherTrialsAllocationTokenIsRefused) {
     server::HttpResponse resp =
         Call(r, {{"grpc-metadata-x-allocation-token", "Bearer other-trial-token"}});
     std::string what = r.method + " " + FillPath(r) + " (" + r.auth_class + "): " + resp.body;
+    if (kFiledUnderOwnTrial.count(r.method + " " + r.pattern)) {
+      // What an allocation posts here goes to its own trial, whatever the body says.
+      continue;
+    }
     if (r.access->target == Target::kHandler && r.access->auth == Auth::kUserOrAllocation) {
-      // The handler checks what the body names; an empty body names nothing it may reach.
+      // The handler checks what the body names (the seeded trial, not the token's).
       EXPECT_FALSE(Is2xx(resp.status)) << what;
     } else {
       EXPECT_EQ(resp.status, 403) << what;
