@@ -75,7 +75,9 @@ def test_another_user_cannot_change_the_experiment(two_users, method, path):
 
 def test_the_cli_reports_the_refusal(two_users):
     c, _, exp = two_users
-    env_user = dict(c.env, DET_USER="alice", DET_PASS="alice-pw")
+    # Alice's own token cache, so that the cluster's det stays logged in as `determined`.
+    env_user = dict(c.env, DET_USER="alice", DET_PASS="alice-pw",
+                    XDG_CONFIG_HOME=str(c.tmp / "alice-config"))
     saved = c.env
     try:
         c.env = env_user
@@ -89,11 +91,15 @@ def test_the_cli_reports_the_refusal(two_users):
 def test_an_admin_can_change_any_experiment(two_users):
     c, admin, _ = two_users
     exp = c.create(CHECKPOINTS, FIXTURES, "--paused")
-    for action in ("archive", "unarchive", "kill"):
+    for action in ("activate", "pause", "kill"):
         status, answer = c.request_status("POST", f"/api/v1/experiments/{exp}/{action}",
                                           headers=as_user(admin))
         assert status == 200, (action, answer)
     c.wait_state(exp, "STATE_CANCELED", timeout=60)
+    for action in ("archive", "unarchive"):
+        status, answer = c.request_status("POST", f"/api/v1/experiments/{exp}/{action}",
+                                          headers=as_user(admin))
+        assert status == 200, (action, answer)
     status, answer = c.request_status("DELETE", f"/api/v1/experiments/{exp}",
                                       headers=as_user(admin))
     assert status == 200, answer
