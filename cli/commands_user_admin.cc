@@ -1,4 +1,4 @@
-// det user list / create / activate / deactivate / rename / change-password / edit
+// det user list / describe / create / activate / deactivate / rename / change-password / edit
 // (POST /api/v1/users, PATCH /api/v1/users/{id}), with Determined's output.
 #include <cctype>
 #include <memory>
@@ -78,6 +78,31 @@ void RegisterUserAdminCommands(CLI::App* user, CliContext& ctx) {
       Print(RenderPresto({"User Id", "Username", "Display Name", "Admin", "Active", "Remote",
                           "Agent Uid", "Agent Gid", "Agent User", "Agent Group"},
                          rows) +
+            "\n");
+      return Status::Ok();
+    });
+  });
+
+  // One user, with the columns of `det user list` (--json: the API's user object).
+  auto described = std::make_shared<std::string>();
+  auto as_json = std::make_shared<bool>(false);
+  CLI::App* describe = user->add_subcommand("describe", "describe one user");
+  describe->add_option("USERNAME", *described, "name of the user")->required();
+  describe->add_flag("--json", *as_json, "print the user as JSON");
+  describe->callback([&ctx, described, as_json] {
+    ctx.SetAction("describe user", [&ctx, described, as_json]() -> Status {
+      DET_ASSIGN_OR_RETURN(json u, UserByName(ctx.GetSession(), *described));
+      if (*as_json) {
+        Print(u.dump(2) + "\n");
+        return Status::Ok();
+      }
+      json group = u.value("agentUserGroup", json::object());
+      Print(RenderPresto(
+                {"User Id", "Username", "Display Name", "Admin", "Active", "Remote", "Agent Uid",
+                 "Agent Gid", "Agent User", "Agent Group"},
+                {{OrNa(u, "id"), OrNa(u, "username"), OrNa(u, "displayName"), OrNa(u, "admin"),
+                  OrNa(u, "active"), OrNa(u, "remote"), OrNa(group, "agentUid"),
+                  OrNa(group, "agentGid"), OrNa(group, "agentUser"), OrNa(group, "agentGroup")}}) +
             "\n");
       return Status::Ok();
     });

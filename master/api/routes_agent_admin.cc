@@ -59,7 +59,7 @@ void RegisterAgentAdminRoutes(server::Router* router, server::Master* master) {
   for (bool enable : {true, false}) {
     router->Add(
         "POST", std::string("/api/v1/agents/{id}/") + (enable ? "enable" : "disable"),
-        WithAuth(master, Auth::kUser, [master, enable](HttpRequest& req, const Principal& who) {
+        WithAuth(master, AdminOnly(), [master, enable](HttpRequest& req, const Principal& who) {
           if (Status st = RequireAdmin(who, enable ? "enable agents" : "disable agents");
               !st.ok()) {
             return ErrorResponse(st);
@@ -84,7 +84,7 @@ void RegisterAgentAdminRoutes(server::Router* router, server::Master* master) {
     router->Add(
         "POST",
         std::string("/api/v1/agents/{id}/slots/{slotId}/") + (enable ? "enable" : "disable"),
-        WithAuth(master, Auth::kUser, [master, enable](HttpRequest& req, const Principal& who) {
+        WithAuth(master, AdminOnly(), [master, enable](HttpRequest& req, const Principal& who) {
           if (Status st = RequireAdmin(who, enable ? "enable slots" : "disable slots"); !st.ok()) {
             return ErrorResponse(st);
           }

@@ -47,7 +47,16 @@ void RegisterAuthRoutes(server::Router* router, server::Master* master) {
     const json* hashed = Field(*body, "isHashed", "is_hashed");
     bool is_hashed = hashed && hashed->is_boolean() && hashed->get<bool>();
     std::string client_hash = is_hashed ? pw : server::ClientPasswordHash(pw);
-    auto r = master->auth()->Login(username->get<std::string>(), client_hash);
+    int64_t retry_after = 0;
+    auto r = master->auth()->Login(username->get<std::string>(), client_hash, req.remote_address,
+                                   &retry_after);
+    if (!r.ok() && retry_after > 0) {
+      // Throttled after repeated failures: 429 with the wait, as HTTP clients expect it.
+      HttpResponse resp = ErrorResponse(r.status());
+      resp.status = 429;
+      resp.headers.push_back({"Retry-After", std::to_string(retry_after)});
+      return resp;
+    }
     if (!r.ok()) return ErrorResponse(r.status());
     HttpResponse resp = JsonResponse({{"token", r->first}, {"user", UserJson(r->second)}});
     resp.headers.push_back({"Set-Cookie", "auth=" + r->first + "; Path=/; HttpOnly"});
@@ -68,24 +77,25 @@ void RegisterAuthRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/users/{id}/password",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal& who) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                std::string pw;
-                if (body->is_string()) {
-                  pw = body->get<std::string>();
-                } else if (const json* p = Field(*body, "password", "password");
-                           p && p->is_string()) {
-                  pw = p->get<std::string>();
-                } else {
-                  return ErrorResponse(InvalidArgument("password: required string"));
-                }
-                // Clients send the salted SHA-512 already, as for login.
-                Status st = master->auth()->SetPassword(who, *id, pw);
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-              }));
+              WithAuth(master, CheckedInHandler(Auth::kUser, core::Action::kManageUsers),
+                       [master](HttpRequest& req, const Principal& who) {
+                         Result<int64_t> id = PathId(req, "id");
+                         if (!id.ok()) return ErrorResponse(id.status());
+                         Result<json> body = ParseBody(req);
+                         if (!body.ok()) return ErrorResponse(body.status());
+                         std::string pw;
+                         if (body->is_string()) {
+                           pw = body->get<std::string>();
+                         } else if (const json* p = Field(*body, "password", "password");
+                                    p && p->is_string()) {
+                           pw = p->get<std::string>();
+                         } else {
+                           return ErrorResponse(InvalidArgument("password: required string"));
+                         }
+                         // Clients send the salted SHA-512 already, as for login.
+                         Status st = master->auth()->SetPassword(who, *id, pw);
+                         return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                       }));
 }
 
 }  // namespace det::master::api

@@ -197,7 +197,7 @@ json CheckpointTrainingJson(server::Master* master, const store::CheckpointRow& 
 
 void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
   router->Add("PATCH", "/api/v1/experiments/{id}",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ExperimentOwner(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -227,14 +227,14 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
     return JsonResponse({{"labels", next}});
   };
   router->Add("PUT", "/api/v1/experiments/{id}/labels/{label}",
-              WithAuth(master, Auth::kUser,
+              WithAuth(master, ExperimentOwner(),
                        [label](HttpRequest& req, const Principal&) { return label(req, true); }));
   router->Add("DELETE", "/api/v1/experiments/{id}/labels/{label}",
-              WithAuth(master, Auth::kUser,
+              WithAuth(master, ExperimentOwner(),
                        [label](HttpRequest& req, const Principal&) { return label(req, false); }));
 
   router->Add("POST", "/api/v1/experiments/{id}/continue",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ExperimentOwner(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -256,7 +256,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
   router->Add("DELETE", "/api/v1/experiments/{id}",
               IdAction(master, [master](int64_t id) { return master->DeleteExperiment(id); }));
   router->Add("POST", "/api/v1/trials/{id}/kill",
-              IdAction(master, [master](int64_t id) { return master->KillTrial(id); }));
+              IdAction(master, [master](int64_t id) { return master->KillTrial(id); }, Target::kTrial));
 
   router->Add("GET", "/api/v1/trials/{id}/checkpoints",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
@@ -284,28 +284,30 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
 
   router->Add(
       "GET", "/api/v1/checkpoints/{uuid}",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+      WithAuth(master, ReadCheckpoint(), [master](HttpRequest& req, const Principal&) {
         auto c = master->checkpoints()->GetCheckpoint(req.params["uuid"]);
         if (!c.ok()) return ErrorResponse(c.status());
         return JsonResponse({{"checkpoint", CheckpointJson(*c, TrainingOf(master, *c))}});
       }));
 
   router->Add("DELETE", "/api/v1/checkpoints",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, Checked(core::Action::kModify), [master](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
                 if (!uuids.ok()) return ErrorResponse(uuids.status());
+                if (Status st = AuthorizeEach(master, who, *uuids); !st.ok()) return ErrorResponse(st);
                 Status st = master->checkpoints()->DeleteCheckpoints(*uuids);
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
   router->Add("POST", "/api/v1/checkpoints/rm",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, Checked(core::Action::kModify), [master](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
                 if (!uuids.ok()) return ErrorResponse(uuids.status());
+                if (Status st = AuthorizeEach(master, who, *uuids); !st.ok()) return ErrorResponse(st);
                 auto globs = StringList(*body, "checkpointGlobs", "checkpoint_globs");
                 if (!globs.ok()) return ErrorResponse(globs.status());
                 Status st = master->checkpoints()->RemoveCheckpointFiles(*uuids, *globs);
@@ -314,7 +316,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
 
   router->Add(
       "PATCH", "/api/v1/checkpoints",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+      WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
         Result<json> body = ParseBody(req);
         if (!body.ok()) return ErrorResponse(body.status());
         const json* list = Field(*body, "checkpoints", "checkpoints");
@@ -326,6 +328,11 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
           if (c.contains("resources") && c["resources"].is_object()) {
             resources = c["resources"].value("resources", json::object());
           }
+          // A trial updates its own checkpoints; a user those of experiments they own.
+          Access access = OwnerOf(Target::kCheckpoint);
+          if (who.is_allocation) access.action = core::Action::kTrialReport;
+          Status allowed = AuthorizeOn(master, who, access, c.value("uuid", ""));
+          if (!allowed.ok()) return ErrorResponse(allowed);
           Status st =
               master->checkpoints()->PatchCheckpointResources(c.value("uuid", ""), resources);
           if (!st.ok()) return ErrorResponse(st);
@@ -335,7 +342,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
 
   router->Add(
       "POST", "/api/v1/checkpoints/{uuid}/metadata",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+      WithAuth(master, ReportCheckpoint(), [master](HttpRequest& req, const Principal&) {
         Result<json> body = ParseBody(req);
         if (!body.ok()) return ErrorResponse(body.status());
         const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
@@ -346,7 +353,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
       }));
 
   router->Add("GET", "/checkpoints/{uuid}",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReadCheckpoint(), [master](HttpRequest& req, const Principal&) {
                 auto c = master->checkpoints()->GetCheckpoint(req.params["uuid"]);
                 if (!c.ok()) return ErrorResponse(c.status());
                 auto t = master->GetTrial(c->trial_id);

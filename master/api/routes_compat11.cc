@@ -70,7 +70,7 @@ void RegisterCompat11Routes(server::Router* router, server::Master* master) {
 
   // PutProjectNotes: {notes: [{name, contents}], projectId} replaces every note.
   router->Add("PUT", "/api/v1/projects/{id}/notes",
-              WithAuth(master, Auth::kUser, [ws](HttpRequest& req, const Principal&) {
+              WithAuth(master, ProjectOwner(), [ws](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -81,7 +81,7 @@ void RegisterCompat11Routes(server::Router* router, server::Master* master) {
 
   // AddProjectNote: the body is the note ({name, contents}), appended to the project's notes.
   router->Add("POST", "/api/v1/projects/{id}/notes",
-              WithAuth(master, Auth::kUser, [ws](HttpRequest& req, const Principal&) {
+              WithAuth(master, ProjectOwner(), [ws](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -92,7 +92,7 @@ void RegisterCompat11Routes(server::Router* router, server::Master* master) {
   // DeleteTensorboardFiles: a checkpoint GC request that deletes the experiment's TensorBoard
   // files from its checkpoint storage (retried until done, like every GC request).
   router->Add("DELETE", "/api/v1/experiments/{id}/tensorboard-files",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ExperimentOwner(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 auto exp = master->GetExperiment(*id);

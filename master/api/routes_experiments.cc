@@ -155,7 +155,7 @@ HttpResponse ListExperimentsResponse(server::Master* master, HttpRequest& req,
 void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
   router->Add(
       "POST", "/api/v1/experiments",
-      WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal& who) {
+      WithAuth(master, Create(), [master](HttpRequest& req, const Principal& who) {
         Result<json> body = ParseBody(req);
         if (!body.ok()) return ErrorResponse(body.status());
         if (const json* u = Field(*body, "unmanaged", "unmanaged"); u && *u == true) {
@@ -220,7 +220,7 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
 
   router->Add(
       "GET", "/api/v1/experiments/{id}",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+      WithAuth(master, ReadExperiment(), [master](HttpRequest& req, const Principal&) {
         Result<int64_t> id = PathId(req, "id");
         if (!id.ok()) return ErrorResponse(id.status());
         auto v = master->GetExperiment(*id);
@@ -306,7 +306,7 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
 
   router->Add(
       "GET", "/api/v1/experiments/{id}/searcher/best_searcher_validation_metric",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+      WithAuth(master, ReadExperiment(), [master](HttpRequest& req, const Principal&) {
         Result<int64_t> id = PathId(req, "id");
         if (!id.ok()) return ErrorResponse(id.status());
         auto best = master->BestValidationMetric(*id);
@@ -330,7 +330,14 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
 
   router->Add(
       "GET", "/api/v1/tasks/{taskId}/context_directory",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+      WithAuth(master, Access{Auth::kUserOrAllocation, core::Action::kRead, Target::kHandler}, [master](HttpRequest& req, const Principal& who) {
+        // An allocation (id "<task id>.<run>") reads only its own task's context.
+        const std::string& task = req.params["taskId"];
+        if (who.is_allocation && who.allocation_id.rfind(task + ".", 0) != 0) {
+          return ErrorResponse(PermissionDenied("allocation " + who.allocation_id +
+                                                " may not read the context of task " + task +
+                                                ": allocation tokens only reach their own trial"));
+        }
         auto tgz = master->GetContextForTask(req.params["taskId"]);
         if (!tgz.ok()) return ErrorResponse(tgz.status());
         return JsonResponse({{"b64Tgz", Base64Encode(*tgz)}});

@@ -129,7 +129,7 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/job-queues",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, Checked(core::Action::kModify), [master](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 const json* updates = Field(*body, "updates", "updates");
@@ -150,6 +150,10 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
                   if (!known.count(job_id)) {
                     return ErrorResponse(
                         NotFound(where + ".jobId: job '" + job_id + "' is not in any queue"));
+                  }
+                  // Moving a job in the queue changes its experiment: its owner or an admin.
+                  if (Status st = AuthorizeJob(master, who, job_id); !st.ok()) {
+                    return ErrorResponse(st);
                   }
                   json change = u;
                   change.erase("jobId");

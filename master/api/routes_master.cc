@@ -93,7 +93,7 @@ json LogEntryLine(const server::LogEntry& e) {
 
 void RegisterMasterRoutes(server::Router* router, server::Master* master) {
   router->Add("GET", "/api/v1/master/config",
-              WithAuth(master, Auth::kUser, [master](HttpRequest&, const Principal&) {
+              WithAuth(master, AdminOnly(), [master](HttpRequest&, const Principal&) {
                 return JsonResponse({{"config", MasterConfigJson(master->config())}});
               }));
 

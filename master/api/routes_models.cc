@@ -199,7 +199,7 @@ void RegisterModelRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/models",
-              WithAuth(master, Auth::kUser, [models](HttpRequest& req, const Principal& who) {
+              WithAuth(master, Create(), [models](HttpRequest& req, const Principal& who) {
                 return WithBody(req, [&](const json& body) {
                   auto create = ParseCreate(body);
                   if (!create.ok()) return ErrorResponse(create.status());
@@ -226,7 +226,7 @@ void RegisterModelRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("PATCH", "/api/v1/models/{modelName}",
-              WithAuth(master, Auth::kUser, [models](HttpRequest& req, const Principal&) {
+              WithAuth(master, EditShared(), [models](HttpRequest& req, const Principal&) {
                 return WithBody(req, [&](const json& body) {
                   auto m = models->Patch(req.params["modelName"], PatchBody(body, "model"));
                   if (!m.ok()) return ErrorResponse(m.status());
@@ -235,22 +235,22 @@ void RegisterModelRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("DELETE", "/api/v1/models/{modelName}",
-              WithAuth(master, Auth::kUser, [models](HttpRequest& req, const Principal& who) {
+              WithAuth(master, Checked(core::Action::kModify), [models](HttpRequest& req, const Principal& who) {
                 return EmptyOr(models->Delete(req.params["modelName"], CallerOf(who)));
               }));
 
   router->Add("POST", "/api/v1/models/{modelName}/archive",
-              WithAuth(master, Auth::kUser, [models](HttpRequest& req, const Principal&) {
+              WithAuth(master, EditShared(), [models](HttpRequest& req, const Principal&) {
                 return EmptyOr(models->SetArchived(req.params["modelName"], true));
               }));
 
   router->Add("POST", "/api/v1/models/{modelName}/unarchive",
-              WithAuth(master, Auth::kUser, [models](HttpRequest& req, const Principal&) {
+              WithAuth(master, EditShared(), [models](HttpRequest& req, const Principal&) {
                 return EmptyOr(models->SetArchived(req.params["modelName"], false));
               }));
 
   router->Add("POST", "/api/v1/models/{modelName}/move",
-              WithAuth(master, Auth::kUser, [models](HttpRequest& req, const Principal&) {
+              WithAuth(master, EditShared(), [models](HttpRequest& req, const Principal&) {
                 return WithBody(req, [&](const json& body) {
                   auto ws = IntField(body, "destinationWorkspaceId", "destination_workspace_id");
                   if (!ws.ok()) return ErrorResponse(ws.status());
@@ -277,7 +277,7 @@ void RegisterModelRoutes(server::Router* router, server::Master* master) {
 
   router->Add(
       "POST", "/api/v1/models/{modelName}/versions",
-      WithAuth(master, Auth::kUser, [master, models](HttpRequest& req, const Principal& who) {
+      WithAuth(master, EditShared(), [master, models](HttpRequest& req, const Principal& who) {
         return WithBody(req, [&](const json& body) {
           auto r = ParseRegister(body);
           if (!r.ok()) return ErrorResponse(r.status());
@@ -297,7 +297,7 @@ void RegisterModelRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("PATCH", "/api/v1/models/{modelName}/versions/{versionNum}",
-              WithAuth(master, Auth::kUser, [master, models](HttpRequest& req, const Principal&) {
+              WithAuth(master, EditShared(), [master, models](HttpRequest& req, const Principal&) {
                 auto num = PathId(req, "versionNum");
                 if (!num.ok()) return ErrorResponse(num.status());
                 return WithBody(req, [&](const json& body) {
@@ -323,7 +323,7 @@ void RegisterModelRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("DELETE", "/api/v1/models/{modelName}/versions/{versionNum}",
-              WithAuth(master, Auth::kUser, [models](HttpRequest& req, const Principal& who) {
+              WithAuth(master, Checked(core::Action::kModify), [models](HttpRequest& req, const Principal& who) {
                 auto num = PathId(req, "versionNum");
                 if (!num.ok()) return ErrorResponse(num.status());
                 return EmptyOr(models->DeleteVersion(req.params["modelName"], *num, CallerOf(who)));

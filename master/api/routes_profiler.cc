@@ -151,12 +151,12 @@ HttpResponse ReportSystemMetricsResponse(server::Master* master, const Principal
 void RegisterProfilerRoutes(server::Router* router, server::Master* master) {
   router->Add(
       "GET", "/api/v1/trials/{id}/profiler/available_series",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+      WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
         return AvailableSeries(master, req);
       }));
   router->Add(
       "GET", "/api/v1/trials/{id}/profiler/metrics",
-      WithAuth(master, Auth::kUserOrAllocation,
+      WithAuth(master, ReadTrial(),
                [master](HttpRequest& req, const Principal&) { return Metrics(master, req); }));
 }
 

@@ -98,7 +98,7 @@ void RegisterTemplateRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/templates/{name}",
-              WithAuth(master, Auth::kUser, [templates](HttpRequest& req, const Principal&) {
+              WithAuth(master, EditShared(), [templates](HttpRequest& req, const Principal&) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 auto row = ParseTemplate(*body, req.params["name"]);
@@ -107,7 +107,7 @@ void RegisterTemplateRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("PUT", "/api/v1/templates/{name}",
-              WithAuth(master, Auth::kUser, [templates](HttpRequest& req, const Principal&) {
+              WithAuth(master, EditShared(), [templates](HttpRequest& req, const Principal&) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 auto row = ParseTemplate(*body, req.params["name"]);
@@ -117,14 +117,14 @@ void RegisterTemplateRoutes(server::Router* router, server::Master* master) {
 
   // The body is the new config itself.
   router->Add("PATCH", "/api/v1/templates/{name}",
-              WithAuth(master, Auth::kUser, [templates](HttpRequest& req, const Principal&) {
+              WithAuth(master, EditShared(), [templates](HttpRequest& req, const Principal&) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 return TemplateResponse(templates->SetConfig(req.params["name"], *body));
               }));
 
   router->Add("PATCH", "/api/v1/template/rename",
-              WithAuth(master, Auth::kUser, [templates](HttpRequest& req, const Principal&) {
+              WithAuth(master, EditShared(), [templates](HttpRequest& req, const Principal&) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 const json* old_name = Field(*body, "oldName", "old_name");
@@ -140,7 +140,7 @@ void RegisterTemplateRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("DELETE", "/api/v1/templates/{name}",
-              WithAuth(master, Auth::kUser, [templates](HttpRequest& req, const Principal&) {
+              WithAuth(master, EditShared(), [templates](HttpRequest& req, const Principal&) {
                 Status st = templates->Delete(req.params["name"]);
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));

@@ -211,7 +211,7 @@ json MetricsReportJsonOf(const store::MetricRow& m) { return MetricsReportJson(m
 
 void RegisterTrialRoutes(server::Router* router, server::Master* master) {
   router->Add("GET", "/api/v1/trials/{id}",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 auto v = master->GetTrial(*id);
@@ -244,7 +244,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
   // Trials (inference tasks) that used a checkpoint, and the metrics they reported.
   router->Add(
       "POST", "/api/v1/trial-source-info",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+      WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
         Result<json> body = ParseBody(req);
         if (!body.ok()) return ErrorResponse(body.status());
         const json* info = Field(*body, "trialSourceInfo", "trial_source_info");
@@ -255,6 +255,9 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
         Result<int64_t> trial = IntField(*info, "trialId", "trial_id");
         if (!trial.ok()) return ErrorResponse(trial.status());
         row.trial_id = *trial;
+        if (Status st = AuthorizeOn(master, who, ReportTrial(), std::to_string(*trial)); !st.ok()) {
+          return ErrorResponse(st);
+        }
         const json* uuid = Field(*info, "checkpointUuid", "checkpoint_uuid");
         if (uuid == nullptr || !uuid->is_string() || uuid->get<std::string>().empty()) {
           return ErrorResponse(InvalidArgument("trialSourceInfo.checkpointUuid: required string"));
@@ -297,7 +300,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
 
   router->Add(
       "GET", "/api/v1/trials/{id}/metrics",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+      WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
         Result<int64_t> id = PathId(req, "id");
         if (!id.ok()) return ErrorResponse(id.status());
         auto rows = master->ListMetrics(*id, req.Query("group"));
@@ -308,7 +311,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
       }));
 
   router->Add("POST", "/api/v1/trials/{id}/metrics",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal& who) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -351,7 +354,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("GET", "/api/v1/trials/{id}/searcher/operation",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<int64_t> wait = QueryInt(req, "timeoutSeconds", 10);
@@ -374,7 +377,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/searcher/completed_operation",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -393,7 +396,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/progress",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -409,7 +412,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/early_exit",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -426,7 +429,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/runner/metadata",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -440,7 +443,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
-  auto set_md = WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+  auto set_md = WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal&) {
     Result<int64_t> id = PathId(req, "id");
     if (!id.ok()) return ErrorResponse(id.status());
     Result<json> body = ParseBody(req);
@@ -453,7 +456,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
   });
   router->Add("POST", "/api/v1/runs/{id}/metadata", set_md);
   router->Add("GET", "/api/v1/runs/{id}/metadata",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 auto r = master->GetTrialMetadata(*id);
@@ -471,7 +474,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/task/logs",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+              WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 const json* logs = Field(*body, "logs", "logs");
@@ -498,6 +501,10 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                   // A user posting an unmanaged trial's output: the trial is known by its task.
                   if (!who.is_allocation) {
                     r.trial_id = master->unmanaged()->TrialOfTask(r.task_id).value_or(0);
+                    if (Status st = AuthorizeTaskReport(master, who, r.task_id, r.trial_id);
+                        !st.ok()) {
+                      return ErrorResponse(st);
+                    }
                   }
                   rows.push_back(std::move(r));
                 }
@@ -506,7 +513,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/checkpoints",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+              WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
@@ -520,13 +527,17 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 if (!who.is_allocation) {
                   // An unmanaged trial's checkpoint, reported by its script for its task.
                   row.trial_id = master->unmanaged()->TrialOfTask(row.task_id).value_or(0);
+                  if (Status st = AuthorizeTaskReport(master, who, row.task_id, row.trial_id);
+                      !st.ok()) {
+                    return ErrorResponse(st);
+                  }
                 }
                 Status st = master->ReportCheckpoint(who, std::move(row));
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
   router->Add("GET", "/api/v1/allocations/{id}/signals/preemption",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReportAllocation(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 0);
                 if (!timeout.ok() || req.query.count("timeout_seconds")) {
                   timeout = QueryInt(req, "timeout_seconds", 0);
@@ -544,7 +555,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
 
   router->Add(
       "GET", "/api/v1/allocations/{id}/resources/{rid}/rendezvous",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+      WithAuth(master, ReportAllocation(), [master](HttpRequest& req, const Principal& who) {
         Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 60);
         if (!timeout.ok()) return ErrorResponse(timeout.status());
         std::string id = req.params["id"], rid = req.params["rid"];
@@ -558,7 +569,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
       }));
 
   router->Add("POST", "/api/v1/allocations/{id}/signals/ack_preemption",
-              WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReportAllocation(), [master](HttpRequest& req, const Principal&) {
                 Status st = master->AckPreemption(req.params["id"]);
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));

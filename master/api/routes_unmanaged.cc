@@ -60,10 +60,13 @@ Result<server::UnmanagedService::CreateTrialRequest> ParseCreateTrial(const json
   return req;
 }
 
-HttpResponse CreateTrial(server::Master* master, const json& body,
+HttpResponse CreateTrial(server::Master* master, const Principal& who, const json& body,
                          std::optional<std::string> external_id) {
   Result<server::UnmanagedService::CreateTrialRequest> req = ParseCreateTrial(body);
   if (!req.ok()) return ErrorResponse(req.status());
+  // A trial is added to an experiment by its owner or an admin.
+  Status allowed = AuthorizeOn(master, who, ExperimentOwner(), std::to_string(req->experiment_id));
+  if (!allowed.ok()) return ErrorResponse(allowed);
   req->external_id = std::move(external_id);
   Result<int64_t> id = master->unmanaged()->CreateTrial(*req);
   if (!id.ok()) return ErrorResponse(id.status());
@@ -119,7 +122,7 @@ Status RefuseIfUnmanaged(server::Master* master, int64_t experiment_id, const ch
 
 void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
   router->Add("PUT", "/api/v1/experiments/by-external-id/{externalExperimentId}",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal& who) {
+              WithAuth(master, Create(), [master](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 return CreateUnmanagedExperimentResponse(master, *body, who,
@@ -127,14 +130,14 @@ void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/trials",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, Checked(core::Action::kModify), [master](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
-                return CreateTrial(master, *body, std::nullopt);
+                return CreateTrial(master, who, *body, std::nullopt);
               }));
 
   router->Add("PUT", "/api/v1/trials",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, Checked(core::Action::kModify), [master](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 const json* inner = Field(*body, "createTrialRequest", "create_trial_request");
@@ -145,11 +148,11 @@ void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
                 if (ext == nullptr || !ext->is_string() || ext->get<std::string>().empty()) {
                   return ErrorResponse(InvalidArgument("externalTrialId: required string"));
                 }
-                return CreateTrial(master, *inner, ext->get<std::string>());
+                return CreateTrial(master, who, *inner, ext->get<std::string>());
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/start",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, OwnTrialReport(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -168,7 +171,7 @@ void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
   // case); Determined leaves the path unauthenticated, this master wants the caller's token.
   router->Add(
       "POST", "/task-logs",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+      WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
         Result<json> body = ParseBody(req);
         if (!body.ok()) return ErrorResponse(body.status());
         if (!body->is_array()) {
@@ -198,6 +201,9 @@ void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
           }
           if (!who.is_allocation) {
             r.trial_id = master->unmanaged()->TrialOfTask(r.task_id).value_or(0);
+            if (Status st = AuthorizeTaskReport(master, who, r.task_id, r.trial_id); !st.ok()) {
+              return ErrorResponse(st);
+            }
           }
           rows.push_back(std::move(r));
         }
@@ -210,14 +216,13 @@ void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
   // experiment's storage instead, so this only checks the run and answers no storageId.
   router->Add(
       "POST", "/api/v1/runs/start",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+      WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
         Result<json> body = ParseBody(req);
         if (!body.ok()) return ErrorResponse(body.status());
         Result<int64_t> run = PositiveInt(*body, "runId", "run_id");
         if (!run.ok()) return ErrorResponse(run.status());
-        if (who.is_allocation && who.trial_id != *run) {
-          return ErrorResponse(PermissionDenied("allocation " + who.allocation_id +
-                                                " may not act on run " + std::to_string(*run)));
+        if (Status st = AuthorizeOn(master, who, ReportTrial(), std::to_string(*run)); !st.ok()) {
+          return ErrorResponse(st);
         }
         if (const json* cs = Field(*body, "checkpointStorage", "checkpoint_storage");
             cs && !cs->is_object()) {
@@ -230,7 +235,7 @@ void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
       }));
 
   router->Add("PATCH", "/api/v1/trials/{id}",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, OwnTrialReport(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);

@@ -114,7 +114,7 @@ void RegisterUserRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/users",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal& who) {
+              WithAuth(master, AdminOnly(core::Action::kManageUsers), [master](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 auto create = ParseUserCreate(*body);
@@ -125,7 +125,7 @@ void RegisterUserRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("PATCH", "/api/v1/users/{id}",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal& who) {
+              WithAuth(master, Checked(core::Action::kManageUsers), [master](HttpRequest& req, const Principal& who) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);

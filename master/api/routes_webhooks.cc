@@ -31,7 +31,7 @@ std::string StringField(const json& obj, const char* camel, const char* snake) {
 void RegisterWebhookRoutes(server::Router* router, server::Master* master) {
   router->Add(
       "POST", "/api/v1/webhooks/custom",
-      WithAuth(master, Auth::kUserOrAllocation, [master](HttpRequest& req, const Principal& who) {
+      WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
         Result<json> body = ParseBody(req);
         if (!body.ok()) return ErrorResponse(body.status());
         const json* data = Field(*body, "data", "data");
@@ -53,6 +53,10 @@ void RegisterWebhookRoutes(server::Router* router, server::Master* master) {
             return ErrorResponse(InvalidArgument("trialId: required positive integer"));
           }
           trial_id = t->get<int64_t>();
+          // A user posts alerts for trials of experiments they own (or any, as an admin).
+          if (Status st = AuthorizeTrialReport(master, who, trial_id); !st.ok()) {
+            return ErrorResponse(st);
+          }
           Result<server::TrialView> trial = master->GetTrial(trial_id);
           if (!trial.ok()) return ErrorResponse(trial.status());
           if (!trial->task_ids.empty()) task_id = trial->task_ids.back();

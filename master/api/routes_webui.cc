@@ -1,4 +1,5 @@
 // The web UI: the single-page app under /det/ and the redirect of / to it.
+#include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/server/static_files.h"
 
@@ -22,12 +23,12 @@ HttpResponse Redirect(const std::string& location) {
 
 void RegisterWebUiRoutes(server::Router* router, server::Master* master) {
   const std::string prefix = server::kWebUiPrefix;
-  router->Add("GET", "/", [prefix](HttpRequest&) { return Redirect(prefix + "/"); });
+  router->Add("GET", "/", NoAuth([prefix](HttpRequest&) { return Redirect(prefix + "/"); }));
   // The files need no login: the app itself asks for one (the API routes check the token).
-  router->AddPrefix("GET", prefix, [master, prefix](HttpRequest& req) {
+  router->AddPrefix("GET", prefix, NoAuth([master, prefix](HttpRequest& req) {
     if (req.path == prefix) return Redirect(prefix + "/");
     return server::ServeWebUiFile(master->config().webui_dir, req.path.substr(prefix.size() + 1));
-  });
+  }));
 }
 
 }  // namespace det::master::api

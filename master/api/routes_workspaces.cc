@@ -203,8 +203,8 @@ server::HttpResponse ProjectResponse(server::Master* master, Result<ProjectRow> 
 
 // A route on {id} that runs `action(id)` and answers `answer`.
 server::Handler IdRoute(server::Master* master, std::function<Status(int64_t)> action,
-                        json answer = json::object()) {
-  return WithAuth(master, Auth::kUser,
+                        json answer = json::object(), Access access = Read()) {
+  return WithAuth(master, access,
                   [action, answer](HttpRequest& req, const Principal&) -> server::HttpResponse {
                     Result<int64_t> id = PathId(req, "id");
                     if (!id.ok()) return ErrorResponse(id.status());
@@ -260,7 +260,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/workspaces",
-              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal& who) {
+              WithAuth(master, Create(), [master, ws](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 if (Status st = RefuseUnsupportedWorkspaceOptions(*body); !st.ok()) {
@@ -273,7 +273,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("PATCH", "/api/v1/workspaces/{id}",
-              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+              WithAuth(master, WorkspaceOwner(), [master, ws](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -288,7 +288,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("DELETE", "/api/v1/workspaces/{id}",
-              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+              WithAuth(master, WorkspaceOwner(), [master, ws](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Renderer r(master);
@@ -302,9 +302,11 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/workspaces/{id}/archive",
-              IdRoute(master, [ws](int64_t id) { return ws->SetWorkspaceArchived(id, true); }));
+              IdRoute(master, [ws](int64_t id) { return ws->SetWorkspaceArchived(id, true); },
+                      json::object(), WorkspaceOwner()));
   router->Add("POST", "/api/v1/workspaces/{id}/unarchive",
-              IdRoute(master, [ws](int64_t id) { return ws->SetWorkspaceArchived(id, false); }));
+              IdRoute(master, [ws](int64_t id) { return ws->SetWorkspaceArchived(id, false); },
+                      json::object(), WorkspaceOwner()));
   router->Add("POST", "/api/v1/workspaces/{id}/pin",
               IdRoute(master, [ws](int64_t id) { return ws->SetWorkspacePinned(id, true); }));
   router->Add("POST", "/api/v1/workspaces/{id}/unpin",
@@ -333,7 +335,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/workspaces/{id}/projects",
-              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal& who) {
+              WithAuth(master, Create(), [master, ws](HttpRequest& req, const Principal& who) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -361,7 +363,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("PATCH", "/api/v1/projects/{id}",
-              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+              WithAuth(master, ProjectOwner(), [master, ws](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -378,7 +380,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("DELETE", "/api/v1/projects/{id}",
-              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+              WithAuth(master, ProjectOwner(), [master, ws](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Renderer r(master);
@@ -388,12 +390,14 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/projects/{id}/archive",
-              IdRoute(master, [ws](int64_t id) { return ws->SetProjectArchived(id, true); }));
+              IdRoute(master, [ws](int64_t id) { return ws->SetProjectArchived(id, true); },
+                      json::object(), ProjectOwner()));
   router->Add("POST", "/api/v1/projects/{id}/unarchive",
-              IdRoute(master, [ws](int64_t id) { return ws->SetProjectArchived(id, false); }));
+              IdRoute(master, [ws](int64_t id) { return ws->SetProjectArchived(id, false); },
+                      json::object(), ProjectOwner()));
 
   router->Add("POST", "/api/v1/projects/{id}/move",
-              WithAuth(master, Auth::kUser, [ws](HttpRequest& req, const Principal&) {
+              WithAuth(master, ProjectOwner(), [ws](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -414,7 +418,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
 
   // Experiments between projects.
   router->Add("POST", "/api/v1/experiments/{id}/move",
-              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+              WithAuth(master, ExperimentOwner(), [master, ws](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);

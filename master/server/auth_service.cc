@@ -9,10 +9,11 @@
 namespace det::master::server {
 namespace {
 
-constexpr int64_t kSessionLifetimeMicros = 7ll * 24 * 3600 * 1000000;
 // A cached session is re-checked against the store at least this often, so a revocation made
-// elsewhere (another master, a direct database edit) lands.
-constexpr int64_t kSessionCacheMicros = 5ll * 60 * 1000000;
+// outside this process (a direct database edit) lands too; revocations through this master
+// drop the cached entry at once.
+constexpr int64_t kSessionCacheMicros = 60ll * 1000000;
+constexpr int64_t kMicrosPerSecond = 1000000;
 
 Principal AllocationPrincipal(const std::string& token, const std::string& allocation_id,
                               int64_t trial_id) {
@@ -22,6 +23,11 @@ Principal AllocationPrincipal(const std::string& token, const std::string& alloc
   p.trial_id = trial_id;
   p.token = token;
   return p;
+}
+
+Status EndedAllocation(const std::string& allocation_id) {
+  return Unauthenticated("allocation " + allocation_id +
+                         " has ended; its allocation token is no longer valid");
 }
 
 }  // namespace
@@ -49,16 +55,40 @@ Status AuthService::EnsureBuiltinUsers(const std::optional<std::string>& initial
 }
 
 Result<std::pair<std::string, store::UserRow>> AuthService::Login(const std::string& username,
-                                                                  const std::string& client_hash) {
+                                                                  const std::string& client_hash,
+                                                                  const std::string& client_address,
+                                                                  int64_t* retry_after_seconds) {
+  const int64_t now = clock_->NowMicros();
+  const std::string user_key = "user:" + username;
+  const std::string address_key = "address:" + client_address;
+  int64_t wait = throttle_.RetryAfter(user_key, now);
+  std::string throttled = "user '" + username + "'";
+  if (!client_address.empty()) {
+    int64_t by_address = throttle_.RetryAfter(address_key, now);
+    if (by_address > wait) {
+      wait = by_address;
+      throttled = "client address " + client_address;
+    }
+  }
+  if (wait > 0) {
+    int64_t seconds = (wait + kMicrosPerSecond - 1) / kMicrosPerSecond;
+    if (retry_after_seconds != nullptr) *retry_after_seconds = seconds;
+    return ResourceExhausted("too many failed logins for " + throttled + "; retry in " +
+                             std::to_string(seconds) + " s");
+  }
+  auto fail = [&]() -> Status {
+    throttle_.RecordFailure(user_key, now);
+    if (!client_address.empty()) throttle_.RecordFailure(address_key, now);
+    return Unauthenticated("invalid credentials");
+  };
   Result<store::UserRow> user = store_->GetUserByName(username);
   if (!user.ok()) {
-    if (user.status().code() == StatusCode::kNotFound)
-      return Unauthenticated("invalid credentials");
+    if (user.status().code() == StatusCode::kNotFound) return fail();
     return user.status();
   }
-  if (!VerifyPassword(client_hash, user->password_hash)) {
-    return Unauthenticated("invalid credentials");
-  }
+  if (!VerifyPassword(client_hash, user->password_hash)) return fail();
+  throttle_.RecordSuccess(user_key);
+  if (!client_address.empty()) throttle_.RecordSuccess(address_key);
   if (!user->active) return PermissionDenied("user " + username + " is not active");
   DET_ASSIGN_OR_RETURN(std::string token, CreateSession(user->id));
   return std::make_pair(token, user.value());
@@ -66,17 +96,19 @@ Result<std::pair<std::string, store::UserRow>> AuthService::Login(const std::str
 
 Result<std::string> AuthService::CreateSession(int64_t user_id) {
   std::string token = NewToken();
-  DET_RETURN_IF_ERROR(
-      store_->CreateSession(token, user_id, clock_->NowMicros() + kSessionLifetimeMicros));
+  DET_RETURN_IF_ERROR(store_->CreateSession(
+      token, user_id, clock_->NowMicros() + options_.session_lifetime_micros));
   return token;
 }
 
 Status AuthService::Logout(const std::string& token) {
-  {
-    MutexLock lock(&mu_);
-    sessions_.erase(token);
-  }
-  return store_->RevokeSession(token);
+  // Revoked in the store first, then forgotten here: a request racing the logout can only
+  // re-cache the session before the row is revoked, and the erase below drops that too.
+  Status st = store_->RevokeSession(token);
+  MutexLock lock(&mu_);
+  sessions_.erase(token);
+  ++generation_;
+  return st;
 }
 
 Result<Principal> AuthService::AuthenticateUserToken(const std::string& token) {
@@ -89,8 +121,15 @@ Result<Principal> AuthService::AuthenticateUserToken(const std::string& token) {
       sessions_.erase(it);
     }
   }
+  uint64_t generation;
+  {
+    MutexLock lock(&mu_);
+    generation = generation_;
+  }
   // The store is read without the lock: other requests authenticate meanwhile.
-  DET_ASSIGN_OR_RETURN(int64_t user_id, store_->LookupSession(token, now));
+  auto session = store_->LookupSessionExpiry(token, now);
+  if (!session.ok()) return session.status();
+  auto [user_id, session_expiry] = *session;
   DET_ASSIGN_OR_RETURN(store::UserRow user, store_->GetUserById(user_id));
   if (!user.active) return PermissionDenied("user " + user.username + " is not active");
   Principal p;
@@ -99,7 +138,10 @@ Result<Principal> AuthService::AuthenticateUserToken(const std::string& token) {
   p.admin = user.admin;
   p.token = token;
   MutexLock lock(&mu_);
-  sessions_[token] = CachedSession{p, now + std::min(kSessionCacheMicros, kSessionLifetimeMicros)};
+  // A logout or user change that ran during the reads may have made them stale: cache nothing.
+  if (generation == generation_) {
+    sessions_[token] = CachedSession{p, std::min(now + kSessionCacheMicros, session_expiry)};
+  }
   return p;
 }
 
@@ -108,13 +150,25 @@ Result<Principal> AuthService::AuthenticateAllocationToken(const std::string& to
     MutexLock lock(&mu_);
     auto it = allocation_tokens_.find(token);
     if (it != allocation_tokens_.end()) {
+      if (it->second.ended) return EndedAllocation(it->second.allocation_id);
       return AllocationPrincipal(token, it->second.allocation_id, it->second.trial_id);
     }
   }
-  // Allocations of an earlier master run that already ended may still flush logs and metrics.
-  DET_ASSIGN_OR_RETURN(store::AllocationRow row, store_->GetAllocationByToken(token));
-  RegisterAllocationToken(token, row.allocation_id, row.trial_id);
-  return AllocationPrincipal(token, row.allocation_id, row.trial_id);
+  Result<store::AllocationRow> row = store_->GetAllocationByToken(token);
+  if (!row.ok()) {
+    if (row.status().code() == StatusCode::kNotFound) return Unauthenticated("invalid credentials");
+    return row.status();
+  }
+  if (row->end_time.has_value()) return EndedAllocation(row->allocation_id);
+  // An open allocation of an earlier master run, not yet re-adopted.
+  RegisterAllocationToken(token, row->allocation_id, row->trial_id);
+  return AllocationPrincipal(token, row->allocation_id, row->trial_id);
+}
+
+void AuthService::EndAllocationToken(const std::string& token) {
+  MutexLock lock(&mu_);
+  auto it = allocation_tokens_.find(token);
+  if (it != allocation_tokens_.end()) it->second.ended = true;
 }
 
 void AuthService::RegisterAllocationToken(const std::string& token,
@@ -139,6 +193,7 @@ Status AuthService::SetPassword(const Principal& who, int64_t user_id,
 
 void AuthService::ForgetUserSessions(int64_t user_id) {
   MutexLock lock(&mu_);
+  ++generation_;
   std::erase_if(sessions_,
                 [user_id](const auto& kv) { return kv.second.principal.user_id == user_id; });
 }

@@ -71,16 +71,76 @@ TEST_F(AuthServiceTest, InitialPasswordIsSetOnAFreshStore) {
   LoginOk("determined", "s3cret");
 }
 
-TEST_F(AuthServiceTest, SessionsAreCachedAndRecheckedAfterFiveMinutes) {
+TEST_F(AuthServiceTest, SessionsRevokedOutsideTheServiceEndWithinAMinute) {
   ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
   std::string token = LoginOk("determined", "");
   ASSERT_TRUE(auth_->AuthenticateUserToken(token).ok());
-  // Revoked behind the service's back: the cached session still answers for a while...
+  // Revoked behind the service's back (a database edit): the cached session still answers...
   ASSERT_TRUE(store_->RevokeSession(token).ok());
   EXPECT_TRUE(auth_->AuthenticateUserToken(token).ok());
-  // ...and no longer once the cache entry is older than five minutes.
-  clock_.Advance(5ll * 60 * 1000000 + 1);
+  // ...and no longer once the cache entry is older than a minute.
+  clock_.Advance(60ll * 1000000 + 1);
   EXPECT_FALSE(auth_->AuthenticateUserToken(token).ok());
+}
+
+TEST_F(AuthServiceTest, SessionsExpireAfterTheirLifetimeEvenWhenCached) {
+  AuthOptions options;
+  options.session_lifetime_micros = 30ll * 1000000;  // shorter than the cache's minute
+  auth_ = std::make_unique<AuthService>(store_.get(), &clock_, options);
+  ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
+  std::string token = LoginOk("determined", "");
+  ASSERT_TRUE(auth_->AuthenticateUserToken(token).ok());
+  clock_.Advance(29ll * 1000000);
+  EXPECT_TRUE(auth_->AuthenticateUserToken(token).ok());
+  clock_.Advance(2ll * 1000000);
+  Result<Principal> expired = auth_->AuthenticateUserToken(token);
+  EXPECT_EQ(expired.status().code(), StatusCode::kUnauthenticated);
+}
+
+TEST_F(AuthServiceTest, DeactivationEndsCachedSessionsAtOnce) {
+  ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
+  std::string token = LoginOk("determined", "");
+  Result<Principal> who = auth_->AuthenticateUserToken(token);
+  ASSERT_TRUE(who.ok());
+  // What UserAdminService does on a change: the row changes, then the service forgets.
+  Result<store::UserRow> row = store_->GetUserById(who->user_id);
+  ASSERT_TRUE(row.ok());
+  row->active = false;
+  ASSERT_TRUE(store_->UpdateUser(*row).ok());
+  auth_->ForgetUserSessions(who->user_id);
+  EXPECT_EQ(auth_->AuthenticateUserToken(token).status().code(), StatusCode::kPermissionDenied);
+}
+
+TEST_F(AuthServiceTest, RepeatedFailedLoginsAreThrottledPerUserAndAddress) {
+  ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
+  for (int i = 0; i < 5; ++i) {
+    auto r = auth_->Login("admin", ClientPasswordHash("guess"), "10.0.0.1");
+    EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
+  }
+  int64_t retry = 0;
+  auto throttled = auth_->Login("admin", ClientPasswordHash(""), "10.0.0.2", &retry);
+  EXPECT_EQ(throttled.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(retry, 1);
+  EXPECT_EQ(throttled.status().message(), "too many failed logins for user 'admin'; retry in 1 s");
+  // Another user from the same address is throttled by the address.
+  retry = 0;
+  auto by_address = auth_->Login("determined", ClientPasswordHash(""), "10.0.0.1", &retry);
+  EXPECT_EQ(by_address.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(by_address.status().message().find("client address 10.0.0.1"), std::string::npos);
+  // After the wait, the right password works and clears the count.
+  clock_.Advance(1000001);
+  LoginOk("admin", "");
+  EXPECT_TRUE(auth_->Login("admin", ClientPasswordHash(""), "10.0.0.3").ok());
+}
+
+TEST_F(AuthServiceTest, AnEndedAllocationsTokenIsRefused) {
+  auth_->RegisterAllocationToken("tok-run", "3.r1.1", 9);
+  ASSERT_TRUE(auth_->AuthenticateAllocationToken("tok-run").ok());
+  auth_->EndAllocationToken("tok-run");
+  Result<Principal> ended = auth_->AuthenticateAllocationToken("tok-run");
+  EXPECT_EQ(ended.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(ended.status().message(),
+            "allocation 3.r1.1 has ended; its allocation token is no longer valid");
 }
 
 TEST_F(AuthServiceTest, LogoutRevokesAtOnce) {
@@ -137,13 +197,22 @@ TEST_F(AuthServiceTest, AllocationTokensAuthenticateFromMemoryThenFromTheStore) 
   row.allocation_id = trial.task_id + ".1";
   row.task_id = trial.task_id;
   row.trial_id = *trial_id;
-  row.state = "TERMINATED";
+  row.state = "RUNNING";
   row.token = "tok-old";
   ASSERT_TRUE(store_->UpsertAllocation(row).ok());
   Result<Principal> old = auth_->AuthenticateAllocationToken("tok-old");
   ASSERT_TRUE(old.ok()) << old.status().ToString();
   EXPECT_EQ(old->allocation_id, row.allocation_id);
   EXPECT_EQ(old->trial_id, *trial_id);
+
+  // One that ended in an earlier run is refused.
+  row.allocation_id = trial.task_id + ".2";
+  row.state = "TERMINATED";
+  row.token = "tok-ended";
+  row.end_time = 1;
+  ASSERT_TRUE(store_->UpsertAllocation(row).ok());
+  EXPECT_EQ(auth_->AuthenticateAllocationToken("tok-ended").status().code(),
+            StatusCode::kUnauthenticated);
 }
 
 }  // namespace

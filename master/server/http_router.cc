@@ -104,6 +104,16 @@ std::vector<std::pair<std::string, std::string>> Router::Routes() const {
   return out;
 }
 
+void Router::ForEachRoute(
+    const std::function<void(const std::string&, const std::string&, const Handler&)>& fn) const {
+  for (const Route& r : routes_) {
+    std::string pattern;
+    for (const std::string& seg : r.segments) pattern += "/" + seg;
+    fn(r.method, pattern.empty() ? "/" : pattern, r.handler);
+  }
+  for (const auto& [prefix, r] : prefix_routes_) fn(r.method, prefix + "/{path}", r.handler);
+}
+
 HttpResponse Router::Dispatch(HttpRequest& req) const {
   std::vector<std::string> segs = SplitPath(req.path);
   bool path_matched = false;

@@ -84,6 +84,10 @@ class Router {
   // "<prefix>/{path}" (its own path and everything below). The REST contract test compares these
   // with api/openapi.yaml.
   std::vector<std::pair<std::string, std::string>> Routes() const;
+  // Calls `fn(method, pattern, handler)` for every route, as Routes() names them (the route
+  // table with each route's auth class, master/api/route_helpers.h RouteAuthTable).
+  void ForEachRoute(
+      const std::function<void(const std::string&, const std::string&, const Handler&)>& fn) const;
 
  private:
   struct Route {

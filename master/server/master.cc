@@ -18,7 +18,10 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
     : config_(std::move(config)),
       store_(std::move(store)),
       clock_(clock),
-      auth_(std::make_unique<AuthService>(store_.get(), clock)),
+      auth_(std::make_unique<AuthService>(
+          store_.get(), clock,
+          AuthOptions{.session_lifetime_micros = config_.token_lifetime_seconds * 1000000,
+                      .throttle = {}})),
       checkpoints_(std::make_unique<CheckpointService>(store_.get(), clock, config_.python,
                                                        config_.harness_dir)),
       searcher_journal_(std::make_unique<SearcherJournalService>(store_.get())),
@@ -29,6 +32,7 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       metrics_(std::make_unique<MetricsService>(store_.get())),
       series_(std::make_unique<SeriesService>(store_.get())) {
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
+  ownership_ = std::make_unique<OwnershipService>(store_.get());
   summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
   agent_admin_ = std::make_unique<AgentAdminService>(store_.get());
   templates_ = std::make_unique<TemplateService>(

@@ -37,6 +37,7 @@
 #include "master/server/master_config.h"
 #include "master/server/metrics_service.h"
 #include "master/server/model_service.h"
+#include "master/server/ownership_service.h"
 #include "master/server/profiler_service.h"
 #include "master/server/series_service.h"
 #include "master/server/unmanaged_service.h"
@@ -182,6 +183,8 @@ class Master {
 
   // Users, sessions and allocation tokens.
   AuthService* auth() { return auth_.get(); }
+  // Who owns an experiment, trial, checkpoint or allocation (for permission checks).
+  OwnershipService* ownership() { return ownership_.get(); }
   // The checkpoint registry, metadata, deletion and GC.
   CheckpointService* checkpoints() { return checkpoints_.get(); }
   // Searcher snapshots and their journal.
@@ -382,6 +385,7 @@ class Master {
   std::shared_ptr<LogBuffer> log_buffer_ = std::make_shared<LogBuffer>();
 
   std::unique_ptr<AuthService> auth_;
+  std::unique_ptr<OwnershipService> ownership_;
   std::unique_ptr<CheckpointService> checkpoints_;
   std::unique_ptr<SearcherJournalService> searcher_journal_;
 

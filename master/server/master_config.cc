@@ -1,6 +1,7 @@
 #include "master/server/master_config.h"
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "common/paths.h"
@@ -11,6 +12,39 @@
 namespace det::master::server {
 
 using nlohmann::json;
+
+Result<int64_t> ParseTokenLifetime(const json& value) {
+  const std::string rule =
+      "security.token_lifetime: must be a positive number of seconds or a duration such as "
+      "\"30m\", \"12h\", \"7d\"";
+  int64_t seconds = 0;
+  if (value.is_number_integer()) {
+    seconds = value.get<int64_t>();
+  } else if (value.is_string()) {
+    std::string s = value.get<std::string>();
+    size_t used = 0;
+    long long n = 0;
+    try {
+      n = std::stoll(s, &used);
+    } catch (const std::exception&) {
+      return InvalidArgument(rule + " (got \"" + s + "\")");
+    }
+    std::string unit = s.substr(used);
+    static const std::map<std::string, int64_t> kUnits = {
+        {"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}};
+    auto it = kUnits.find(unit);
+    if (it == kUnits.end() || n > (int64_t{1} << 40)) {
+      return InvalidArgument(rule + " (got \"" + s + "\")");
+    }
+    seconds = n * it->second;
+  } else {
+    return InvalidArgument(rule + " (got " + value.dump() + ")");
+  }
+  if (seconds <= 0 || seconds > (int64_t{1} << 40)) {
+    return InvalidArgument(rule + " (got " + value.dump() + ")");
+  }
+  return seconds;
+}
 
 Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
   DET_ASSIGN_OR_RETURN(json doc, config::YamlToJson(yaml_text));
@@ -59,6 +93,13 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
     }
     if (doc.contains("security") && doc["security"].contains("initial_user_password")) {
       config->initial_user_password = doc["security"]["initial_user_password"].get<std::string>();
+    }
+    if (doc.contains("security") && doc["security"].contains("token_lifetime")) {
+      Result<int64_t> secs = ParseTokenLifetime(doc["security"]["token_lifetime"]);
+      if (secs.ok())
+        config->token_lifetime_seconds = *secs;
+      else
+        errors += secs.status().message() + "\n";
     }
     if (doc.contains("checkpoint_storage")) config->checkpoint_storage = doc["checkpoint_storage"];
     if (doc.contains("agent_timeout"))

@@ -23,6 +23,7 @@ struct MasterConfig {
   std::string db_synchronous = "full";
   std::string cluster_name;
   std::optional<std::string> initial_user_password;
+  int64_t token_lifetime_seconds = 7 * 24 * 3600;  // security.token_lifetime: login sessions
   nlohmann::json checkpoint_storage;   // Default: shared_fs under <data_dir>/checkpoints
   int64_t agent_timeout_seconds = 30;  // an agent silent this long is considered lost
   int64_t preemption_timeout_seconds = 3600;
@@ -40,6 +41,8 @@ struct MasterConfig {
 
 // Applies a YAML document (the master.yaml format) over `config`. Unknown keys are errors.
 Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config);
+// security.token_lifetime: seconds (a number, or "90s", "30m", "12h", "7d"), positive.
+Result<int64_t> ParseTokenLifetime(const nlohmann::json& value);
 // Fills derived defaults (db path, checkpoint storage) and validates.
 Status FinalizeMasterConfig(MasterConfig* config);
 

@@ -57,6 +57,7 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   if (alloc.state == AllocationRuntime::State::kTerminated) return Status::Ok();
   bool never_started = alloc.state == AllocationRuntime::State::kPending;
   alloc.state = AllocationRuntime::State::kTerminated;
+  auth_->EndAllocationToken(alloc.token);  // refused from now on
   NotifyAllocationLocked(alloc.id);
   pending_.erase(std::remove(pending_.begin(), pending_.end(), alloc.id), pending_.end());
   // Work the scheduler took back and had to kill is rescheduled like an infrastructure loss.

@@ -538,6 +538,11 @@ class Store {
   // UpdateExperimentSnapshot with the JSON already serialized (by a writer outside the master's
   // lock): the snapshot and the truncation of the journal in one transaction.
   virtual Status WriteExperimentSnapshotText(int64_t id, const std::string& snapshot_json) = 0;
+
+  // authz: {user id, expiry} of a live (unexpired, unrevoked) session, so that a cached
+  // session ends when its row does.
+  virtual Result<std::pair<int64_t, int64_t>> LookupSessionExpiry(const std::string& token,
+                                                                  int64_t now) = 0;
 };
 
 }  // namespace det::master::store

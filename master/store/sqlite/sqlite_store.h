@@ -199,6 +199,10 @@ class SqliteStore : public Store {
   Result<std::string> GetExperimentSnapshotText(int64_t id) override;
   Status WriteExperimentSnapshotText(int64_t id, const std::string& snapshot_json) override;
 
+  // authz (sqlite_store_authz.cc).
+  Result<std::pair<int64_t, int64_t>> LookupSessionExpiry(const std::string& token,
+                                                          int64_t now) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.

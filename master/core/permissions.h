@@ -1,0 +1,65 @@
+#pragma once
+// Who may do what: Determined's open-source permission model in one pure function.
+//
+//   - anyone logged in reads everything;
+//   - the owner of an experiment (or of a model, template, workspace, project) or an admin
+//     changes or deletes it, and with an experiment its trials and checkpoints;
+//   - only admins manage users, agents, resource pools, webhooks and the master config;
+//   - a trial's allocation token reaches only its own trial and allocation; it also reads its
+//     experiment and the checkpoints of its experiment or owner (warm starts); never more.
+// No I/O: callers look up the owner and pass it in.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace det::master::core {
+
+// The caller: a user session, or a trial's allocation token.
+struct Subject {
+  int64_t user_id = 0;
+  std::string username;
+  bool admin = false;
+  bool is_allocation = false;
+  std::string allocation_id;  // of the allocation token
+  int64_t trial_id = 0;       // of the allocation token
+  // The allocation's experiment and its owner, where the resource needs them (reads).
+  int64_t experiment_id = 0;
+  int64_t owner_id = 0;
+};
+
+enum class Action {
+  kRead,           // any GET of shared state
+  kCreate,         // create something the caller will own (experiment, model, template, ...)
+  kModify,         // change or delete an owned resource (owner or admin)
+  kEditShared,     // change what every user may change (models and their versions, as Determined)
+  kManageUsers,    // create users, change others' flags (admin only)
+  kManageCluster,  // agents, slots, resource pools, master config, webhooks (admin only)
+  kTrialReport,    // a trial's own reports: metrics, logs, checkpoints, progress, searcher ops
+};
+
+// What the action is on. `owner_id` is the owning user (0: none, e.g. a cluster-wide thing).
+// `trial_id` / `allocation_id` / `experiment_id` name the trial resources an allocation token
+// may reach (0 / "": not a trial resource).
+struct Resource {
+  std::string kind;  // "experiment 5", "trial 7", "user 3", "agent a1": for messages
+  int64_t owner_id = 0;
+  int64_t trial_id = 0;
+  int64_t experiment_id = 0;
+  std::string allocation_id;
+  // A trial may read it although it is not its own when it is of the trial's experiment or
+  // owner (a checkpoint to warm-start from).
+  bool readable_by_owner_trials = false;
+};
+
+struct Decision {
+  bool allowed = false;
+  std::string reason;  // why not (empty when allowed)
+};
+
+// The one permission rule. Pure.
+Decision Authorize(const Subject& who, Action action, const Resource& what);
+
+const char* ActionName(Action action);
+
+}  // namespace det::master::core
