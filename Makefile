@@ -13,6 +13,10 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   python3-psutil \
   python3-protobuf \
   python3-jsonschema \
+  slurmctld \
+  slurmd \
+  slurm-client \
+  munge \
   nodejs \
   chromium \
   clang

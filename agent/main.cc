@@ -79,6 +79,8 @@ int main(int argc, char** argv) {
                  "comma-separated modules the warm interpreter imports once, e.g. determined,torch")
       ->envname("DET_AGENT_WARM_PYTHON_PRELOAD")
       ->capture_default_str();
+  app.add_flag("--exit-after-allocation", config.exit_after_allocation,
+               "serve one allocation, then exit (the agent of a Slurm job)");
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
       ->capture_default_str();
   try {

@@ -22,6 +22,8 @@ struct ClusterUpOptions {
   std::string data_dir;            // default: DefaultDataDir()
   std::string master_config_path;  // optional
   std::string resource_pool;       // agents join this pool; empty: the master's default
+  // agent: the master and agents; slurm: a local Slurm (deploy_local_slurm.h) and the master.
+  std::string resource_manager = "agent";
   double master_timeout_s = 60;
   double agents_timeout_s = 60;
 };

@@ -6,6 +6,7 @@
 #include "master/server/experiment_summary_service.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
+#include "master/server/slurm_service.h"
 #include "master/server/template_service.h"
 #include "master/server/user_admin_service.h"
 #include "master/server/workspace_service.h"
@@ -61,6 +62,8 @@ Status Master::Start() {
   checkpoints_->Start();
   {
     MutexLock lock(&mu_);
+    // Slurm's reports wait on mu_ until the allocations they name are restored.
+    DET_RETURN_IF_ERROR(StartSlurm());
     DET_RETURN_IF_ERROR(RestoreLocked());
   }
   ticker_ = std::thread([this] { SchedulingLoop(); });
@@ -89,6 +92,7 @@ void Master::Stop() {
   // Answers the long polls still open; their callbacks take mu_, so it must not be held here.
   waiters_->Stop();
   if (ticker_.joinable()) ticker_.join();
+  if (slurm_) slurm_->Stop();
   checkpoints_->Stop();
 }
 

@@ -59,6 +59,7 @@ Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body
     DET_RETURN_IF_ERROR(
         HandleAllocationExitLocked(a, -1, "agent " + agent_id + " lost the process", true));
   }
+  if (slurm_) SlurmAgentRegisteredLocked(agent_id);
   // An agent's request runs the pass it asked for before answering, as the scheduling loop
   // would next: what this pass places on the agent is in its next command poll.
   ScheduleLocked();
@@ -99,6 +100,10 @@ Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) 
                                   std::to_string(t.experiment_id) + ") have started");
       }
     } else if (type == "exited") {
+      if (slurm_ && DeferSlurmExitLocked(a, agent_id, ev.value("exitCode", -1),
+                                         ev.value("error", std::string()))) {
+        continue;  // Slurm first says whether it cancelled the job
+      }
       DET_RETURN_IF_ERROR(HandleResourceExitLocked(a, agent_id, ev.value("exitCode", -1),
                                                    ev.value("error", std::string())));
     }

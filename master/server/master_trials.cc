@@ -9,6 +9,7 @@
 #include "master/core/unmanaged_states.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
+#include "master/server/slurm_service.h"
 #include "master/server/passwords.h"
 
 namespace det::master::server {
@@ -57,6 +58,7 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   if (alloc.state == AllocationRuntime::State::kTerminated) return Status::Ok();
   bool never_started = alloc.state == AllocationRuntime::State::kPending;
   alloc.state = AllocationRuntime::State::kTerminated;
+  if (slurm_) slurm_->Forget(alloc.id);  // its Slurm job ends with it
   NotifyAllocationLocked(alloc.id);
   pending_.erase(std::remove(pending_.begin(), pending_.end(), alloc.id), pending_.end());
   // Work the scheduler took back and had to kill is rescheduled like an infrastructure loss.

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "master/store/slurm_job_row.h"
 
 namespace det::master::store {
 
@@ -504,6 +505,12 @@ class Store {
   // The experiment's records in seq order.
   virtual Result<std::vector<std::pair<int64_t, std::string>>> ListSearcherEvents(
       int64_t experiment_id) = 0;
+
+  // slurm: the Slurm job of each allocation (migration 0017; slurm_job_row.h).
+  // Inserts or replaces the row of row.allocation_id.
+  virtual Status UpsertSlurmJob(const SlurmJobRow& row) = 0;
+  // Rows not yet ended, by submission.
+  virtual Result<std::vector<SlurmJobRow>> ListOpenSlurmJobs() = 0;
 };
 
 }  // namespace det::master::store

@@ -185,6 +185,9 @@ class SqliteStore : public Store {
                              const std::string& record) override;
   Result<std::vector<std::pair<int64_t, std::string>>> ListSearcherEvents(
       int64_t experiment_id) override;
+  // slurm (sqlite_store_slurm.cc)
+  Status UpsertSlurmJob(const SlurmJobRow& row) override;
+  Result<std::vector<SlurmJobRow>> ListOpenSlurmJobs() override;
 
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
