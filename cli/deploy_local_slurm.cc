@@ -163,7 +163,9 @@ Result<std::string> LocalSlurmUp(const std::string& dir) {
   { std::ofstream(dir + "/munged.pid") << munge_pid << "\n"; }
   DET_ASSIGN_OR_RETURN(int ctld_port, FreePort());
   DET_ASSIGN_OR_RETURN(int slurmd_port, FreePort());
-  if (slurmd_port == ctld_port) DET_ASSIGN_OR_RETURN(slurmd_port, FreePort());
+  if (slurmd_port == ctld_port) {
+    DET_ASSIGN_OR_RETURN(slurmd_port, FreePort());
+  }
   int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string node = ShortHostname();
   std::string conf = slurm_dir + "/slurm.conf";
