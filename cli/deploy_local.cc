@@ -456,7 +456,8 @@ Status ClusterUp(const ClusterUpOptions& options) {
     if (!options.master_config_path.empty()) {
       return InvalidArgument(
           "--master-config-path: not with --resource-manager slurm, which writes the master "
-          "config itself (" + dir + "/master-slurm.yaml)");
+          "config itself (" +
+          dir + "/master-slurm.yaml)");
     }
     DET_ASSIGN_OR_RETURN(std::string slurm_conf, LocalSlurmUp(dir));
     ClusterUpOptions master = options;

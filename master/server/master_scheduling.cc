@@ -246,10 +246,10 @@ void Master::SchedulePassLocked() {
   scheduler::ClusterSnapshot snap = SnapshotLocked();
   if (slurm_) {
     // Slurm places the work of its pools; their agents serve one allocation each.
-    std::erase_if(snap.agents, [&](const scheduler::Agent& a) { return IsSlurmPoolLocked(a.pool); });
-    std::erase_if(snap.requests, [&](const scheduler::AllocationRequest& r) {
-      return IsSlurmPoolLocked(r.pool);
-    });
+    std::erase_if(snap.agents,
+                  [&](const scheduler::Agent& a) { return IsSlurmPoolLocked(a.pool); });
+    std::erase_if(snap.requests,
+                  [&](const scheduler::AllocationRequest& r) { return IsSlurmPoolLocked(r.pool); });
   }
   std::map<std::string, scheduler::ScheduleDecision> decisions =
       scheduler::ScheduleAll(config_.pools, snap);

@@ -9,8 +9,8 @@
 #include "master/core/unmanaged_states.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
-#include "master/server/slurm_service.h"
 #include "master/server/passwords.h"
+#include "master/server/slurm_service.h"
 
 namespace det::master::server {
 
