@@ -4,6 +4,7 @@
 
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
+#include "master/slurm/slurm_job.h"
 
 namespace det::master::server {
 
@@ -121,6 +122,8 @@ std::vector<AgentView> Master::ListAgents() {
   MutexLock lock(&mu_);
   std::vector<AgentView> out;
   for (AgentService::Agent& a : agents) {
+    // The agent of an ended Slurm job is gone for good, not a lost agent of the cluster.
+    if (slurm_ && !a.connected && slurm::ParseAgentId(a.id)) continue;
     AgentView v;
     v.id = a.id;
     for (const AllocationRuntime* alloc : AllocationsOnAgentLocked(a.id)) {

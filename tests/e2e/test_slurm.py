@@ -104,6 +104,9 @@ def test_search_completes_as_slurm_jobs(slurm, tmp_path):
         assert "flaky: done at step 6" in logs, logs
         (job,) = slurm.jobs_of(t["id"])  # one job per trial, ended cleanly
         assert job[1] == "COMPLETED", job
+    # The jobs' agents left with their jobs: none is listed as a lost agent.
+    wait_for(lambda: not [a for a in slurm.request("GET", "/api/v1/agents")["agents"]
+                          if a["id"].startswith("slurm-")], 60, "the jobs' agents to leave")
 
 
 def test_two_slot_distributed_trial(slurm):
