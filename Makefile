@@ -17,6 +17,10 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   runc \
   uidmap \
   postgresql-15 \
+  slurmctld \
+  slurmd \
+  slurm-client \
+  munge \
   nodejs \
   chromium \
   clang

@@ -267,6 +267,8 @@ void Agent::StartAllocation(const Command& command) {
       std::make_unique<AllocationRunner>(command, std::move(env), [this](const std::string& id) {
         std::lock_guard<std::mutex> l(mu_);
         finished_.insert(id);
+        // Its exit event is queued; Run() delivers it before returning.
+        if (config_.exit_after_allocation) stop_ = true;
         cv_.notify_all();
       });
   AllocationRunner* raw = runner.get();

@@ -39,6 +39,8 @@ struct AgentConfig {
   // Python entrypoints start as forks of a warm interpreter with these modules imported
   // (docs/operations.md, "Warm Python"); false: every process is started cold.
   bool warm_python = true;
+  // Serve one allocation, then stop (the agent a Slurm job runs on each of its nodes).
+  bool exit_after_allocation = false;
   std::vector<std::string> warm_python_preload = {"determined"};
   // "podman" or "docker": what runs allocations that name an image (detected at startup, see
   // detect/container_runtime.h); empty: none, and such allocations fail with a clear error.

@@ -93,6 +93,8 @@ int main(int argc, char** argv) {
                  "podman --runtime for containers (empty: podman's default)")
       ->envname("DET_AGENT_PODMAN_OCI_RUNTIME")
       ->capture_default_str();
+  app.add_flag("--exit-after-allocation", config.exit_after_allocation,
+               "serve one allocation, then exit (the agent of a Slurm job)");
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
       ->capture_default_str();
   try {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cli/cli_context.h"
+#include "cli/deploy_local_slurm.h"
 #include "cli/password.h"
 #include "cli/proc_state.h"
 #include "cli/session.h"
@@ -301,6 +302,10 @@ Status ClusterDown(const std::string& data_dir) {
   names.push_back("master");
   DET_RETURN_IF_ERROR(StopProcesses(dir, names, "local cluster"));
   std::error_code ec;
+  if (fs::exists(dir + "/slurmctld.pid", ec)) {
+    LocalSlurmCancelJobs(dir);  // their agents and trials end before the daemons
+    DET_RETURN_IF_ERROR(StopProcesses(dir, LocalSlurmDaemons(), "local Slurm"));
+  }
   if (fs::exists(dir + "/postgres/data/postmaster.pid", ec)) {
     DET_RETURN_IF_ERROR(RunDetPostgres("stop", dir).status());
     Print("Stopped PostgreSQL (" + dir + "/postgres)\n");
@@ -483,6 +488,30 @@ Status ClusterUp(const ClusterUpOptions& options) {
   fs::create_directories(dir, ec);
   if (ec) return Internal("cannot create the data directory " + dir + ": " + ec.message());
   DET_RETURN_IF_ERROR(ClusterDown(dir));
+  if (options.resource_manager == "slurm") {
+    if (!options.master_config_path.empty()) {
+      return InvalidArgument(
+          "--master-config-path: not with --resource-manager slurm, which writes the master "
+          "config itself (" +
+          dir + "/master-slurm.yaml)");
+    }
+    DET_ASSIGN_OR_RETURN(std::string slurm_conf, LocalSlurmUp(dir));
+    ClusterUpOptions master = options;
+    master.master_config_path = dir + "/master-slurm.yaml";
+    {
+      std::ofstream out(master.master_config_path, std::ios::trunc);
+      out << LocalSlurmMasterConfig(slurm_conf, {"compute", "batch"});
+      if (!out) return Internal("cannot write " + master.master_config_path);
+    }
+    DET_RETURN_IF_ERROR(MasterUp(master));
+    Print("Cluster is up: master http://127.0.0.1:" + std::to_string(options.master_port) +
+          " on the local Slurm (export SLURM_CONF=" + slurm_conf + " for its tools)\n");
+    return Status::Ok();
+  }
+  if (options.resource_manager != "agent") {
+    return InvalidArgument("--resource-manager: must be agent or slurm (got '" +
+                           options.resource_manager + "')");
+  }
   DET_RETURN_IF_ERROR(MasterUp(options));
   DET_RETURN_IF_ERROR(AgentsUp(options));
   Print("Cluster is up: master http://127.0.0.1:" + std::to_string(options.master_port) + ", " +
@@ -514,6 +543,8 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
       ->check(CLI::IsMember({"sqlite", "postgres"}));
   up_cmd->add_option("--resource-pool", up->resource_pool,
                      "resource pool the agents join (default: the master's default pool)");
+  up_cmd->add_option("--resource-manager", up->resource_manager,
+                     "agent (default) | slurm: a local Slurm under the data dir runs the trials");
   up_cmd->callback(
       [&ctx, up] { ctx.SetAction("start the local cluster", [up] { return ClusterUp(*up); }); });
 

@@ -25,6 +25,8 @@ struct ClusterUpOptions {
   // "sqlite" (default): the master's embedded store; "postgres": a PostgreSQL started under
   // <data dir>/postgres by det-postgres (stopped by cluster-down).
   std::string db = "sqlite";
+  // agent: the master and agents; slurm: a local Slurm (deploy_local_slurm.h) and the master.
+  std::string resource_manager = "agent";
   double master_timeout_s = 60;
   double agents_timeout_s = 60;
 };

@@ -119,6 +119,7 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
                                {"workspaceId", 1},
                                {"qPosition", j.position},
                                {"summary", {{"state", state}, {"jobsAhead", j.jobs_ahead}}}};
+                  if (!j.rm_detail.empty()) full["resourceManagerDetail"] = j.rm_detail;
                   jobs.push_back({{"full", full}});
                 }
                 Result<std::optional<bool>> order = ParseOrderBy(req.Query("orderBy"));

@@ -6,6 +6,7 @@
 #include "master/server/experiment_summary_service.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
+#include "master/server/slurm_service.h"
 #include "master/server/template_service.h"
 #include "master/server/user_admin_service.h"
 #include "master/server/workspace_service.h"
@@ -66,6 +67,8 @@ Status Master::Start() {
   checkpoints_->Start();
   {
     MutexLock lock(&mu_);
+    // Slurm's reports wait on mu_ until the allocations they name are restored.
+    DET_RETURN_IF_ERROR(StartSlurm());
     DET_RETURN_IF_ERROR(RestoreLocked());
   }
   ticker_ = std::thread([this] { SchedulingLoop(); });
@@ -96,6 +99,7 @@ void Master::Stop() {
   if (ticker_.joinable()) ticker_.join();
   // Stores the searcher snapshots and journal records still queued.
   searcher_journal_->Stop();
+  if (slurm_) slurm_->Stop();
   checkpoints_->Stop();
 }
 

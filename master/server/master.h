@@ -123,6 +123,8 @@ struct JobView {
   std::string state = "STATE_QUEUED";  // STATE_QUEUED | STATE_SCHEDULED | ..._BACKFILLED
   int64_t jobs_ahead = 0;              // -1 under fair share (Determined: unsupported)
   std::string position;                // the exact queue position, as stored
+  // Slurm pools: the jobs' ids, states and pending reasons as Slurm reports them.
+  std::string rm_detail;
 };
 
 struct CreateExperimentRequest {
@@ -359,7 +361,17 @@ class Master {
       REQUIRES(mu_);
   // One process group of the allocation ended; the allocation ends with the last of them.
   Status HandleResourceExitLocked(AllocationRuntime& alloc, const std::string& agent_id,
-                                  int exit_code, const std::string& error) REQUIRES(mu_);
+                                  int exit_code, const std::string& error,
+                                  bool infrastructure = false) REQUIRES(mu_);
+  // The Slurm resource manager (master_slurm.cc; slurm_service.h).
+  bool IsSlurmPoolLocked(const std::string& pool) const REQUIRES(mu_);
+  void SlurmPassLocked() REQUIRES(mu_);
+  void SlurmAgentRegisteredLocked(const std::string& agent_id) REQUIRES(mu_);
+  bool DeferSlurmExitLocked(AllocationRuntime& alloc, const std::string& agent_id, int exit_code,
+                            const std::string& error) REQUIRES(mu_);
+  void OverlaySlurmJobLocked(const ExperimentRuntime& exp, JobView* job) REQUIRES(mu_);
+  void SlurmPriorityChangedLocked(const ExperimentRuntime& exp) REQUIRES(mu_);
+  Status StartSlurm();
   Status HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_code,
                                     const std::string& error, bool infrastructure) REQUIRES(mu_);
   Status SetExperimentStateLocked(ExperimentRuntime& exp, core::RunState state) REQUIRES(mu_);
@@ -394,6 +406,7 @@ class Master {
   std::unique_ptr<Waiters> waiters_;
   // Lock order: mu_, then the agent service's mutex (it never calls back).
   std::unique_ptr<AgentService> agents_;
+  std::unique_ptr<class SlurmService> slurm_;  // set when resource_manager.type is slurm
   bool draining_ GUARDED_BY(mu_) = false;  // BeginShutdown: long polls answer at once
   std::map<int64_t, std::unique_ptr<ExperimentRuntime>> experiments_ GUARDED_BY(mu_);
   std::map<int64_t, std::unique_ptr<TrialRuntime>> trials_ GUARDED_BY(mu_);

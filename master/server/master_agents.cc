@@ -5,6 +5,7 @@
 #include "master/server/agent_admin_service.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
+#include "master/slurm/slurm_job.h"
 
 namespace det::master::server {
 
@@ -62,6 +63,7 @@ Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body
     DET_RETURN_IF_ERROR(
         HandleAllocationExitLocked(a, -1, "agent " + agent_id + " lost the process", true));
   }
+  if (slurm_) SlurmAgentRegisteredLocked(agent_id);
   // An agent's request runs the pass it asked for before answering, as the scheduling loop
   // would next: what this pass places on the agent is in its next command poll.
   ScheduleLocked();
@@ -104,6 +106,10 @@ Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) 
                                   std::to_string(t.experiment_id) + ") have started");
       }
     } else if (type == "exited") {
+      if (slurm_ && DeferSlurmExitLocked(a, agent_id, ev.value("exitCode", -1),
+                                         ev.value("error", std::string()))) {
+        continue;  // Slurm first says whether it cancelled the job
+      }
       DET_RETURN_IF_ERROR(HandleResourceExitLocked(a, agent_id, ev.value("exitCode", -1),
                                                    ev.value("error", std::string())));
     }
@@ -121,6 +127,8 @@ std::vector<AgentView> Master::ListAgents() {
   MutexLock lock(&mu_);
   std::vector<AgentView> out;
   for (AgentService::Agent& a : agents) {
+    // The agent of an ended Slurm job is gone for good, not a lost agent of the cluster.
+    if (slurm_ && !a.connected && slurm::ParseAgentId(a.id)) continue;
     AgentView v;
     v.id = a.id;
     for (const AllocationRuntime* alloc : AllocationsOnAgentLocked(a.id)) {

@@ -132,6 +132,27 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
   return Status::Ok();
 }
 
+namespace {
+
+// What a Slurm job's tasks run defaults to this installation (the job storage root must be on
+// a file system every node sees when the cluster has more than this host).
+void FillSlurmDefaults(const MasterConfig& config, const std::filesystem::path& data,
+                       slurm::SlurmConfig* sc) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (sc->master_port == 0) sc->master_port = config.port;
+  if (sc->job_storage_root.empty()) sc->job_storage_root = (data / "slurm-jobs").string();
+  sc->job_storage_root = fs::absolute(sc->job_storage_root, ec).lexically_normal().string();
+  if (sc->agent_path.empty()) {
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    sc->agent_path = ec ? "determined-agent" : (exe.parent_path() / "determined-agent").string();
+  }
+  if (sc->python.empty()) sc->python = config.python;
+  if (sc->harness_path.empty()) sc->harness_path = config.harness_dir;
+}
+
+}  // namespace
+
 Status FinalizeMasterConfig(MasterConfig* config) {
   namespace fs = std::filesystem;
   if (config->port < 0 || config->port > 65535) {
@@ -162,16 +183,25 @@ Status FinalizeMasterConfig(MasterConfig* config) {
     config->webui_dir = fs::absolute(config->webui_dir, ec).lexically_normal().string();
   }
   json rm = config->resource_manager;
-  if (rm.is_object()) {
+  json resource_pools = config->resource_pools;
+  if (slurm::IsSlurm(rm)) {
+    json rest, pools_rest;
+    DET_ASSIGN_OR_RETURN(slurm::SlurmConfig sc,
+                         slurm::ParseSlurmConfig(rm, resource_pools, &rest, &pools_rest));
+    FillSlurmDefaults(*config, data, &sc);
+    config->slurm = std::move(sc);
+    rm = std::move(rest);
+    resource_pools = std::move(pools_rest);
+  } else if (rm.is_object()) {
     // Only the agent resource manager exists here; its `type` may be stated.
     std::string type = rm.value("type", std::string("agent"));
     if (type != "agent") {
-      return InvalidArgument("resource_manager.type: only 'agent' is supported (got '" + type +
+      return InvalidArgument("resource_manager.type: must be 'agent' or 'slurm' (got '" + type +
                              "')");
     }
     rm.erase("type");
   }
-  DET_ASSIGN_OR_RETURN(config->pools, scheduler::ParseResourcePools(rm, config->resource_pools));
+  DET_ASSIGN_OR_RETURN(config->pools, scheduler::ParseResourcePools(rm, resource_pools));
   if (config->checkpoint_storage.is_null()) {
     config->checkpoint_storage = {{"type", "shared_fs"},
                                   {"host_path", (data / "checkpoints").string()},

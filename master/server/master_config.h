@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "master/scheduler/pool_config.h"
+#include "master/slurm/slurm_config.h"
 
 namespace det::master::server {
 
@@ -37,6 +38,8 @@ struct MasterConfig {
   nlohmann::json resource_manager;
   nlohmann::json resource_pools;
   scheduler::ResourcePoolsConfig pools;
+  // Set when resource_manager.type is slurm: every pool is a Slurm partition.
+  std::optional<slurm::SlurmConfig> slurm;
 };
 
 // Applies a YAML document (the master.yaml format) over `config`. Unknown keys are errors.

@@ -236,6 +236,7 @@ void Master::SchedulingLoop() {
 
 void Master::SchedulePassLocked() {
   if (pending_.empty()) return;  // nothing waits: no start, and no reason to preempt
+  if (slurm_) SlurmPassLocked();  // Slurm pools: each pending allocation becomes a job
   // With no agent in contact nothing can start and nothing runs to preempt: a queue of 20,000
   // trials on an empty cluster costs no pass.
   std::vector<AgentService::Agent> agents = agents_->List();
@@ -244,6 +245,13 @@ void Master::SchedulePassLocked() {
     return;
   }
   scheduler::ClusterSnapshot snap = SnapshotLocked();
+  if (slurm_) {
+    // Slurm places the work of its pools; their agents serve one allocation each.
+    std::erase_if(snap.agents,
+                  [&](const scheduler::Agent& a) { return IsSlurmPoolLocked(a.pool); });
+    std::erase_if(snap.requests,
+                  [&](const scheduler::AllocationRequest& r) { return IsSlurmPoolLocked(r.pool); });
+  }
   std::map<std::string, scheduler::ScheduleDecision> decisions =
       scheduler::ScheduleAll(config_.pools, snap);
   for (auto& [pool, decision] : decisions) {
@@ -371,7 +379,8 @@ void Master::KillResourcesLocked(AllocationRuntime& alloc) {
 }
 
 Status Master::HandleResourceExitLocked(AllocationRuntime& alloc, const std::string& agent_id,
-                                        int exit_code, const std::string& error) {
+                                        int exit_code, const std::string& error,
+                                        bool infrastructure) {
   if (alloc.state == AllocationRuntime::State::kTerminated) return Status::Ok();
   bool any_running = false;
   for (auto& res : alloc.resources) {
@@ -386,7 +395,7 @@ Status Master::HandleResourceExitLocked(AllocationRuntime& alloc, const std::str
   }
   if (any_running) return Status::Ok();
   return HandleAllocationExitLocked(alloc, alloc.exit_code.value_or(0),
-                                    alloc.exit_code ? alloc.exit_error : error, false);
+                                    alloc.exit_code ? alloc.exit_error : error, infrastructure);
 }
 
 void Master::Rendezvous(const Principal& who, const std::string& allocation_id,
@@ -469,6 +478,7 @@ std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
       j.state = scheduler::JobQueueStateName(e.state);
       j.jobs_ahead = e.jobs_ahead;
       j.position = e.position.ToString();
+      if (slurm_) OverlaySlurmJobLocked(exp, &j);
       jobs.push_back(std::move(j));
     }
   }
@@ -558,6 +568,7 @@ Status Master::UpdateJob(const std::string& job_id, const json& update) {
   if (it == experiments_.end()) return Status::Ok();
   exp = it->second.get();
   if (position_set) exp->queue_position = new_position;
+  if (slurm_ && resources.contains("priority")) SlurmPriorityChangedLocked(*exp);
   DET_RETURN_IF_ERROR(PersistSnapshotLocked(*exp));
   if (pool_change) {
     // Running work moves by the usual graceful preemption; it is re-queued in the new pool.

@@ -10,6 +10,7 @@
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
+#include "master/server/slurm_service.h"
 
 namespace det::master::server {
 
@@ -58,6 +59,7 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   bool never_started = alloc.state == AllocationRuntime::State::kPending;
   alloc.state = AllocationRuntime::State::kTerminated;
   auth_->EndAllocationToken(alloc.token);  // refused from now on
+  if (slurm_) slurm_->Forget(alloc.id);  // its Slurm job ends with it
   NotifyAllocationLocked(alloc.id);
   pending_.erase(std::remove(pending_.begin(), pending_.end(), alloc.id), pending_.end());
   // Work the scheduler took back and had to kill is rescheduled like an infrastructure loss.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "master/store/slurm_job_row.h"
 
 namespace det::master::store {
 
@@ -543,6 +544,12 @@ class Store {
   // session ends when its row does.
   virtual Result<std::pair<int64_t, int64_t>> LookupSessionExpiry(const std::string& token,
                                                                   int64_t now) = 0;
+
+  // slurm: the Slurm job of each allocation (migration 0017; slurm_job_row.h).
+  // Inserts or replaces the row of row.allocation_id.
+  virtual Status UpsertSlurmJob(const SlurmJobRow& row) = 0;
+  // Rows not yet ended, by submission.
+  virtual Result<std::vector<SlurmJobRow>> ListOpenSlurmJobs() = 0;
 };
 
 }  // namespace det::master::store

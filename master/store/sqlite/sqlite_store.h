@@ -189,6 +189,9 @@ class SqliteStore : public Store {
                              const std::string& record) override;
   Result<std::vector<std::pair<int64_t, std::string>>> ListSearcherEvents(
       int64_t experiment_id) override;
+  // slurm (sqlite_store_slurm.cc)
+  Status UpsertSlurmJob(const SlurmJobRow& row) override;
+  Result<std::vector<SlurmJobRow>> ListOpenSlurmJobs() override;
 
   // Agent admin state (sqlite_store_agent_admin.cc).
   Status SetAgentAdminState(const std::string& agent_id, int64_t slot_id, bool enabled,
