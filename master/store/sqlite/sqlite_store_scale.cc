@@ -76,7 +76,8 @@ Status SqliteStore::BulkInsert(const std::vector<ExperimentRow>& experiments,
       DET_RETURN_IF_ERROR(m.Run());
     }
     // The trials' summary metrics, as ingestion keeps them (without a row the trial reads as
-    // having reported nothing): the unarchived reports folded in report order.
+    // having reported nothing): the unarchived reports folded in report order into what an
+    // earlier batch stored.
     std::vector<const MetricRow*> order;
     order.reserve(metrics.size());
     for (const MetricRow& row : metrics) {
@@ -85,11 +86,20 @@ Status SqliteStore::BulkInsert(const std::vector<ExperimentRow>& experiments,
     std::stable_sort(order.begin(), order.end(), [](const MetricRow* a, const MetricRow* b) {
       return a->report_time < b->report_time;
     });
+    DET_PREPARE(prev, "SELECT summary_metrics FROM trial_summaries WHERE trial_id = ?");
     std::map<int64_t, nlohmann::json> summaries;
     for (const MetricRow* row : order) {
-      nlohmann::json& summary = summaries[row->trial_id];
-      if (!summary.is_object()) summary = nlohmann::json::object();
-      core::AccumulateSummary(summary[core::SummaryKeyOfGroup(row->group)],
+      auto [it, added] = summaries.try_emplace(row->trial_id, nlohmann::json::object());
+      if (added) {
+        prev.Reset();
+        prev.Bind(1, row->trial_id);
+        DET_ASSIGN_OR_RETURN(bool found, prev.Step());
+        if (found && !prev.IsNull(0)) {
+          nlohmann::json stored = nlohmann::json::parse(prev.Text(0), nullptr, false);
+          if (stored.is_object()) it->second = std::move(stored);
+        }
+      }
+      core::AccumulateSummary(it->second[core::SummaryKeyOfGroup(row->group)],
                               core::AveragesOfReport(row->metrics));
     }
     DET_PREPARE(ts,

@@ -101,6 +101,15 @@ TEST_F(ScaleStoreTest, BulkInsertKeepsIdsAndRollsBackOnError) {
   EXPECT_EQ((*summary)["avg_metrics"]["loss"]["count"], 1) << summary->dump();
   EXPECT_EQ((*summary)["avg_metrics"]["loss"]["last"], 0.5) << summary->dump();
   EXPECT_EQ(*store_->GetTrialSummaryMetrics(11), nlohmann::json::object());
+  // A later batch folds into what the first one stored.
+  MetricRow later = Metric(10, "training", 6, 0.25);
+  later.report_time += 1;
+  ASSERT_TRUE(store_->BulkInsert({}, "", {}, {later}).ok());
+  summary = store_->GetTrialSummaryMetrics(10);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ((*summary)["avg_metrics"]["loss"]["count"], 2) << summary->dump();
+  EXPECT_EQ((*summary)["avg_metrics"]["loss"]["last"], 0.25) << summary->dump();
+  EXPECT_EQ((*summary)["avg_metrics"]["loss"]["min"], 0.25) << summary->dump();
   // A taken id fails the whole batch: experiment 4 is not left behind.
   Status st = store_->BulkInsert({Experiment(4), Experiment(3)}, "tgz", {}, {});
   EXPECT_FALSE(st.ok());
