@@ -44,6 +44,7 @@ class CliContext {
 
 void RegisterUserCommands(CLI::App& app, CliContext& ctx);
 void RegisterMasterCommands(CLI::App& app, CliContext& ctx);  // master info, agent list
+void RegisterAgentAdminCommands(CLI::App& app, CLI::App& agent, CliContext& ctx);
 void RegisterExperimentCommands(CLI::App& app, CliContext& ctx);
 void RegisterTrialCommands(CLI::App& app, CliContext& ctx);
 void RegisterDeployCommands(CLI::App& app, CliContext& ctx);

@@ -93,6 +93,7 @@ void RegisterMasterCommands(CLI::App& app, CliContext& ctx) {
     ctx.SetAction("list agents",
                   [&ctx, list_json, list_csv] { return AgentList(ctx, *list_json, *list_csv); });
   });
+  RegisterAgentAdminCommands(app, *agent, ctx);  // agent enable|disable, slot enable|disable
 }
 
 }  // namespace det::cli

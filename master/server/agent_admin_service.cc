@@ -59,4 +59,9 @@ std::vector<std::string> AgentAdminService::KillingAgents() const {
   return out;
 }
 
+std::vector<std::pair<std::string, int>> AgentAdminService::DisabledSlots() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {disabled_slots_.begin(), disabled_slots_.end()};
+}
+
 }  // namespace det::master::server

@@ -2,8 +2,8 @@
 // AgentAdminService: agents and slots an operator disabled (POST /api/v1/agents/{id}/disable,
 // /enable, /agents/{id}/slots/{slotId}/disable, /enable, as Determined's). The scheduler
 // (scheduler::Agent's enabled and draining) places nothing new on a disabled agent or slot; a
-// draining agent keeps what runs on it, an agent disabled without drain has its work killed
-// (the master's tick, KillOnDisabledAgents). Each change is stored (migration 0020) before it
+// draining agent keeps what runs on it, an agent disabled without drain, or a disabled slot,
+// has its work killed (the master's tick). Each change is stored (migration 0020) before it
 // takes effect, and Load restores them when the master starts.
 
 #include <map>
@@ -35,6 +35,8 @@ class AgentAdminService {
   bool SlotEnabled(const std::string& agent_id, int slot_id) const;
   // Agents disabled without drain: whatever still runs on them is to be killed.
   std::vector<std::string> KillingAgents() const;
+  // Disabled slots (a slot has no drain): whatever still runs on them is to be killed.
+  std::vector<std::pair<std::string, int>> DisabledSlots() const;
 
  private:
   store::Store* store_;

@@ -58,8 +58,11 @@ TEST_F(AgentAdminServiceTest, SlotsAreDisabledOnePerAgent) {
   EXPECT_FALSE(s.SlotEnabled("a", 0));
   EXPECT_TRUE(s.SlotEnabled("a", 1));
   EXPECT_TRUE(s.SlotEnabled("b", 0));
+  using SlotList = std::vector<std::pair<std::string, int>>;
+  EXPECT_EQ(s.DisabledSlots(), (SlotList{{"a", 0}}));  // the tick kills what uses it
   ASSERT_TRUE(s.SetSlot("a", 0, true).ok());
   EXPECT_TRUE(s.SlotEnabled("a", 0));
+  EXPECT_TRUE(s.DisabledSlots().empty());
 }
 
 TEST_F(AgentAdminServiceTest, StateSurvivesARestart) {
@@ -79,6 +82,7 @@ TEST_F(AgentAdminServiceTest, StateSurvivesARestart) {
   EXPECT_FALSE(service_->SlotEnabled("back", 1));
   EXPECT_TRUE(service_->SlotEnabled("back", 0));
   EXPECT_EQ(service_->KillingAgents(), std::vector<std::string>{"disabled"});
+  EXPECT_EQ(service_->DisabledSlots(), (std::vector<std::pair<std::string, int>>{{"back", 1}}));
 }
 
 TEST_F(AgentAdminServiceTest, DisablingTwiceKeepsOneRow) {

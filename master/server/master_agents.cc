@@ -189,6 +189,25 @@ void Master::TickLocked() {
       TerminateAllocationLocked(*alloc, false);
     }
   }
+  // A disabled slot has no drain: the work using it is killed the same way.
+  for (const auto& [agent_id, slot_id] : agent_admin_->DisabledSlots()) {
+    for (AllocationRuntime* alloc : AllocationsOnAgentLocked(agent_id)) {
+      if (alloc->kill_requested) continue;
+      bool uses_slot = false;
+      for (const auto& res : alloc->resources) {
+        if (res.agent_id != agent_id || res.exited) continue;
+        for (int s : res.slot_ids) uses_slot = uses_slot || s == slot_id;
+      }
+      if (!uses_slot) continue;
+      alloc->released = true;
+      const TrialRuntime& t = *trials_.at(alloc->trial_id);
+      AppendMasterLogLocked(t.id, t.task_id,
+                            "Trial " + std::to_string(t.id) + " was killed: slot " +
+                                std::to_string(slot_id) + " of agent " + agent_id +
+                                " was disabled");
+      TerminateAllocationLocked(*alloc, false);
+    }
+  }
   std::vector<AllocationRuntime*> to_kill, to_fail;
   for (auto& [id, a] : allocations_) {
     if (a->state == AllocationRuntime::State::kTerminated) continue;

@@ -1,13 +1,13 @@
-"""Disabling agents (POST /api/v1/agents/{id}/disable, as `det agent disable`): with drain the
-trial on the agent keeps running; without drain it is killed and queued again (not counted as a
-restart); the state survives a master restart; enabling the agent lets the trial finish."""
+"""Disabling agents and slots through `det agent enable|disable [--drain]` and `det slot
+enable|disable` (POST /api/v1/agents/{id}/disable, .../slots/{slotId}/disable): with drain the
+trial on the agent keeps running; without drain, or when its slot is disabled, it is killed and
+queued again (not counted as a restart); the state survives a master restart; enabling the agent
+or slot lets the trial finish."""
 
-import json
 import os
 import pathlib
 import signal
 import time
-import urllib.request
 
 import yaml
 
@@ -16,19 +16,8 @@ from cluster import wait_for
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
 
-def admin_request(c, method, path, body=None):
-    if not getattr(c, "_admin_token", None):
-        req = urllib.request.Request(
-            c.url + "/api/v1/auth/login",
-            data=json.dumps({"username": "admin", "password": "", "isHashed": True}).encode(),
-            method="POST", headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            c._admin_token = json.loads(resp.read())["token"]
-    req = urllib.request.Request(
-        c.url + path, data=None if body is None else json.dumps(body).encode(), method=method,
-        headers={"Content-Type": "application/json", "Authorization": f"Bearer {c._admin_token}"})
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        return json.loads(resp.read())
+def admin_det(c, *args):
+    return c.det("-u", "admin", *args)
 
 
 def the_agent(c):
@@ -65,15 +54,21 @@ def test_disable_drain_then_kill_survives_restart(own_cluster, tmp_path):
     agent_id = the_agent(c)["id"]
 
     # Drain: nothing new goes there, but the running trial goes on reporting.
-    out = admin_request(c, "POST", f"/api/v1/agents/{agent_id}/disable", {"drain": True})
-    assert out["agent"]["enabled"] is False and out["agent"]["draining"] is True, out
+    out = admin_det(c, "agent", "disable", "--drain", agent_id)
+    assert f"Disabled agent {agent_id}." in out.stderr, out.stderr
+    assert "Tasks still in progress on draining nodes." in out.stdout, out.stdout
+    assert f"Trial {tid} (Experiment {exp_id})" in out.stdout, out.stdout
+    agent = the_agent(c)
+    assert agent["enabled"] is False and agent["draining"] is True, agent
     n = len(c.metrics(tid, "training"))
     wait_for(lambda: len(c.metrics(tid, "training")) >= n + 2, 60, "the drained trial to go on")
     assert busy_slots(c), "draining must keep the running trial"
 
     # Disable without drain: the trial's process is killed and the slot freed.
-    out = admin_request(c, "POST", f"/api/v1/agents/{agent_id}/disable", {"drain": False})
-    assert out["agent"]["enabled"] is False and out["agent"]["draining"] is False, out
+    out = admin_det(c, "agent", "disable", agent_id)
+    assert f"Disabled agent {agent_id}." in out.stderr, out.stderr
+    agent = the_agent(c)
+    assert agent["enabled"] is False and agent["draining"] is False, agent
     wait_for(lambda: not busy_slots(c), 60, "the disabled agent's trial to be killed")
     wait_for(lambda: f"agent {agent_id} was disabled" in trial_logs(c, tid), 30,
              "the master's log line on the kill")
@@ -87,7 +82,6 @@ def test_disable_drain_then_kill_survives_restart(own_cluster, tmp_path):
     c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
           str(c.data_dir))
     c._token = None
-    c._admin_token = None
 
     def agent_back():
         try:
@@ -102,10 +96,68 @@ def test_disable_drain_then_kill_survives_restart(own_cluster, tmp_path):
     holds_for(lambda: not busy_slots(c) and c.experiment(exp_id)["state"] == "STATE_QUEUED", 3,
               "the trial to stay off the disabled agent")
 
-    out = admin_request(c, "POST", f"/api/v1/agents/{agent_id}/enable")
-    assert out["agent"]["enabled"] is True, out
+    out = admin_det(c, "agent", "enable", agent_id)
+    assert f"Enabled agent {agent_id}." in out.stderr, out.stderr
+    assert the_agent(c)["enabled"] is True
     c.wait_state(exp_id, "STATE_COMPLETED", timeout=180)
     (t,) = c.trials(exp_id)
     assert t["restarts"] == 0, "a kill by disabling the agent is not the trial's failure"
     steps = sorted({m["stepsCompleted"] for m in c.metrics(tid, "training")})
     assert steps == list(range(1, 31)), steps
+
+
+def test_slot_disable_kills_its_work(own_cluster, tmp_path):
+    c = own_cluster
+    cfg = yaml.safe_load((FIXTURES / "flaky.yaml").read_text())
+    cfg["hyperparameters"].update(sleep_per_step=0.3, checkpoint_every=2)
+    cfg["searcher"]["max_length"]["batches"] = 20
+    path = tmp_path / "slow.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    exp_id = c.create(path, FIXTURES)
+    tid = wait_for(lambda: (c.trials(exp_id) or [None])[0], 30, "trial")["id"]
+    wait_for(lambda: len(c.metrics(tid, "training")) >= 2, 60, "some training metrics")
+    agent_id = the_agent(c)["id"]
+    (slot_key, slot) = wait_for(lambda: (busy_slots_by_key(c) or [None])[0], 30, "a busy slot")
+    slot_id = slot_key  # the slots map is keyed by the slot's id
+
+    # A non-admin may not disable a slot.
+    denied = c.det("slot", "disable", agent_id, slot_id, check=False)
+    assert denied.returncode != 0, denied
+
+    out = admin_det(c, "slot", "disable", agent_id, slot_id)
+    assert out.stdout.strip() == f"Disabled slot {slot_id} of agent {agent_id}", out.stdout
+    assert the_agent(c)["slots"][slot_key]["enabled"] is False
+    # The slot has no drain: the trial on it is killed and queued again. With one slot of two
+    # still enabled it may be placed on that slot; it must never be on the disabled one.
+    wait_for(lambda: f"slot {slot_id} of agent {agent_id} was disabled" in trial_logs(c, tid),
+             60, "the master's log line on the slot's kill")
+    wait_for(lambda: the_agent(c)["slots"][slot_key]["container"] is None, 60,
+             "the disabled slot to be freed")
+
+    out = admin_det(c, "slot", "enable", agent_id, slot_id)
+    assert out.stdout.strip() == f"Enabled slot {slot_id} of agent {agent_id}", out.stdout
+    assert the_agent(c)["slots"][slot_key]["enabled"] is True
+    c.wait_state(exp_id, "STATE_COMPLETED", timeout=180)
+    (t,) = c.trials(exp_id)
+    assert t["restarts"] == 0, "a kill by disabling the slot is not the trial's failure"
+
+
+def busy_slots_by_key(c):
+    return [(k, s) for k, s in the_agent(c)["slots"].items() if s["container"] is not None]
+
+
+def test_agent_cli_errors(own_cluster):
+    c = own_cluster
+    out = c.det("-u", "admin", "agent", "enable", check=False)
+    assert out.returncode != 0 and "Please pass agent id or --all option" in out.stderr, out
+    out = c.det("-u", "admin", "agent", "disable", "no-such-agent", check=False)
+    assert out.returncode != 0 and "no-such-agent" in out.stderr, out
+    out = c.det("-u", "admin", "slot", "disable", the_agent(c)["id"], "99", check=False)
+    assert out.returncode != 0 and "slot '99' not found" in out.stderr, out
+    # --all disables then enables every agent; a drain with nothing running says so.
+    out = c.det("-u", "admin", "agent", "disable", "--all", "--drain")
+    assert "No tasks in progress on draining nodes." in out.stdout, out.stdout
+    assert the_agent(c)["draining"] is True
+    out = c.det("-u", "admin", "agent", "enable", "--all")
+    assert f"Enabled agent {the_agent(c)['id']}." in out.stderr, out.stderr
+    assert the_agent(c)["enabled"] is True

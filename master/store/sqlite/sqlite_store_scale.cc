@@ -1,9 +1,12 @@
 // Reads that must stay fast at 100,000 trials and 10,000,000 metric rows (counts, pages of ids,
 // downsampled series) and the bulk import that fills such a store (bench/store_scale.cc).
+#include <algorithm>
+#include <map>
 #include <string>
 #include <unordered_set>
 
 #include "master/core/downsample.h"
+#include "master/core/trial_summary.h"
 #include "master/store/sqlite/metric_rows.h"
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/sqlite/statement.h"
@@ -74,6 +77,41 @@ Status SqliteStore::BulkInsert(const std::vector<ExperimentRow>& experiments,
       m.Bind(5, row.group).Bind(6, row.metrics.dump()).Bind(7, row.report_time);
       m.Bind(8, row.archived);
       DET_RETURN_IF_ERROR(m.Run());
+    }
+    // The trials' summary metrics, as ingestion keeps them (without a row the trial reads as
+    // having reported nothing): the unarchived reports folded in report order into what an
+    // earlier batch stored.
+    std::vector<const MetricRow*> order;
+    order.reserve(metrics.size());
+    for (const MetricRow& row : metrics) {
+      if (!row.archived) order.push_back(&row);
+    }
+    std::stable_sort(order.begin(), order.end(), [](const MetricRow* a, const MetricRow* b) {
+      return a->report_time < b->report_time;
+    });
+    DET_PREPARE(prev, "SELECT summary_metrics FROM trial_summaries WHERE trial_id = ?");
+    std::map<int64_t, nlohmann::json> summaries;
+    for (const MetricRow* row : order) {
+      auto [it, added] = summaries.try_emplace(row->trial_id, nlohmann::json::object());
+      if (added) {
+        prev.Reset();
+        prev.Bind(1, row->trial_id);
+        DET_ASSIGN_OR_RETURN(bool found, prev.Step());
+        if (found && !prev.IsNull(0)) {
+          nlohmann::json stored = nlohmann::json::parse(prev.Text(0), nullptr, false);
+          if (stored.is_object()) it->second = std::move(stored);
+        }
+      }
+      core::AccumulateSummary(it->second[core::SummaryKeyOfGroup(row->group)],
+                              core::AveragesOfReport(row->metrics));
+    }
+    DET_PREPARE(ts,
+                "INSERT INTO trial_summaries (trial_id, summary_metrics) VALUES (?, ?) "
+                "ON CONFLICT (trial_id) DO UPDATE SET summary_metrics = excluded.summary_metrics");
+    for (const auto& [trial_id, summary] : summaries) {
+      ts.Reset();
+      ts.Bind(1, trial_id).Bind(2, summary.dump());
+      DET_RETURN_IF_ERROR(ts.Run());
     }
     // Rows given their ids must not collide with the next generated ones.
     return db_->SyncIdSequences();

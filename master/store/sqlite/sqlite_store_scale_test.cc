@@ -99,6 +99,21 @@ TEST_P(ScaleStoreTest, BulkInsertKeepsIdsAndRollsBackOnError) {
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0].metrics["avg_metrics"]["loss"], 0.5);
+  // The summary is stored as ingestion keeps it; a trial with no rows has none.
+  auto summary = store_->GetTrialSummaryMetrics(10);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ((*summary)["avg_metrics"]["loss"]["count"], 1) << summary->dump();
+  EXPECT_EQ((*summary)["avg_metrics"]["loss"]["last"], 0.5) << summary->dump();
+  EXPECT_EQ(*store_->GetTrialSummaryMetrics(11), nlohmann::json::object());
+  // A later batch folds into what the first one stored.
+  MetricRow later = Metric(10, "training", 6, 0.25);
+  later.report_time += 1;
+  ASSERT_TRUE(store_->BulkInsert({}, "", {}, {later}).ok());
+  summary = store_->GetTrialSummaryMetrics(10);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ((*summary)["avg_metrics"]["loss"]["count"], 2) << summary->dump();
+  EXPECT_EQ((*summary)["avg_metrics"]["loss"]["last"], 0.25) << summary->dump();
+  EXPECT_EQ((*summary)["avg_metrics"]["loss"]["min"], 0.25) << summary->dump();
   // A taken id fails the whole batch: experiment 4 is not left behind.
   Status st = store_->BulkInsert({Experiment(4), Experiment(3)}, "tgz", {}, {});
   EXPECT_FALSE(st.ok());
