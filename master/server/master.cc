@@ -1,4 +1,5 @@
 #include "master/server/master.h"
+#include "master/server/task_service.h"
 
 #include <spdlog/spdlog.h>
 
@@ -31,6 +32,12 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
   summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
   agent_admin_ = std::make_unique<AgentAdminService>();
+  tasks_ = std::make_unique<TaskService>(store_.get(), clock_, auth_.get(), agents_.get(),
+                                         TaskService::Options{&config_.pools, "", ""});
+  tasks_->SetOnChange([this] {
+    MutexLock lock(&mu_);
+    ScheduleLocked();
+  });
   templates_ = std::make_unique<TemplateService>(
       store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
   // A changed user (deactivated, renamed, ...) is looked up again on its next request.
@@ -59,6 +66,8 @@ Status Master::Start() {
   DET_RETURN_IF_ERROR(
       auth_->EnsureBuiltinUsers(config_.initial_user_password, config_.bind_address));
   checkpoints_->Start();
+  tasks_->SetClusterIds(cluster_id_, master_id_);
+  DET_RETURN_IF_ERROR(tasks_->Restore(Now() + config_.agent_timeout_seconds * 1000000));
   {
     MutexLock lock(&mu_);
     DET_RETURN_IF_ERROR(RestoreLocked());
