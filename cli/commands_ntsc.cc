@@ -96,7 +96,7 @@ Status WaitReady(Session& session, const Kind& kind, const std::string& id) {
   while (std::chrono::steady_clock::now() < deadline) {
     DET_ASSIGN_OR_RETURN(json resp, session.Get("/api/v1/tasks/" + id));
     const json& task = resp["task"];
-    const json& allocs = task.value("allocations", json::array());
+    const json allocs = task.value("allocations", json::array());
     if (!allocs.empty() && allocs[0].value("isReady", false)) return Status::Ok();
     if (task.contains("endTime")) {
       std::string tail;
@@ -123,7 +123,8 @@ Status List(CliContext& ctx, const Kind& kind, bool all, bool quiet) {
   }
   DET_ASSIGN_OR_RETURN(json resp, session.Get(path));
   std::vector<TableRow> rows;
-  for (const json& t : resp.value(kind.plural, json::array())) {
+  const json items = resp.value(kind.plural, json::array());
+  for (const json& t : items) {
     if (quiet) {
       Print(t.value("id", "") + "\n");
       continue;
@@ -215,7 +216,15 @@ Status OpenNotebook(CliContext& ctx, const std::string& id) {
 // /proxy/ID/ on the master, then stdin/stdout <-> the connection.
 Status Tunnel(CliContext& ctx, const std::string& id) {
   Session& session = ctx.GetSession();
-  DET_ASSIGN_OR_RETURN(std::string token, session.Token());
+  // Resolves the credentials (a fresh token is cached), then reads the token they gave.
+  DET_ASSIGN_OR_RETURN(std::string user, session.Username());
+  std::optional<std::string> token;
+  if (const char* env = std::getenv("DET_USER_TOKEN"); env != nullptr && *env != '\0') {
+    token = env;
+  } else {
+    token = session.cache().Token(session.master_url(), user);
+  }
+  if (!token) return Unauthenticated("no token for user " + user + ": run det user login");
   std::string url = session.master_url();
   if (url.rfind("http://", 0) != 0) {
     return Unimplemented("det shell: the tunnel supports http:// masters (got " + url + ")");
@@ -238,7 +247,7 @@ Status Tunnel(CliContext& ctx, const std::string& id) {
   }
   freeaddrinfo(res);
   std::string req = "GET /proxy/" + id + "/ HTTP/1.1\r\nHost: " + hostport +
-                    "\r\nAuthorization: Bearer " + token +
+                    "\r\nAuthorization: Bearer " + *token +
                     "\r\nConnection: Upgrade\r\nUpgrade: det-tcp\r\n\r\n";
   if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
     return Unavailable("cannot send to " + hostport);
@@ -496,7 +505,8 @@ void RegisterNtscCommands(CLI::App& app, CliContext& ctx) {
     ctx.SetAction("list tasks", [&ctx]() -> Status {
       DET_ASSIGN_OR_RETURN(json resp, ctx.GetSession().Get("/api/v1/tasks"));
       std::vector<TableRow> rows;
-      for (const auto& [aid, s] : resp.value("allocationIdToSummary", json::object()).items()) {
+      const json summaries = resp.value("allocationIdToSummary", json::object());
+      for (const auto& [aid, s] : summaries.items()) {
         rows.push_back({s.value("taskId", ""), aid, s.value("name", ""),
                         std::to_string(s.value("slotsNeeded", 0)), s.value("registeredTime", ""),
                         s.value("state", ""), s.value("resourcePool", "")});

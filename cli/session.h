@@ -71,11 +71,6 @@ class Session {
   Status LogoutAll();
   // The username of the session (asks the master when not known).
   Result<std::string> Username();
-  // The session's token (resolving credentials first), for raw connections (det shell).
-  Result<std::string> Token() {
-    DET_RETURN_IF_ERROR(EnsureToken());
-    return *token_;
-  }
   // Asks the master who the session's user is (GET /api/v1/me).
   Result<std::string> WhoAmI();
 

@@ -482,7 +482,6 @@ Status TaskService::Start(const std::string& allocation_id,
 }
 
 bool TaskService::HandleAgentEvent(const std::string& agent_id, const json& event) {
-  bool changed = false;
   {
     MutexLock lock(&mu_);
     Task* t = FindByAllocationLocked(event.value("allocationId", ""));
@@ -502,11 +501,9 @@ bool TaskService::HandleAgentEvent(const std::string& agent_id, const json& even
     } else if (type == "exited") {
       Status st = EndLocked(*t, event.value("exitCode", -1), event.value("error", std::string()));
       if (!st.ok()) spdlog::error("task {}: {}", t->row.task_id, st.message());
-      changed = true;
     }
   }
   // Called with the Master's lock held: it runs a scheduling pass itself.
-  (void)changed;
   return true;
 }
 
@@ -514,7 +511,6 @@ std::set<std::string> TaskService::ReconcileAgent(const std::string& agent_id,
                                                   const std::set<std::string>& running,
                                                   const std::set<std::string>& starting) {
   std::set<std::string> adopted;
-  bool changed = false;
   {
     MutexLock lock(&mu_);
     for (auto& [id, t] : tasks_) {
@@ -526,31 +522,25 @@ std::set<std::string> TaskService::ReconcileAgent(const std::string& agent_id,
       } else if (!starting.count(t.row.allocation_id)) {
         Status st = EndLocked(t, -1, "agent " + agent_id + " lost the process");
         if (!st.ok()) spdlog::error("task {}: {}", id, st.message());
-        changed = true;
       }
     }
   }
   // Called with the Master's lock held: it runs a scheduling pass itself.
-  (void)changed;
   return adopted;
 }
 
 void TaskService::AgentLost(const std::string& agent_id) {
-  bool changed = false;
   {
     MutexLock lock(&mu_);
     for (auto& [id, t] : tasks_) {
       if (Terminal(t) || t.row.state == kQueued || t.row.agent_id != agent_id) continue;
       Status st = EndLocked(t, -1, "agent " + agent_id + " was lost");
       if (!st.ok()) spdlog::error("task {}: {}", id, st.message());
-      changed = true;
     }
   }
-  (void)changed;  // the Master runs a pass after its agent-event handling
 }
 
 void TaskService::Tick() {
-  bool changed = false;
   {
     MutexLock lock(&mu_);
     int64_t now = clock_->NowMicros();
@@ -559,7 +549,6 @@ void TaskService::Tick() {
       if (t.adopt_deadline > 0 && now > t.adopt_deadline && !t.started) {
         Status st = EndLocked(t, -1, "not re-adopted after master restart");
         if (!st.ok()) spdlog::error("task {}: {}", id, st.message());
-        changed = true;
         continue;
       }
       if (t.config.idle_timeout_seconds && t.row.ready && t.row.state == kRunning &&
@@ -575,7 +564,6 @@ void TaskService::Tick() {
       }
     }
   }
-  (void)changed;  // the Master's tick requests a pass
 }
 
 std::optional<TaskService::JobInfo> TaskService::Job(const std::string& job_id) {
