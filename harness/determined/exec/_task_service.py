@@ -38,7 +38,8 @@ def _post(path: str, body: dict) -> None:
         method="POST",
         headers={
             "Content-Type": "application/json",
-            "Authorization": "Bearer " + os.environ["DET_SESSION_TOKEN"],
+            # Task processes authenticate with their allocation token.
+            "Grpc-Metadata-x-allocation-token": "Bearer " + os.environ["DET_SESSION_TOKEN"],
         },
     )
     with urllib.request.urlopen(req, timeout=30) as resp:
