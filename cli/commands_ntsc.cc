@@ -381,9 +381,12 @@ Status StartTensorboard(CliContext& ctx, const LaunchArgs& a) {
 
 void AddLaunchFlags(CLI::App* cmd, LaunchArgs& a) {
   cmd->add_option("--config-file", a.config_file, "command config file (.yaml)");
-  cmd->add_option("--config", a.config, "config overrides, e.g. resources.slots=2");
+  // One value per flag, as argparse: `--config a=b echo hi` leaves `echo hi` to the command.
+  cmd->add_option("--config", a.config, "config overrides, e.g. resources.slots=2")
+      ->allow_extra_args(false);
   cmd->add_option("-c,--context", a.context, "context directory uploaded with the task");
-  cmd->add_option("-i,--include", a.include, "extra files or directories for the context");
+  cmd->add_option("-i,--include", a.include, "extra files or directories for the context")
+      ->allow_extra_args(false);
   cmd->add_option("--template", a.templ, "config template to merge under the config");
   cmd->add_flag("-d,--detach", a.detach, "print the id and return");
 }
