@@ -409,6 +409,8 @@ json TaskService::EntrypointLocked(const Task& t) const {
   switch (t.type) {
     case TaskType::kCommand:
       entry = t.config.entrypoint;
+      // `det cmd run 'a; b'` sends one word: a shell line, as Determined runs it.
+      if (entry.is_array() && entry.size() == 1) entry = entry[0];
       break;
     case TaskType::kNotebook:
       entry = json::array({"python3", "-m", "determined.exec.notebook"});
