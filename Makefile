@@ -13,6 +13,10 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   python3-psutil \
   python3-protobuf \
   python3-jsonschema \
+  openssh-server \
+  python3-notebook \
+  python3-ipykernel \
+  python3-websocket \
   nodejs \
   chromium \
   clang
