@@ -21,6 +21,10 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   slurmd \
   slurm-client \
   munge \
+  openssh-server \
+  python3-notebook \
+  python3-ipykernel \
+  python3-websocket \
   nodejs \
   chromium \
   clang

@@ -70,6 +70,7 @@ int RunCli(int argc, char** argv) {
   RegisterJobCommands(app, ctx);
   RegisterModelCommands(app, ctx);
   RegisterTemplateCommands(app, ctx);
+  RegisterNtscCommands(app, ctx);
   RegisterUserAdminCommands(app.get_subcommand("user"), ctx);
   RegisterWorkspaceProjectCommands(app, ctx);
   RegisterExperimentParityCommands(app.get_subcommand("experiment"), ctx);

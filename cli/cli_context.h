@@ -50,6 +50,8 @@ void RegisterTrialCommands(CLI::App& app, CliContext& ctx);
 void RegisterDeployCommands(CLI::App& app, CliContext& ctx);
 void RegisterPreviewCommands(CLI::App& app, CliContext& ctx);
 void RegisterTemplateCommands(CLI::App& app, CliContext& ctx);  // det template (tpl)
+// det cmd, notebook, shell, tensorboard, task (commands_ntsc.cc).
+void RegisterNtscCommands(CLI::App& app, CliContext& ctx);
 
 // Defaults for validating a config before upload: the master merges its own checkpoint storage
 // under the experiment's, so a config that sets only save_* values is valid; a placeholder

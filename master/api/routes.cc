@@ -14,6 +14,8 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterUserRoutes(router, master);
   RegisterWorkspaceRoutes(router, master);
   RegisterTaskRoutes(router, master);
+  RegisterNtscRoutes(router, master);
+  RegisterProxyRoutes(router, master);
   RegisterWebhookRoutes(router, master);
   RegisterModelRoutes(router, master);
   RegisterUnmanagedRoutes(router, master);

@@ -23,6 +23,10 @@ void RegisterMasterRoutes(server::Router* router, server::Master* master);
 void RegisterUserRoutes(server::Router* router, server::Master* master);
 void RegisterWorkspaceRoutes(server::Router* router, server::Master* master);
 void RegisterTaskRoutes(server::Router* router, server::Master* master);
+// Commands, notebooks, shells, TensorBoards (routes_ntsc.cc) and /proxy/{task_id}/
+// (routes_proxy.cc).
+void RegisterNtscRoutes(server::Router* router, server::Master* master);
+void RegisterProxyRoutes(server::Router* router, server::Master* master);
 void RegisterWebhookRoutes(server::Router* router, server::Master* master);
 void RegisterModelRoutes(server::Router* router, server::Master* master);
 void RegisterUnmanagedRoutes(server::Router* router, server::Master* master);

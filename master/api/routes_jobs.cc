@@ -105,15 +105,16 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
                 for (const auto& j : master->ListJobs(pool)) {
                   const std::string& state = j.state;
                   json full = {{"jobId", j.job_id},
-                               {"type", "TYPE_EXPERIMENT"},
+                               {"type", j.type},
                                {"name", j.name},
-                               {"entityId", std::to_string(j.experiment_id)},
+                               {"entityId", j.entity_id.empty() ? std::to_string(j.experiment_id)
+                                                                : j.entity_id},
                                {"priority", j.priority},
                                {"weight", j.weight},
                                {"submissionTime", FormatRfc3339(j.submission_time)},
                                {"username", j.username},
                                {"resourcePool", j.resource_pool},
-                               {"isPreemptible", true},
+                               {"isPreemptible", j.preemptible},
                                {"requestedSlots", j.requested_slots},
                                {"allocatedSlots", j.allocated_slots},
                                {"workspaceId", 1},

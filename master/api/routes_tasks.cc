@@ -4,6 +4,7 @@
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/server/task_service.h"
 
 namespace det::master::api {
 
@@ -71,6 +72,27 @@ void RegisterTaskRoutes(server::Router* router, server::Master* master) {
                 auto devices = DevicesByAgent(master);
                 json by_id = json::object();
                 for (const auto& v : master->ListAllocations()) {
+                  by_id[v.allocation_id] =
+                      AllocationSummaryJson(v, master->config().pools, devices);
+                }
+                // Commands, notebooks, shells and TensorBoards (task_service.h).
+                for (const server::TaskView& t : master->tasks()->LiveTasks()) {
+                  server::AllocationSummaryView v;
+                  v.task_id = t.row.task_id;
+                  v.allocation_id =
+                      t.row.allocation_id.empty() ? t.row.task_id + ".1" : t.row.allocation_id;
+                  v.name = t.row.description;
+                  v.resource_pool = t.resource_pool;
+                  v.slots_needed = t.row.config["resources"].value("slots", 0);
+                  v.registered_time = t.row.registered_time;
+                  v.priority = t.priority;
+                  v.state = t.row.state == "STATE_QUEUED"     ? "STATE_PENDING"
+                            : t.row.state == "STATE_STARTING" ? "STATE_ASSIGNED"
+                                                              : "STATE_RUNNING";
+                  if (!t.row.agent_id.empty()) {
+                    v.resources.push_back({v.allocation_id, t.row.agent_id, t.row.slot_ids,
+                                           t.row.state != "STATE_STARTING"});
+                  }
                   by_id[v.allocation_id] =
                       AllocationSummaryJson(v, master->config().pools, devices);
                 }

@@ -188,6 +188,7 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string target(msg.target());
     size_t q = target.find('?');
     req->path = target.substr(0, q);
+    req->target = target;
     if (q != std::string::npos) {
       req->query = ParseQuery(target.substr(q + 1));
       req->query_all = ParseQueryAll(target.substr(q + 1));
@@ -227,6 +228,12 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     if (resp.stream) return StartStream(std::move(resp), keep_alive, version);
+    if (resp.takeover) {
+      // Handed over on the connection's strand, which reads nothing meanwhile.
+      return net::post(stream_.get_executor(), [self = shared_from_this(), resp]() mutable {
+        self->StartTakeover(std::move(resp.takeover));
+      });
+    }
     PostWrite(std::move(resp), keep_alive, version);
   }
 
@@ -300,6 +307,26 @@ class Session : public std::enable_shared_from_this<Session> {
           net::post(self->stream_.get_executor(), [self, ec, keep_alive] {
             self->streaming_ = false;
             self->OnWritten(ec, keep_alive && !self->core_->draining.load());
+          });
+        });
+  }
+
+  // Like a stream: the connection belongs to `takeover`'s thread until it returns.
+  void StartTakeover(std::function<void(int, const std::string&)> takeover) {
+    streaming_ = true;
+    std::string read_ahead = beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    std::lock_guard<std::mutex> lock(core_->mu);
+    core_->stream_threads.emplace_back(
+        [self = shared_from_this(), takeover = std::move(takeover), read_ahead]() {
+          try {
+            takeover(self->stream_.socket().native_handle(), read_ahead);
+          } catch (const std::exception& e) {
+            spdlog::error("connection takeover threw: {}", e.what());
+          }
+          net::post(self->stream_.get_executor(), [self] {
+            self->streaming_ = false;
+            self->OnWritten(net::error::eof, false);
           });
         });
   }

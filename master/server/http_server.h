@@ -24,6 +24,7 @@ namespace det::master::server {
 struct HttpRequest {
   std::string method;
   std::string path;                          // without the query string
+  std::string target;                        // as sent: path and query string
   std::map<std::string, std::string> query;  // decoded; the last value of a repeated key
   // Every decoded value in order, for repeated keys (gRPC-gateway lists: ?trialIds=1&trialIds=2).
   std::multimap<std::string, std::string> query_all;
@@ -60,6 +61,10 @@ struct HttpResponse {
   // When set, the response is given later: the server calls this with a Responder right after
   // the handler returns, and the connection waits (holding no thread) until it is called.
   std::function<void(Responder)> deferred;
+  // When set, the connection is handed over: the server calls this on a thread of its own with
+  // the socket's descriptor and any bytes it read past the request, writes nothing itself, and
+  // closes the connection once it returns (the /proxy/ route's tunnels).
+  std::function<void(int fd, const std::string& read_ahead)> takeover;
 
   static HttpResponse Deferred(std::function<void(Responder)> start) {
     HttpResponse r;

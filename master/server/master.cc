@@ -1,4 +1,5 @@
 #include "master/server/master.h"
+#include "master/server/task_service.h"
 
 #include <spdlog/spdlog.h>
 
@@ -36,6 +37,12 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
   ownership_ = std::make_unique<OwnershipService>(store_.get());
   summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
   agent_admin_ = std::make_unique<AgentAdminService>(store_.get());
+  tasks_ = std::make_unique<TaskService>(store_.get(), clock_, auth_.get(), agents_.get(),
+                                         TaskService::Options{&config_.pools, "", ""});
+  tasks_->SetOnChange([this] {
+    MutexLock lock(&mu_);
+    ScheduleLocked();
+  });
   templates_ = std::make_unique<TemplateService>(
       store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
   // A changed user (deactivated, renamed, ...) is looked up again on its next request.
@@ -65,6 +72,8 @@ Status Master::Start() {
       auth_->EnsureBuiltinUsers(config_.initial_user_password, config_.bind_address));
   DET_RETURN_IF_ERROR(agent_admin_->Load());
   checkpoints_->Start();
+  tasks_->SetClusterIds(cluster_id_, master_id_);
+  DET_RETURN_IF_ERROR(tasks_->Restore(Now() + config_.agent_timeout_seconds * 1000000));
   {
     MutexLock lock(&mu_);
     // Slurm's reports wait on mu_ until the allocations they name are restored.

@@ -125,6 +125,9 @@ struct JobView {
   std::string position;                // the exact queue position, as stored
   // Slurm pools: the jobs' ids, states and pending reasons as Slurm reports them.
   std::string rm_detail;
+  std::string type = "TYPE_EXPERIMENT";  // TYPE_COMMAND, TYPE_NOTEBOOK, ... for tasks
+  std::string entity_id;                 // a task's id ("" for an experiment: its id)
+  bool preemptible = true;
 };
 
 struct CreateExperimentRequest {
@@ -180,6 +183,8 @@ class Master {
   class UserAdminService* user_admin() { return user_admin_.get(); }
   // The experiment list's checkpoint and best-validation columns (web UI).
   class ExperimentSummaryService* summaries() { return summaries_.get(); }
+  // Commands, notebooks, shells and TensorBoards (task_service.h).
+  class TaskService* tasks() { return tasks_.get(); }
   // Agents and slots disabled by an operator (the scheduler skips them).
   class AgentAdminService* agent_admin() { return agent_admin_.get(); }
 
@@ -423,6 +428,7 @@ class Master {
   std::unique_ptr<UnmanagedService> unmanaged_;
   std::unique_ptr<class ExperimentSummaryService> summaries_;
   std::unique_ptr<class AgentAdminService> agent_admin_;
+  std::unique_ptr<class TaskService> tasks_;
   std::unique_ptr<MetricsService> metrics_;
   std::unique_ptr<SeriesService> series_;
 };

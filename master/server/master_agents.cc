@@ -6,6 +6,7 @@
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/slurm/slurm_job.h"
+#include "master/server/task_service.h"
 
 namespace det::master::server {
 
@@ -31,8 +32,12 @@ Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body
     }
     return nullptr;
   };
+  // Tasks (commands, notebooks, ...) re-adopt their own allocations.
+  std::set<std::string> task_allocations =
+      tasks_->ReconcileAgent(agent_id, reg.running, reg.starting);
   // Re-adopt processes we know and that still run; anything else the agent runs is killed.
   for (const std::string& id : reg.running) {
+    if (task_allocations.count(id)) continue;
     auto it = allocations_.find(id);
     AllocationRuntime* a = it == allocations_.end() ? nullptr : it->second.get();
     AllocationRuntime::Resource* res = a ? resource_here(*a) : nullptr;
@@ -88,7 +93,10 @@ Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) 
     std::string type = ev.value("type", "");
     std::string id = ev.value("allocationId", "");
     auto it = allocations_.find(id);
-    if (it == allocations_.end()) continue;  // duplicate or stale: already handled
+    if (it == allocations_.end()) {
+      tasks_->HandleAgentEvent(agent_id, ev);  // a task's, or stale
+      continue;
+    }
     AllocationRuntime& a = *it->second;
     if (type == "started") {
       for (auto& res : a.resources) {
@@ -170,6 +178,7 @@ std::vector<Master::AllocationRuntime*> Master::AllocationsOnAgentLocked(
 void Master::TickLocked() {
   int64_t now = Now();
   for (const std::string& id : agents_->ExpireLost()) {
+    tasks_->AgentLost(id);
     for (AllocationRuntime* alloc : AllocationsOnAgentLocked(id)) {
       KillResourcesLocked(*alloc);  // its other nodes, if any
       Status st = HandleAllocationExitLocked(*alloc, -1, "agent " + id + " was lost", true);
@@ -218,6 +227,7 @@ void Master::TickLocked() {
     }
   }
   for (auto* a : to_kill) TerminateAllocationLocked(*a, false);
+  tasks_->Tick();
   for (auto* a : to_fail) {
     Status st = HandleAllocationExitLocked(*a, -1, "not re-adopted after master restart", true);
     if (!st.ok()) spdlog::error("{}", st.ToString());

@@ -12,6 +12,7 @@
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
+#include "master/server/task_service.h"
 
 namespace det::master::server {
 
@@ -125,6 +126,7 @@ scheduler::ClusterSnapshot Master::SnapshotLocked() const {
     }
     snap.requests.push_back(std::move(r));
   }
+  tasks_->AddToSnapshot(&snap);  // commands, notebooks, shells, TensorBoards wait in the same queue
   return snap;
 }
 
@@ -235,7 +237,8 @@ void Master::SchedulingLoop() {
 }
 
 void Master::SchedulePassLocked() {
-  if (pending_.empty()) return;  // nothing waits: no start, and no reason to preempt
+  // nothing waits: no start, and no reason to preempt
+  if (pending_.empty() && !tasks_->HasPending()) return;
   if (slurm_) SlurmPassLocked();  // Slurm pools: each pending allocation becomes a job
   // With no agent in contact nothing can start and nothing runs to preempt: a queue of 20,000
   // trials on an empty cluster costs no pass.
@@ -268,6 +271,11 @@ void Master::SchedulePassLocked() {
     }
     for (const scheduler::Allocation& a : decision.to_allocate) {
       auto it = allocations_.find(a.request_id);
+      if (it == allocations_.end() && tasks_->Owns(a.request_id)) {
+        Status st = tasks_->Start(a.request_id, a.agents);
+        if (!st.ok()) spdlog::error("cannot start task {}: {}", a.request_id, st.ToString());
+        continue;
+      }
       if (it == allocations_.end() || it->second->state != AllocationRuntime::State::kPending) {
         continue;
       }
@@ -461,7 +469,30 @@ std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
     }
     for (const scheduler::JobQueueEntry& e : scheduler::JobQueueInfo(pool, in_pool, backfilled)) {
       auto it = by_job.find(e.job_id);
-      if (it == by_job.end()) continue;
+      if (it == by_job.end()) {
+        // A command, notebook, shell or TensorBoard.
+        std::optional<TaskService::JobInfo> task = tasks_->Job(e.job_id);
+        if (!task) continue;
+        JobView j;
+        j.job_id = e.job_id;
+        j.type = task->type;
+        j.entity_id = task->task_id;
+        j.name = task->name;
+        j.username = task->username;
+        j.submission_time = task->submission_time;
+        j.priority = e.priority;
+        j.weight = e.weight;
+        j.resource_pool = pool.pool_name;
+        j.requested_slots = e.requested_slots;
+        j.allocated_slots = e.allocated_slots;
+        j.scheduled = e.state != scheduler::JobQueueState::kQueued;
+        j.state = scheduler::JobQueueStateName(e.state);
+        j.jobs_ahead = e.jobs_ahead;
+        j.position = e.position.ToString();
+        j.preemptible = false;
+        jobs.push_back(std::move(j));
+        continue;
+      }
       const ExperimentRuntime& exp = *it->second;
       JobView j;
       j.job_id = e.job_id;

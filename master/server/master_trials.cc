@@ -8,6 +8,7 @@
 #include "master/core/lifecycle.h"
 #include "master/core/unmanaged_states.h"
 #include "master/server/master.h"
+#include "master/server/task_service.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
 #include "master/server/slurm_service.h"
@@ -437,6 +438,7 @@ Status Master::AddTaskLogs(const Principal& who, std::vector<store::TaskLogRow> 
     }
   }
   DET_RETURN_IF_ERROR(store_->AddTaskLogs(rows));
+  if (who.is_allocation && who.trial_id == 0) tasks_->NotifyLogs(rows.front().task_id);
   std::set<int64_t> trials;
   for (const auto& r : rows) trials.insert(r.trial_id);
   for (int64_t id : trials) waiters_->Notify("logs:" + std::to_string(id));
@@ -521,6 +523,7 @@ Result<std::vector<TrialView>> Master::ListTrials(int64_t experiment_id) {
 }
 
 Result<std::string> Master::GetContextForTask(const std::string& task_id) {
+  if (tasks_->Has(task_id)) return tasks_->Context(task_id);  // a command, notebook, ...
   size_t dot = task_id.find('.');
   int64_t exp_id = std::atoll(task_id.substr(0, dot).c_str());
   if (exp_id <= 0) return NotFound("task " + task_id + " not found");

@@ -116,6 +116,30 @@ struct TaskLogRow {
   std::string log;
 };
 
+// A command, notebook, shell or TensorBoard (generic_tasks, migration 0016).
+struct GenericTaskRow {
+  std::string task_id;
+  std::string task_type;  // COMMAND | NOTEBOOK | SHELL | TENSORBOARD
+  int64_t owner_id = 0;
+  std::string username;
+  std::string description;
+  nlohmann::json config = nlohmann::json::object();
+  std::string state;  // STATE_QUEUED ... STATE_TERMINATED
+  std::string job_id;
+  std::string allocation_id;
+  std::string allocation_token;
+  std::string agent_id;
+  std::vector<int> slot_ids;
+  std::string proxy_address;  // host:port of the task's service, once registered
+  bool ready = false;
+  std::optional<int64_t> exit_code;
+  std::string exit_error;
+  nlohmann::json secrets = nlohmann::json::object();  // notebook token, shell keys
+  int64_t registered_time = 0;                        // micros
+  int64_t start_time = 0;
+  int64_t end_time = 0;
+};
+
 // A pending checkpoint deletion (see gc_requests in the migrations).
 struct GcRequestRow {
   int64_t id = 0;
@@ -550,6 +574,19 @@ class Store {
   virtual Status UpsertSlurmJob(const SlurmJobRow& row) = 0;
   // Rows not yet ended, by submission.
   virtual Result<std::vector<SlurmJobRow>> ListOpenSlurmJobs() = 0;
+
+  // tasks: commands, notebooks, shells and TensorBoards (migration 0016;
+  // master/store/sqlite/sqlite_store_tasks.cc).
+  // Inserts the task or replaces every column of its row.
+  virtual Status UpsertGenericTask(const GenericTaskRow& row) = 0;
+  virtual Result<std::vector<GenericTaskRow>> ListGenericTasks() = 0;
+  virtual Status PutGenericTaskContext(const std::string& task_id, const std::string& tgz) = 0;
+  // "" when the task has no context directory.
+  virtual Result<std::string> GetGenericTaskContext(const std::string& task_id) = 0;
+  // The task's log lines with id > after_id, ascending (or the last ones with `descending`).
+  virtual Result<std::vector<TaskLogRow>> ListTaskLogsByTask(const std::string& task_id,
+                                                             int64_t after_id, int64_t limit,
+                                                             bool descending) = 0;
 };
 
 }  // namespace det::master::store

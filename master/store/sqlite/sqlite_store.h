@@ -206,6 +206,14 @@ class SqliteStore : public Store {
   Result<std::pair<int64_t, int64_t>> LookupSessionExpiry(const std::string& token,
                                                           int64_t now) override;
 
+  // Tasks: commands, notebooks, shells, TensorBoards (sqlite_store_tasks.cc).
+  Status UpsertGenericTask(const GenericTaskRow& row) override;
+  Result<std::vector<GenericTaskRow>> ListGenericTasks() override;
+  Status PutGenericTaskContext(const std::string& task_id, const std::string& tgz) override;
+  Result<std::string> GetGenericTaskContext(const std::string& task_id) override;
+  Result<std::vector<TaskLogRow>> ListTaskLogsByTask(const std::string& task_id, int64_t after_id,
+                                                     int64_t limit, bool descending) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.

@@ -1,0 +1,615 @@
+#include "master/server/task_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "master/scheduler/pool_config.h"
+#include "master/server/passwords.h"
+#include "master/server/ssh_keys.h"
+
+namespace det::master::server {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kQueued = "STATE_QUEUED";
+constexpr const char* kStarting = "STATE_STARTING";
+constexpr const char* kRunning = "STATE_RUNNING";
+constexpr const char* kTerminating = "STATE_TERMINATING";
+constexpr const char* kTerminated = "STATE_TERMINATED";
+
+// environment.environment_variables: a list of "K=V" or a per-device map of such lists.
+void AddConfigEnv(const json& config, json* env) {
+  if (!config.contains("environment") || !config["environment"].is_object()) return;
+  const json& ev = config["environment"].value("environment_variables", json());
+  const json* list = &ev;
+  if (ev.is_object()) {
+    if (!ev.contains("cpu")) return;
+    list = &ev["cpu"];
+  }
+  if (!list->is_array()) return;
+  for (const auto& item : *list) {
+    if (!item.is_string()) continue;
+    std::string kv = item.get<std::string>();
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) (*env)[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+}
+
+// A short random id in Determined's UUID shape.
+std::string NewUuid() {
+  std::string hex = NewToken();
+  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
+         hex.substr(16, 4) + "-" + hex.substr(20, 12);
+}
+
+}  // namespace
+
+TaskService::TaskService(store::Store* store, const Clock* clock, AuthService* auth,
+                         AgentService* agents, Options options)
+    : store_(store), clock_(clock), auth_(auth), agents_(agents), options_(std::move(options)) {}
+
+void TaskService::Changed() {
+  if (on_change_) on_change_();
+}
+
+Status TaskService::Restore(int64_t adopt_deadline_micros) {
+  DET_ASSIGN_OR_RETURN(std::vector<store::GenericTaskRow> rows, store_->ListGenericTasks());
+  MutexLock lock(&mu_);
+  for (auto& row : rows) {
+    Task t;
+    std::optional<TaskType> type = ParseTaskType(row.task_type);
+    if (!type) {
+      spdlog::warn("task {}: unknown type {}; skipped", row.task_id, row.task_type);
+      continue;
+    }
+    t.type = *type;
+    Result<TaskConfig> cfg = ParseTaskConfig(t.type, row.config, row.description);
+    if (!cfg.ok()) {
+      spdlog::warn("task {}: stored config: {}", row.task_id, cfg.status().message());
+      continue;
+    }
+    t.config = std::move(cfg).value();
+    t.launch_env = row.secrets.value("env", json::object());
+    t.last_activity = clock_->NowMicros();
+    t.row = std::move(row);
+    if (!Terminal(t)) {
+      if (!t.row.allocation_token.empty()) {
+        auth_->RegisterAllocationToken(t.row.allocation_token, t.row.allocation_id, 0);
+      }
+      if (t.row.state != kQueued) t.adopt_deadline = adopt_deadline_micros;
+    }
+    std::string id = t.row.task_id;
+    tasks_[id] = std::move(t);
+  }
+  return Status::Ok();
+}
+
+TaskService::Task* TaskService::FindLocked(const std::string& task_id) {
+  auto it = tasks_.find(task_id);
+  return it == tasks_.end() ? nullptr : &it->second;
+}
+
+TaskService::Task* TaskService::FindByAllocationLocked(const std::string& allocation_id) {
+  if (allocation_id.empty()) return nullptr;
+  for (auto& [id, t] : tasks_) {
+    if (t.row.allocation_id == allocation_id) return &t;
+  }
+  return nullptr;
+}
+
+std::string TaskService::PoolLocked(const Task& t) const {
+  if (options_.pools == nullptr) return t.config.resource_pool;
+  scheduler::AllocationRequest probe;
+  probe.pool = t.config.resource_pool;
+  probe.slots = static_cast<int>(t.config.slots);
+  return scheduler::ResolvePool(*options_.pools, probe);
+}
+
+TaskView TaskService::ViewLocked(const Task& t) const {
+  TaskView v;
+  v.row = t.row;
+  v.row.secrets = json::object();  // never shown whole; the API picks what it may show
+  if (t.type == TaskType::kShell) {
+    v.row.secrets["privateKey"] = t.row.secrets.value("privateKey", "");
+    v.row.secrets["publicKey"] = t.row.secrets.value("publicKey", "");
+    v.row.secrets["sshUser"] = t.row.secrets.value("sshUser", "");
+  }
+  if (t.type == TaskType::kNotebook) {
+    v.row.secrets["token"] = t.row.secrets.value("token", "");
+  }
+  v.type = t.type;
+  v.resource_pool = PoolLocked(t);
+  const scheduler::PoolConfig* pool =
+      options_.pools ? options_.pools->Find(v.resource_pool) : nullptr;
+  v.priority = t.config.priority.value_or(pool ? pool->scheduler.default_priority
+                                               : scheduler::kDefaultPriority);
+  v.terminal = Terminal(t);
+  return v;
+}
+
+Status TaskService::SaveLocked(Task& t, store::GenericTaskRow next) {
+  DET_RETURN_IF_ERROR(store_->UpsertGenericTask(next));
+  t.row = std::move(next);
+  return Status::Ok();
+}
+
+void TaskService::MasterLogLocked(const Task& t, const std::string& message) {
+  store::TaskLogRow r;
+  r.task_id = t.row.task_id;
+  r.allocation_id = t.row.allocation_id;
+  r.timestamp = clock_->NowMicros();
+  r.level = "LOG_LEVEL_INFO";
+  r.stdtype = "stdout";
+  r.source = "master";
+  r.log = message + "\n";
+  Status st = store_->AddTaskLogs({r});
+  if (!st.ok()) spdlog::warn("task {}: cannot store log line: {}", t.row.task_id, st.message());
+  ++log_version_;
+  logs_cv_.notify_all();
+}
+
+Result<TaskView> TaskService::Launch(const LaunchTaskRequest& req, const Principal& who) {
+  if (who.is_allocation) return PermissionDenied("tasks are launched by users");
+  std::string task_id = NewUuid();
+  std::string title = TaskTypeTitle(req.type);
+  DET_ASSIGN_OR_RETURN(TaskConfig cfg, ParseTaskConfig(req.type, req.config,
+                                                       title + " (" + task_id.substr(0, 8) + ")"));
+  if (options_.pools != nullptr && !cfg.resource_pool.empty() &&
+      options_.pools->Find(cfg.resource_pool) == nullptr) {
+    std::string names;
+    for (const auto& p : options_.pools->pools) names += (names.empty() ? "" : ", ") + p.pool_name;
+    return InvalidArgument("resources.resource_pool: no resource pool named '" + cfg.resource_pool +
+                           "' (pools: " + names + ")");
+  }
+  Task t;
+  t.type = req.type;
+  t.config = cfg;
+  store::GenericTaskRow& row = t.row;
+  row.task_id = task_id;
+  row.task_type = TaskTypeName(req.type);
+  row.owner_id = who.user_id;
+  row.username = who.username;
+  row.description = cfg.description;
+  row.config = cfg.defaulted;
+  row.state = kQueued;
+  row.job_id = NewUuid();
+  row.registered_time = clock_->NowMicros();
+  json env = json::object();
+  if (req.type == TaskType::kNotebook) {
+    row.secrets["token"] = NewToken().substr(0, 48);
+    env["DET_NOTEBOOK_TOKEN"] = row.secrets["token"];
+  } else if (req.type == TaskType::kShell) {
+    DET_ASSIGN_OR_RETURN(SshKeyPair keys, GenerateSshKeyPair("det-shell-" + task_id));
+    row.secrets["privateKey"] = keys.private_key;
+    row.secrets["publicKey"] = keys.public_key;
+    env["DET_SHELL_AUTHORIZED_KEY"] = keys.public_key;
+  } else if (req.type == TaskType::kTensorboard) {
+    if (req.experiment_ids.empty() && req.trial_ids.empty()) {
+      return InvalidArgument("experimentIds, trialIds: a TensorBoard needs at least one");
+    }
+    env["DET_TENSORBOARD_EXPERIMENT_IDS"] = json(req.experiment_ids).dump();
+    env["DET_TENSORBOARD_TRIAL_IDS"] = json(req.trial_ids).dump();
+    row.config["experiment_ids"] = req.experiment_ids;
+    row.config["trial_ids"] = req.trial_ids;
+    row.description = cfg.description;
+  }
+  row.secrets["env"] = env;
+  t.launch_env = env;
+  t.last_activity = row.registered_time;
+  if (!req.context_tgz.empty()) {
+    DET_RETURN_IF_ERROR(store_->PutGenericTaskContext(task_id, req.context_tgz));
+  }
+  TaskView view;
+  {
+    MutexLock lock(&mu_);
+    DET_RETURN_IF_ERROR(store_->UpsertGenericTask(row));
+    Task& stored = tasks_[task_id] = std::move(t);
+    MasterLogLocked(stored, title + " (id: " + task_id + ") is queued");
+    view = ViewLocked(stored);
+  }
+  Changed();
+  return view;
+}
+
+Result<TaskView> TaskService::Get(const std::string& task_id) {
+  MutexLock lock(&mu_);
+  Task* t = FindLocked(task_id);
+  if (t == nullptr) return NotFound("task " + task_id + " not found");
+  return ViewLocked(*t);
+}
+
+bool TaskService::Has(const std::string& task_id) {
+  MutexLock lock(&mu_);
+  return FindLocked(task_id) != nullptr;
+}
+
+std::vector<TaskView> TaskService::List(std::optional<TaskType> type) {
+  MutexLock lock(&mu_);
+  std::vector<TaskView> out;
+  for (const auto& [id, t] : tasks_) {
+    if (type && t.type != *type) continue;
+    out.push_back(ViewLocked(t));
+  }
+  std::sort(out.begin(), out.end(), [](const TaskView& a, const TaskView& b) {
+    return a.row.registered_time < b.row.registered_time;
+  });
+  return out;
+}
+
+Status TaskService::EndLocked(Task& t, std::optional<int64_t> exit_code, const std::string& error) {
+  store::GenericTaskRow next = t.row;
+  next.state = kTerminated;
+  next.exit_code = exit_code;
+  next.exit_error = error;
+  next.end_time = clock_->NowMicros();
+  next.ready = false;
+  DET_RETURN_IF_ERROR(SaveLocked(t, std::move(next)));
+  std::string title = TaskTypeTitle(t.type);
+  if (exit_code) {
+    MasterLogLocked(t, title + " (id: " + t.row.task_id + ") exited with code " +
+                           std::to_string(*exit_code) + (error.empty() ? "" : ": " + error));
+  } else {
+    MasterLogLocked(t, title + " (id: " + t.row.task_id + ") was terminated: " + error);
+  }
+  return Status::Ok();
+}
+
+Status TaskService::Kill(const std::string& task_id, const Principal& who) {
+  {
+    MutexLock lock(&mu_);
+    Task* t = FindLocked(task_id);
+    if (t == nullptr) return NotFound("task " + task_id + " not found");
+    if (!who.admin && who.user_id != t->row.owner_id) {
+      return PermissionDenied("user " + who.username + " may not kill task " + task_id +
+                              " of user " + t->row.username);
+    }
+    if (Terminal(*t)) return Status::Ok();
+    if (t->row.state == kQueued) {
+      DET_RETURN_IF_ERROR(EndLocked(*t, std::nullopt, "killed by " + who.username));
+    } else {
+      store::GenericTaskRow next = t->row;
+      next.state = kTerminating;
+      DET_RETURN_IF_ERROR(SaveLocked(*t, std::move(next)));
+      agents_->Push(t->row.agent_id, {{"type", "kill"}, {"allocationId", t->row.allocation_id}});
+      MasterLogLocked(*t, std::string(TaskTypeTitle(t->type)) + " (id: " + task_id +
+                              ") is being killed by " + who.username);
+    }
+  }
+  Changed();
+  return Status::Ok();
+}
+
+Result<std::string> TaskService::Context(const std::string& task_id) {
+  {
+    MutexLock lock(&mu_);
+    if (FindLocked(task_id) == nullptr) return NotFound("task " + task_id + " not found");
+  }
+  return store_->GetGenericTaskContext(task_id);
+}
+
+Status TaskService::SetProxyAddress(const Principal& who, const std::string& allocation_id,
+                                    const std::string& address, const std::string& ssh_user) {
+  MutexLock lock(&mu_);
+  Task* t = FindByAllocationLocked(allocation_id);
+  if (t == nullptr || Terminal(*t)) {
+    return NotFound("allocation " + allocation_id + " is not a running task's");
+  }
+  if (who.is_allocation && who.allocation_id != allocation_id) {
+    return PermissionDenied("allocation " + who.allocation_id + " may not register " +
+                            allocation_id);
+  }
+  if (!who.is_allocation && !who.admin && who.user_id != t->row.owner_id) {
+    return PermissionDenied("only the task's owner or an admin may register its address");
+  }
+  size_t colon = address.rfind(':');
+  if (address.empty() || colon == std::string::npos || colon + 1 >= address.size()) {
+    return InvalidArgument("proxyAddress: must be host:port (got \"" + address + "\")");
+  }
+  store::GenericTaskRow next = t->row;
+  next.proxy_address = address;
+  if (!ssh_user.empty()) next.secrets["sshUser"] = ssh_user;
+  return SaveLocked(*t, std::move(next));
+}
+
+Status TaskService::SetReady(const Principal& who, const std::string& allocation_id) {
+  MutexLock lock(&mu_);
+  Task* t = FindByAllocationLocked(allocation_id);
+  if (t == nullptr || Terminal(*t)) {
+    return NotFound("allocation " + allocation_id + " is not a running task's");
+  }
+  if (who.is_allocation && who.allocation_id != allocation_id) {
+    return PermissionDenied("allocation " + who.allocation_id + " may not report " + allocation_id +
+                            " ready");
+  }
+  if (t->row.ready) return Status::Ok();
+  store::GenericTaskRow next = t->row;
+  next.ready = true;
+  if (next.state == kStarting) next.state = kRunning;
+  DET_RETURN_IF_ERROR(SaveLocked(*t, std::move(next)));
+  t->last_activity = clock_->NowMicros();
+  MasterLogLocked(*t,
+                  std::string(TaskTypeTitle(t->type)) + " (id: " + t->row.task_id + ") is ready");
+  return Status::Ok();
+}
+
+Result<TaskService::ProxyTarget> TaskService::Proxy(const std::string& task_id,
+                                                    const Principal& who) {
+  MutexLock lock(&mu_);
+  Task* t = FindLocked(task_id);
+  if (t == nullptr) return NotFound("task " + task_id + " not found");
+  // Owner or admin only (the authz policy may widen this later).
+  if (who.is_allocation || (!who.admin && who.user_id != t->row.owner_id)) {
+    return PermissionDenied("only the owner of task " + task_id + " (" + t->row.username +
+                            ") or an admin may reach its proxy");
+  }
+  if (Terminal(*t)) return NotFound("task " + task_id + " has ended");
+  if (t->row.proxy_address.empty()) {
+    return Unavailable("task " + task_id + " has not registered its service yet; retry");
+  }
+  t->last_activity = clock_->NowMicros();
+  ProxyTarget target;
+  target.address = t->row.proxy_address;
+  target.type = t->type;
+  if (t->type == TaskType::kNotebook) target.notebook_token = t->row.secrets.value("token", "");
+  return target;
+}
+
+void TaskService::Touch(const std::string& task_id) {
+  MutexLock lock(&mu_);
+  if (Task* t = FindLocked(task_id)) t->last_activity = clock_->NowMicros();
+}
+
+void TaskService::AddToSnapshot(scheduler::ClusterSnapshot* snap) {
+  MutexLock lock(&mu_);
+  for (const auto& [id, t] : tasks_) {
+    if (Terminal(t)) continue;
+    scheduler::Job job;
+    job.id = t.row.job_id;
+    job.weight = t.config.weight;
+    job.priority = t.config.priority;
+    job.submission_time_us = t.row.registered_time;
+    snap->jobs.push_back(job);
+    scheduler::AllocationRequest r;
+    r.id = t.row.allocation_id.empty() ? "pending-" + id : t.row.allocation_id;
+    r.job_id = t.row.job_id;
+    r.pool = PoolLocked(t);
+    r.slots = static_cast<int>(t.config.slots);
+    r.preemptible = false;  // Determined never preempts commands, notebooks, shells, TensorBoards
+    r.single_node = true;
+    r.request_time_us = t.row.registered_time;
+    if (t.row.state != kQueued) {
+      r.allocated = std::vector<scheduler::AgentSlots>{{t.row.agent_id, t.row.slot_ids}};
+    }
+    snap->requests.push_back(std::move(r));
+  }
+}
+
+bool TaskService::HasPending() {
+  MutexLock lock(&mu_);
+  for (const auto& [id, t] : tasks_) {
+    if (PendingLocked(t)) return true;
+  }
+  return false;
+}
+
+bool TaskService::Owns(const std::string& allocation_id) {
+  MutexLock lock(&mu_);
+  if (allocation_id.rfind("pending-", 0) == 0) {
+    return FindLocked(allocation_id.substr(8)) != nullptr;
+  }
+  return FindByAllocationLocked(allocation_id) != nullptr;
+}
+
+json TaskService::EntrypointLocked(const Task& t) const {
+  json entry;
+  switch (t.type) {
+    case TaskType::kCommand:
+      entry = t.config.entrypoint;
+      // `det cmd run 'a; b'` sends one word: a shell line, as Determined runs it.
+      if (entry.is_array() && entry.size() == 1) entry = entry[0];
+      break;
+    case TaskType::kNotebook:
+      entry = json::array({"python3", "-m", "determined.exec.notebook"});
+      break;
+    case TaskType::kShell:
+      entry = json::array({"python3", "-m", "determined.exec.shell"});
+      break;
+    case TaskType::kTensorboard:
+      entry = json::array({"python3", "-m", "determined.exec.tensorboard"});
+      break;
+  }
+  if (t.config.work_dir.empty()) return entry;
+  // work_dir: the process starts there (the agent starts it in the unpacked context).
+  std::string cmd = "cd " + ShellQuote(t.config.work_dir) + " && ";
+  if (entry.is_string()) {
+    cmd += entry.get<std::string>();
+  } else {
+    cmd += "exec";
+    for (const auto& a : entry) cmd += " " + ShellQuote(a.get<std::string>());
+  }
+  return json::array({"/bin/sh", "-c", cmd});
+}
+
+Status TaskService::Start(const std::string& allocation_id,
+                          const std::vector<scheduler::AgentSlots>& parts) {
+  if (parts.empty()) return Internal("task allocation " + allocation_id + ": placed on no agent");
+  MutexLock lock(&mu_);
+  Task* t = allocation_id.rfind("pending-", 0) == 0 ? FindLocked(allocation_id.substr(8))
+                                                    : FindByAllocationLocked(allocation_id);
+  if (t == nullptr || !PendingLocked(*t)) return Status::Ok();
+  const scheduler::AgentSlots& where = parts.front();
+  std::optional<AgentService::Agent> agent = agents_->Find(where.agent_id);
+  if (!agent) return Internal("task " + t->row.task_id + ": agent " + where.agent_id + " unknown");
+  DET_ASSIGN_OR_RETURN(std::string user_token, auth_->CreateSession(t->row.owner_id));
+  store::GenericTaskRow next = t->row;
+  next.allocation_id = t->row.task_id + ".1";
+  next.allocation_token = NewToken();
+  next.agent_id = where.agent_id;
+  next.slot_ids = where.slot_ids;
+  next.state = kStarting;
+  next.start_time = clock_->NowMicros();
+  DET_RETURN_IF_ERROR(SaveLocked(*t, std::move(next)));
+  auth_->RegisterAllocationToken(t->row.allocation_token, t->row.allocation_id, 0);
+
+  json env = json::object();
+  AddConfigEnv(t->config.defaulted, &env);
+  for (const auto& [k, v] : t->launch_env.items()) env[k] = v;
+  env["DET_TASK_ID"] = t->row.task_id;
+  env["DET_ALLOCATION_ID"] = t->row.allocation_id;
+  env["DET_RESOURCES_ID"] = t->row.allocation_id;
+  env["DET_SESSION_TOKEN"] = t->row.allocation_token;
+  env["DET_USER"] = t->row.username;
+  env["DET_USER_TOKEN"] = user_token;
+  env["DET_TASK_TYPE"] = TaskTypeName(t->type);
+  env["DET_CLUSTER_ID"] = options_.cluster_id;
+  env["DET_MASTER_ID"] = options_.master_id;
+  env["DET_CONTAINER_RANK"] = "0";
+  env["DET_CONTAINER_ADDRS"] = json::array({agent->address}).dump();
+  env["DET_CONTAINER_SLOT_COUNTS"] = json::array({where.slot_ids.size()}).dump();
+  env["DET_PROXY_BASE_PATH"] = "/proxy/" + t->row.task_id + "/";
+  agents_->Push(where.agent_id, {{"type", "start"},
+                                 {"allocationId", t->row.allocation_id},
+                                 {"taskId", t->row.task_id},
+                                 {"taskType", TaskTypeName(t->type)},
+                                 {"slotIds", where.slot_ids},
+                                 {"entrypoint", EntrypointLocked(*t)},
+                                 {"env", env}});
+  MasterLogLocked(*t, std::string(TaskTypeTitle(t->type)) + " (id: " + t->row.task_id +
+                          ") was assigned to agent " + where.agent_id);
+  return Status::Ok();
+}
+
+bool TaskService::HandleAgentEvent(const std::string& agent_id, const json& event) {
+  {
+    MutexLock lock(&mu_);
+    Task* t = FindByAllocationLocked(event.value("allocationId", ""));
+    if (t == nullptr) return false;
+    if (Terminal(*t) || t->row.agent_id != agent_id) return true;
+    std::string type = event.value("type", "");
+    if (type == "started") {
+      t->started = true;
+      t->adopt_deadline = 0;
+      // A command is running once its process is; a service once it says it is ready.
+      if (t->row.state == kStarting && (t->type == TaskType::kCommand || t->row.ready)) {
+        store::GenericTaskRow next = t->row;
+        next.state = kRunning;
+        Status st = SaveLocked(*t, std::move(next));
+        if (!st.ok()) spdlog::error("task {}: {}", t->row.task_id, st.message());
+      }
+    } else if (type == "exited") {
+      Status st = EndLocked(*t, event.value("exitCode", -1), event.value("error", std::string()));
+      if (!st.ok()) spdlog::error("task {}: {}", t->row.task_id, st.message());
+    }
+  }
+  // Called with the Master's lock held: it runs a scheduling pass itself.
+  return true;
+}
+
+std::set<std::string> TaskService::ReconcileAgent(const std::string& agent_id,
+                                                  const std::set<std::string>& running,
+                                                  const std::set<std::string>& starting) {
+  std::set<std::string> adopted;
+  {
+    MutexLock lock(&mu_);
+    for (auto& [id, t] : tasks_) {
+      if (Terminal(t) || t.row.state == kQueued || t.row.agent_id != agent_id) continue;
+      if (running.count(t.row.allocation_id)) {
+        adopted.insert(t.row.allocation_id);
+        t.started = true;
+        t.adopt_deadline = 0;
+      } else if (!starting.count(t.row.allocation_id)) {
+        Status st = EndLocked(t, -1, "agent " + agent_id + " lost the process");
+        if (!st.ok()) spdlog::error("task {}: {}", id, st.message());
+      }
+    }
+  }
+  // Called with the Master's lock held: it runs a scheduling pass itself.
+  return adopted;
+}
+
+void TaskService::AgentLost(const std::string& agent_id) {
+  {
+    MutexLock lock(&mu_);
+    for (auto& [id, t] : tasks_) {
+      if (Terminal(t) || t.row.state == kQueued || t.row.agent_id != agent_id) continue;
+      Status st = EndLocked(t, -1, "agent " + agent_id + " was lost");
+      if (!st.ok()) spdlog::error("task {}: {}", id, st.message());
+    }
+  }
+}
+
+void TaskService::Tick() {
+  {
+    MutexLock lock(&mu_);
+    int64_t now = clock_->NowMicros();
+    for (auto& [id, t] : tasks_) {
+      if (Terminal(t) || t.row.state == kQueued) continue;
+      if (t.adopt_deadline > 0 && now > t.adopt_deadline && !t.started) {
+        Status st = EndLocked(t, -1, "not re-adopted after master restart");
+        if (!st.ok()) spdlog::error("task {}: {}", id, st.message());
+        continue;
+      }
+      if (t.config.idle_timeout_seconds && t.row.ready && t.row.state == kRunning &&
+          now - t.last_activity > *t.config.idle_timeout_seconds * 1000000) {
+        store::GenericTaskRow next = t.row;
+        next.state = kTerminating;
+        Status st = SaveLocked(t, std::move(next));
+        if (!st.ok()) spdlog::error("task {}: {}", id, st.message());
+        agents_->Push(t.row.agent_id, {{"type", "kill"}, {"allocationId", t.row.allocation_id}});
+        MasterLogLocked(t, std::string(TaskTypeTitle(t.type)) + " (id: " + id +
+                               ") is idle for longer than its idle_timeout (" +
+                               std::to_string(*t.config.idle_timeout_seconds) + "s): killing it");
+      }
+    }
+  }
+}
+
+std::optional<TaskService::JobInfo> TaskService::Job(const std::string& job_id) {
+  MutexLock lock(&mu_);
+  for (const auto& [id, t] : tasks_) {
+    if (t.row.job_id != job_id) continue;
+    return JobInfo{id, std::string("TYPE_") + TaskTypeName(t.type), t.row.description,
+                   t.row.username, t.row.registered_time};
+  }
+  return std::nullopt;
+}
+
+std::vector<TaskView> TaskService::LiveTasks() {
+  MutexLock lock(&mu_);
+  std::vector<TaskView> out;
+  for (const auto& [id, t] : tasks_) {
+    if (!Terminal(t)) out.push_back(ViewLocked(t));
+  }
+  return out;
+}
+
+Result<std::vector<store::TaskLogRow>> TaskService::Logs(const std::string& task_id,
+                                                         int64_t after_id, int64_t limit,
+                                                         bool descending) {
+  return store_->ListTaskLogsByTask(task_id, after_id, limit, descending);
+}
+
+void TaskService::NotifyLogs(const std::string&) {
+  MutexLock lock(&mu_);
+  ++log_version_;
+  logs_cv_.notify_all();
+}
+
+int64_t TaskService::LogVersion() {
+  MutexLock lock(&mu_);
+  return log_version_;
+}
+
+void TaskService::WaitForLogs(const std::string&, int64_t after_version, int64_t timeout_ms) {
+  MutexLock lock(&mu_);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (log_version_ == after_version) {
+    if (logs_cv_.wait_until(mu_, deadline) == std::cv_status::timeout) return;
+  }
+}
+
+}  // namespace det::master::server

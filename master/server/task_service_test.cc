@@ -1,0 +1,205 @@
+// TaskService over a real SQLite store in a temp dir, a fake clock and a real AgentService:
+// launch and persistence, the scheduler's view, start/exit on an agent, the proxy's owner
+// check, idle timeouts and config errors.
+#include "master/server/task_service.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <future>
+
+#include "common/test_dir.h"
+#include "master/store/sqlite/sqlite_store.h"
+
+namespace det::master::server {
+namespace {
+
+using nlohmann::json;
+
+class TaskServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = det::testing::FreshTestDir("det_task_service_test_");
+    auto s = store::SqliteStore::Open((dir_ / "det.db").string());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+    auth_ = std::make_unique<AuthService>(store_.get(), &clock_);
+    ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
+    agents_ = std::make_unique<AgentService>(&clock_, &waiters_, 60);
+    json body = {{"resourcePool", "default"},
+                 {"slots", json::array({{{"id", 0}, {"type", "cpu"}}})}};
+    ASSERT_TRUE(agents_
+                    ->Register("a1", body,
+                               [](const std::string&, const std::string&) { return Status::Ok(); })
+                    .ok());
+    pools_.pools.push_back(scheduler::PoolConfig{});
+    pools_.pools.back().pool_name = "default";
+    pools_.default_compute_pool = "default";
+    pools_.default_aux_pool = "default";
+    NewService();
+    owner_.user_id = 2;
+    owner_.username = "determined";
+  }
+  void TearDown() override {
+    tasks_.reset();
+    agents_.reset();
+    auth_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void NewService() {
+    tasks_ = std::make_unique<TaskService>(store_.get(), &clock_, auth_.get(), agents_.get(),
+                                           TaskService::Options{&pools_, "cluster", "master"});
+    tasks_->SetOnChange([this] { ++changes_; });
+  }
+  TaskView LaunchCommand(json config) {
+    LaunchTaskRequest req;
+    req.type = TaskType::kCommand;
+    req.config = std::move(config);
+    Result<TaskView> v = tasks_->Launch(req, owner_);
+    EXPECT_TRUE(v.ok()) << v.status().ToString();
+    return v.ok() ? *v : TaskView{};
+  }
+  // The commands queued for agent a1 after `after`.
+  json Commands(int64_t after) {
+    std::promise<Result<json>> p;
+    auto f = p.get_future();
+    agents_->PollCommands("a1", after, 0, [&p](Result<json> r) { p.set_value(std::move(r)); });
+    Result<json> r = f.get();
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? (*r)["commands"] : json::array();
+  }
+
+  std::filesystem::path dir_;
+  FakeClock clock_;
+  Waiters waiters_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<AuthService> auth_;
+  std::unique_ptr<AgentService> agents_;
+  scheduler::ResourcePoolsConfig pools_;
+  std::unique_ptr<TaskService> tasks_;
+  Principal owner_;
+  int changes_ = 0;
+};
+
+TEST_F(TaskServiceTest, LaunchedCommandIsQueuedPersistedAndScheduledAsAJob) {
+  TaskView v = LaunchCommand({{"entrypoint", "echo hi"}, {"resources", {{"priority", 7}}}});
+  EXPECT_EQ(v.row.state, "STATE_QUEUED");
+  EXPECT_EQ(changes_, 1);
+  scheduler::ClusterSnapshot snap;
+  tasks_->AddToSnapshot(&snap);
+  ASSERT_EQ(snap.jobs.size(), 1u);
+  EXPECT_EQ(snap.jobs[0].priority, 7);
+  ASSERT_EQ(snap.requests.size(), 1u);
+  EXPECT_FALSE(snap.requests[0].preemptible);
+  EXPECT_EQ(snap.requests[0].slots, 1);
+  EXPECT_TRUE(tasks_->HasPending());
+  ASSERT_TRUE(tasks_->Job(v.row.job_id).has_value());
+  EXPECT_EQ(tasks_->Job(v.row.job_id)->type, "TYPE_COMMAND");
+
+  NewService();  // a restarted master
+  ASSERT_TRUE(tasks_->Restore(clock_.NowMicros()).ok());
+  Result<TaskView> again = tasks_->Get(v.row.task_id);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->row.state, "STATE_QUEUED");
+  EXPECT_EQ(again->row.config["entrypoint"], "echo hi");
+}
+
+TEST_F(TaskServiceTest, StartSendsTheProcessAndItsExitEndsTheTask) {
+  TaskView v = LaunchCommand({{"entrypoint", json::array({"sh", "-c", "exit 3"})}});
+  scheduler::ClusterSnapshot snap;
+  tasks_->AddToSnapshot(&snap);
+  ASSERT_TRUE(tasks_->Owns(snap.requests[0].id));
+  ASSERT_TRUE(tasks_->Start(snap.requests[0].id, {{"a1", {0}}}).ok());
+  json cmds = Commands(0);
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_EQ(cmds[0]["type"], "start");
+  EXPECT_EQ(cmds[0]["taskType"], "COMMAND");
+  EXPECT_EQ(cmds[0]["env"]["DET_TASK_ID"], v.row.task_id);
+  EXPECT_EQ(cmds[0]["env"]["DET_TASK_TYPE"], "COMMAND");
+  std::string alloc = cmds[0]["allocationId"];
+  EXPECT_FALSE(tasks_->HasPending());
+  EXPECT_TRUE(tasks_->HandleAgentEvent("a1", {{"type", "started"}, {"allocationId", alloc}}));
+  EXPECT_EQ(tasks_->Get(v.row.task_id)->row.state, "STATE_RUNNING");
+  EXPECT_TRUE(tasks_->HandleAgentEvent(
+      "a1", {{"type", "exited"}, {"allocationId", alloc}, {"exitCode", 3}}));
+  TaskView done = *tasks_->Get(v.row.task_id);
+  EXPECT_TRUE(done.terminal);
+  EXPECT_EQ(done.row.exit_code, 3);
+  EXPECT_FALSE(tasks_->HandleAgentEvent("a1", {{"type", "exited"}, {"allocationId", "x.1"}}));
+  auto logs = tasks_->Logs(v.row.task_id, 0, 0, false);
+  ASSERT_TRUE(logs.ok());
+  EXPECT_NE(logs->back().log.find("exited with code 3"), std::string::npos);
+}
+
+TEST_F(TaskServiceTest, ProxyIsForTheOwnerOrAnAdminAndIdleTasksAreKilled) {
+  LaunchTaskRequest req;
+  req.type = TaskType::kNotebook;
+  req.config = {{"idle_timeout", "2s"}};
+  Result<TaskView> v = tasks_->Launch(req, owner_);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  const std::string id = v->row.task_id;
+  EXPECT_EQ(tasks_->Proxy(id, owner_).status().code(), StatusCode::kUnavailable);
+  scheduler::ClusterSnapshot snap;
+  tasks_->AddToSnapshot(&snap);
+  ASSERT_TRUE(tasks_->Start(snap.requests[0].id, {{"a1", {0}}}).ok());
+  std::string alloc = tasks_->Get(id)->row.allocation_id;
+  Principal proc;
+  proc.is_allocation = true;
+  proc.allocation_id = alloc;
+  EXPECT_FALSE(tasks_->SetProxyAddress(proc, alloc, "127.0.0.1").ok());  // no port
+  ASSERT_TRUE(tasks_->SetProxyAddress(proc, alloc, "127.0.0.1:9999").ok());
+  ASSERT_TRUE(tasks_->SetReady(proc, alloc).ok());
+  Result<TaskService::ProxyTarget> t = tasks_->Proxy(id, owner_);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->address, "127.0.0.1:9999");
+  EXPECT_FALSE(t->notebook_token.empty());
+  Principal other;
+  other.user_id = 99;
+  other.username = "other";
+  EXPECT_EQ(tasks_->Proxy(id, other).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(tasks_->Kill(id, other).code(), StatusCode::kPermissionDenied);
+  Principal admin = other;
+  admin.admin = true;
+  EXPECT_TRUE(tasks_->Proxy(id, admin).ok());
+
+  int64_t seen = Commands(0).back()["seq"];
+  clock_.Advance(1000000);
+  tasks_->Tick();
+  EXPECT_EQ(tasks_->Get(id)->row.state, "STATE_RUNNING");  // not idle long enough
+  clock_.Advance(3000000);
+  tasks_->Tick();
+  EXPECT_EQ(tasks_->Get(id)->row.state, "STATE_TERMINATING");
+  json kill = Commands(seen);
+  ASSERT_EQ(kill.size(), 1u);
+  EXPECT_EQ(kill[0]["type"], "kill");
+  EXPECT_EQ(kill[0]["allocationId"], alloc);
+}
+
+TEST_F(TaskServiceTest, KillingAQueuedTaskEndsIt) {
+  TaskView v = LaunchCommand({{"entrypoint", "sleep 100"}});
+  ASSERT_TRUE(tasks_->Kill(v.row.task_id, owner_).ok());
+  EXPECT_TRUE(tasks_->Get(v.row.task_id)->terminal);
+  EXPECT_FALSE(tasks_->HasPending());
+}
+
+TEST(TaskConfigTest, ErrorsNameTheFieldValueAndRule) {
+  auto bad = ParseTaskConfig(TaskType::kCommand,
+                             {{"entrypoint", "x"}, {"resources", {{"priority", 500}}}}, "d");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("resources.priority"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("500"), std::string::npos);
+  auto unknown =
+      ParseTaskConfig(TaskType::kCommand, {{"entrypoint", "x"}, {"hyperparameters", 1}}, "d");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("hyperparameters"), std::string::npos);
+  EXPECT_FALSE(ParseTaskConfig(TaskType::kCommand, json::object(), "d").ok());  // no entrypoint
+  auto tb = ParseTaskConfig(TaskType::kTensorboard, json::object(), "d");
+  ASSERT_TRUE(tb.ok());
+  EXPECT_EQ(tb->slots, 0);
+  EXPECT_EQ(*ParseDurationSeconds("30m", "idle_timeout"), 1800);
+  EXPECT_FALSE(ParseDurationSeconds("3 weeks", "idle_timeout").ok());
+}
+
+}  // namespace
+}  // namespace det::master::server
