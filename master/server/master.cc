@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "master/server/agent_admin_service.h"
+#include "master/server/agent_credential_service.h"
 #include "master/server/experiment_summary_service.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
@@ -31,6 +32,8 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
   summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
   agent_admin_ = std::make_unique<AgentAdminService>();
+  agent_credentials_ =
+      std::make_unique<AgentCredentialService>(store_.get(), clock_, config_.agent_token);
   templates_ = std::make_unique<TemplateService>(
       store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
   // A changed user (deactivated, renamed, ...) is looked up again on its next request.

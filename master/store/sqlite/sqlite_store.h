@@ -186,6 +186,13 @@ class SqliteStore : public Store {
   Result<std::vector<std::pair<int64_t, std::string>>> ListSearcherEvents(
       int64_t experiment_id) override;
 
+  // Agent credentials (sqlite_store_agent_credentials.cc).
+  Result<std::string> BindAgentCredential(const std::string& agent_id,
+                                          const std::string& key_digest,
+                                          int64_t bound_time) override;
+  Result<std::string> GetAgentCredential(const std::string& agent_id) override;
+  Status DeleteAgentCredential(const std::string& agent_id) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.
