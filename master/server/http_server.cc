@@ -436,8 +436,8 @@ Result<std::unique_ptr<net::ssl::context>> LoadTlsContext(const HttpServerOption
   }
   ctx->use_private_key_file(options.tls_key_file, net::ssl::context::pem, ec);
   if (ec) {
-    return InvalidArgument("security.tls.key: cannot load private key '" + options.tls_key_file +
-                           "': " + ec.message());
+    return InvalidArgument("security.tls.key: cannot use private key '" + options.tls_key_file +
+                           "' with certificate '" + options.tls_cert_file + "': " + ec.message());
   }
   if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
     return InvalidArgument("security.tls.key: private key '" + options.tls_key_file +
