@@ -24,7 +24,7 @@ Agent::Agent(AgentConfig config, std::vector<Slot> slots, std::unique_ptr<Launch
   events_ = std::make_unique<EventSender>(
       std::make_unique<HttpPoster>(master_.url,
                                    "/agents/" + UrlEncode(config_.agent_id) + "/events",
-                                   std::map<std::string, std::string>{}),
+                                   AgentCredentialHeaders(config_)),
       config_.retry_initial, config_.retry_max);
 }
 
@@ -162,7 +162,7 @@ std::optional<int64_t> Agent::Register(MasterClient& client) {
 }
 
 void Agent::PollLoop() {
-  MasterClient client(master_.url, config_.agent_id);
+  MasterClient client(master_.url, config_.agent_id, AgentCredentialHeaders(config_));
   Backoff backoff(config_.retry_initial, config_.retry_max);
   int64_t last_seq = 0;
   bool registered = false;

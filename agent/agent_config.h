@@ -2,6 +2,7 @@
 // AgentConfig: everything the agent is told at startup; built once by main and passed down.
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,18 @@ struct AgentConfig {
   std::string container_runtime;
   // podman's --runtime (OCI runtime) for containers; empty: podman's default.
   std::string podman_oci_runtime = "runc";
+  // The cluster agent secret (--agent-token-file) and this agent's own key (kept in
+  // <data_dir>/agent.key), sent on every agent route; empty: not sent.
+  std::string agent_secret;
+  std::string agent_key;
 };
+
+// The headers that prove who the agent is (master/server/agent_credential_service.h).
+inline std::map<std::string, std::string> AgentCredentialHeaders(const AgentConfig& config) {
+  std::map<std::string, std::string> out;
+  if (!config.agent_secret.empty()) out["X-Det-Agent-Secret"] = config.agent_secret;
+  if (!config.agent_key.empty()) out["X-Det-Agent-Key"] = config.agent_key;
+  return out;
+}
 
 }  // namespace det::agent

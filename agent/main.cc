@@ -22,7 +22,9 @@
 #include "agent/launcher/run_command.h"
 #include "agent/launcher/warm_launcher.h"
 #include "common/clock.h"
+#include "common/http_client.h"
 #include "common/paths.h"
+#include "common/secret_file.h"
 
 namespace {
 
@@ -97,6 +99,16 @@ int main(int argc, char** argv) {
                "serve one allocation, then exit (the agent of a Slurm job)");
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
       ->capture_default_str();
+  std::string agent_token_file, master_cert_file, master_cert_name;
+  app.add_option("--agent-token-file", agent_token_file,
+                 "file holding the cluster agent secret (the master's security.agent_token)")
+      ->envname("DET_AGENT_TOKEN_FILE");
+  app.add_option("--master-cert-file,--security-tls-master-cert", master_cert_file,
+                 "CA file to verify the master's TLS certificate, or 'noverify'")
+      ->envname("DET_MASTER_CERT_FILE");
+  app.add_option("--master-cert-name,--security-tls-master-cert-name", master_cert_name,
+                 "the name in the master's certificate when it differs from the URL's host")
+      ->envname("DET_MASTER_CERT_NAME");
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
@@ -122,6 +134,37 @@ int main(int argc, char** argv) {
   if (auto master = det::agent::ParseMasterUrl(config.master_url); !master.ok()) {
     spdlog::error("{}", master.status().message());
     return 2;
+  }
+  // Exported before any thread starts: the agent's own clients and every process it starts
+  // (DET_MASTER_CERT_FILE is what the Python package reads) verify the master the same way.
+  if (!master_cert_file.empty()) {
+    if (master_cert_file != "noverify") {
+      master_cert_file = std::filesystem::absolute(master_cert_file, ec).string();
+      if (!std::filesystem::exists(master_cert_file)) {
+        spdlog::error("--master-cert-file: '{}' does not exist", master_cert_file);
+        return 2;
+      }
+    }
+    setenv("DET_MASTER_CERT_FILE", master_cert_file.c_str(), 1);
+  }
+  if (!master_cert_name.empty()) setenv("DET_MASTER_CERT_NAME", master_cert_name.c_str(), 1);
+  det::HttpClient::SetDefaultTls(det::TlsOptionsFromEnvironment());
+  if (!agent_token_file.empty()) {
+    auto secret = det::ReadSecretFile(agent_token_file);
+    if (!secret.ok() || secret->empty()) {
+      spdlog::error("--agent-token-file: {}",
+                    secret.ok() ? "'" + agent_token_file + "' is empty" : secret.status().message());
+      return 2;
+    }
+    config.agent_secret = *secret;
+    // The agent's own key: made once and kept, so the id stays bound to this agent.
+    std::filesystem::create_directories(config.data_dir, ec);
+    auto key = det::ReadOrCreateSecretFile(config.data_dir + "/agent.key");
+    if (!key.ok()) {
+      spdlog::error("agent key: {}", key.status().message());
+      return 2;
+    }
+    config.agent_key = *key;
   }
 
   det::agent::SlotType type = det::agent::SlotType::kAuto;

@@ -6,6 +6,7 @@
 #include "cli/auth_cache.h"
 #include "cli/cli_context.h"
 #include "cli/master_url.h"
+#include "common/http_client.h"
 
 namespace det::cli {
 
@@ -58,6 +59,13 @@ int RunCli(int argc, char** argv) {
                  "http://127.0.0.1:8080)");
   app.add_option("-u,--user", ctx.user_flag, "run as this user (default: $DET_USER, else the "
                                              "logged-in user, else 'determined')");
+  std::string cert_file, cert_name;
+  app.add_option("--cert-file", cert_file,
+                 "CA file that verifies the master's TLS certificate, or 'noverify' (default: "
+                 "$DET_MASTER_CERT_FILE)");
+  app.add_option("--cert-name", cert_name,
+                 "the name in the master's certificate when it is not the URL's host (default: "
+                 "$DET_MASTER_CERT_NAME)");
   app.set_version_flag("-v,--version", "det 0.38.1");
 
   RegisterUserCommands(app, ctx);
@@ -92,6 +100,11 @@ int RunCli(int argc, char** argv) {
     std::cerr << "det: error: a command is required\n";
     return 2;
   }
+  // Explicit flags win over the environment, as in Determined's CLI. Exported so that what
+  // det starts (deploy local's agents, the checkpoint download helper) verifies the same way.
+  if (!cert_file.empty()) setenv("DET_MASTER_CERT_FILE", cert_file.c_str(), 1);
+  if (!cert_name.empty()) setenv("DET_MASTER_CERT_NAME", cert_name.c_str(), 1);
+  HttpClient::SetDefaultTls(TlsOptionsFromEnvironment());
   Status status;
   try {
     status = ctx.action()();

@@ -22,6 +22,7 @@
 #include "cli/proc_state.h"
 #include "cli/session.h"
 #include "common/http_client.h"
+#include "common/secret_file.h"
 
 namespace det::cli {
 namespace {
@@ -324,6 +325,44 @@ Status AgentDown(const std::string& data_dir, const std::string& agent_id) {
   return StopProcesses(dir, names, agent_id.empty() ? "agent" : agent_id);
 }
 
+std::string LocalMasterUrl(const ClusterUpOptions& options) {
+  return std::string(options.tls_cert.empty() ? "http" : "https") +
+         "://127.0.0.1:" + std::to_string(options.master_port);
+}
+
+Result<std::string> LocalAgentTokenFile(const std::string& data_dir) {
+  std::string path = NormalizedDir(data_dir) + "/agent_token";
+  DET_RETURN_IF_ERROR(ReadOrCreateSecretFile(path).status());
+  return path;
+}
+
+namespace {
+
+// The CA file clients of a local HTTPS master trust: DET_MASTER_CERT_FILE (or --cert-file),
+// else the master's own certificate (self-signed).
+std::string LocalMasterCa(const ClusterUpOptions& options) {
+  TlsClientOptions tls = HttpClient::DefaultTls();
+  if (tls.noverify) return "noverify";
+  if (!tls.ca_file.empty()) return fs::absolute(tls.ca_file).string();
+  return options.tls_cert.empty() ? "" : fs::absolute(options.tls_cert).string();
+}
+
+// An HttpClient for the local master that verifies it as the agents will.
+std::unique_ptr<HttpClient> LocalMasterClient(const ClusterUpOptions& options) {
+  auto http = std::make_unique<HttpClient>(LocalMasterUrl(options));
+  TlsClientOptions tls = HttpClient::DefaultTls();
+  std::string ca = LocalMasterCa(options);
+  if (ca == "noverify") {
+    tls.noverify = true;
+  } else {
+    tls.ca_file = ca;
+  }
+  http->SetTls(tls);
+  return http;
+}
+
+}  // namespace
+
 Status MasterUp(const ClusterUpOptions& options) {
   std::error_code ec;
   std::string dir = NormalizedDir(options.data_dir);
@@ -354,20 +393,36 @@ Status MasterUp(const ClusterUpOptions& options) {
     master_argv.push_back("--config-file");
     master_argv.push_back(cfg);
   }
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    return InvalidArgument("--tls-cert and --tls-key go together");
+  }
+  if (!options.tls_cert.empty()) {
+    for (const std::string* f : {&options.tls_cert, &options.tls_key}) {
+      if (!fs::is_regular_file(*f, ec)) return InvalidArgument("TLS file " + *f + " does not exist");
+    }
+    master_argv.insert(master_argv.end(),
+                       {"--tls-cert", fs::absolute(options.tls_cert).string(), "--tls-key",
+                        fs::absolute(options.tls_key).string()});
+  }
+  DET_ASSIGN_OR_RETURN(std::string token_file, LocalAgentTokenFile(dir));
+  master_argv.insert(master_argv.end(), {"--agent-token-file", token_file});
   std::string master_log = dir + "/master.log";
   DET_ASSIGN_OR_RETURN(pid_t master_pid, SpawnDetached(master_argv, master_log));
   DET_RETURN_IF_ERROR(WritePidFile(dir + "/master.pid", master_pid));
-  std::string url = "http://127.0.0.1:" + std::to_string(options.master_port);
+  std::string url = LocalMasterUrl(options);
   Print("Starting master (pid " + std::to_string(master_pid) + ", data dir " + dir + ", log " +
         master_log + ")\n");
   Print("Waiting for master at " + url + " to answer...\n");
 
-  HttpClient http(url);
+  std::unique_ptr<HttpClient> client = LocalMasterClient(options);
+  HttpClient& http = *client;
   auto deadline = Clock::now() +
                   std::chrono::milliseconds(static_cast<int64_t>(options.master_timeout_s * 1000));
   while (true) {
     Result<HttpResponse> resp = http.Request("GET", "/info", "", 2);
     if (resp.ok() && resp->status == 200) break;
+    // A certificate this client cannot verify will not become valid by waiting.
+    if (resp.status().code() == StatusCode::kFailedPrecondition) return resp.status();
     if (!Running(master_pid)) {
       return Internal("the master exited during startup; the end of " + master_log + ":\n" +
                       TailOfFile(master_log));
@@ -388,8 +443,11 @@ Status AgentsUp(const ClusterUpOptions& options) {
   std::string dir = NormalizedDir(options.data_dir);
   fs::create_directories(dir, ec);
   DET_ASSIGN_OR_RETURN(std::string agent_bin, FindSiblingBinary("determined-agent"));
-  std::string url = "http://127.0.0.1:" + std::to_string(options.master_port);
-  HttpClient http(url);
+  std::string url = LocalMasterUrl(options);
+  std::unique_ptr<HttpClient> client = LocalMasterClient(options);
+  HttpClient& http = *client;
+  DET_ASSIGN_OR_RETURN(std::string token_file, LocalAgentTokenFile(dir));
+  std::string ca = LocalMasterCa(options);
   std::vector<std::pair<std::string, pid_t>> started;
   int wanted = 0;  // agents that must be connected at the end, including ones already running
   for (int i = 1; wanted < options.agents; ++i) {
@@ -413,6 +471,8 @@ Status AgentsUp(const ClusterUpOptions& options) {
     if (!options.resource_pool.empty()) {
       argv.insert(argv.end(), {"--resource-pool", options.resource_pool});
     }
+    argv.insert(argv.end(), {"--agent-token-file", token_file});
+    if (!ca.empty()) argv.insert(argv.end(), {"--master-cert-file", ca});
     std::string log = dir + "/" + id + ".log";
     DET_ASSIGN_OR_RETURN(pid_t pid, SpawnDetached(argv, log));
     DET_RETURN_IF_ERROR(WritePidFile(dir + "/" + id + ".pid", pid));
@@ -514,9 +574,9 @@ Status ClusterUp(const ClusterUpOptions& options) {
   }
   DET_RETURN_IF_ERROR(MasterUp(options));
   DET_RETURN_IF_ERROR(AgentsUp(options));
-  Print("Cluster is up: master http://127.0.0.1:" + std::to_string(options.master_port) + ", " +
+  Print("Cluster is up: master " + LocalMasterUrl(options) + ", " +
         std::to_string(options.agents) + (options.agents == 1 ? " agent" : " agents") + "\n");
-  Print("Web UI: http://127.0.0.1:" + std::to_string(options.master_port) + "/det/\n");
+  Print("Web UI: " + LocalMasterUrl(options) + "/det/\n");
   return Status::Ok();
 }
 
@@ -545,6 +605,8 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
                      "resource pool the agents join (default: the master's default pool)");
   up_cmd->add_option("--resource-manager", up->resource_manager,
                      "agent (default) | slurm: a local Slurm under the data dir runs the trials");
+  up_cmd->add_option("--tls-cert", up->tls_cert, "serve HTTPS with this PEM certificate chain");
+  up_cmd->add_option("--tls-key", up->tls_key, "the private key of --tls-cert");
   up_cmd->callback(
       [&ctx, up] { ctx.SetAction("start the local cluster", [up] { return ClusterUp(*up); }); });
 
@@ -556,6 +618,8 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
   mu->add_option("--master-config-path", master_up->master_config_path, "master config file");
   mu->add_option("--db", master_up->db, "sqlite (default) or postgres (under the data dir)")
       ->check(CLI::IsMember({"sqlite", "postgres"}));
+  mu->add_option("--tls-cert", master_up->tls_cert, "serve HTTPS with this PEM certificate chain");
+  mu->add_option("--tls-key", master_up->tls_key, "the private key of --tls-cert");
   mu->callback([&ctx, master_up] {
     ctx.SetAction("start the master", [master_up] { return MasterUp(*master_up); });
   });
@@ -578,6 +642,8 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
   au->add_option("--data-dir", agent_up->data_dir, "state, logs and pid files");
   au->add_option("--resource-pool", agent_up->resource_pool,
                  "resource pool the new agents join (default: the master's default pool)");
+  au->add_option("--tls-cert", agent_up->tls_cert,
+                 "the master serves HTTPS with this certificate (trusted unless --cert-file)");
   au->callback([&ctx, agent_up] {
     ctx.SetAction("start the agents", [agent_up] { return AgentsUp(*agent_up); });
   });

@@ -27,6 +27,10 @@ struct ClusterUpOptions {
   std::string db = "sqlite";
   // agent: the master and agents; slurm: a local Slurm (deploy_local_slurm.h) and the master.
   std::string resource_manager = "agent";
+  // HTTPS: the master's certificate and key (cluster-up, master-up); agent-up needs only the
+  // certificate. Clients trust $DET_MASTER_CERT_FILE, else this certificate (self-signed).
+  std::string tls_cert;
+  std::string tls_key;
   double master_timeout_s = 60;
   double agents_timeout_s = 60;
 };
@@ -45,6 +49,11 @@ std::optional<pid_t> ReadPidFile(const std::string& path);
 
 // True if `pid` is alive and its command line mentions `needle` (guards against reused pids).
 bool ProcessMatches(pid_t pid, const std::string& needle);
+
+// "https://127.0.0.1:P" with a certificate, else "http://127.0.0.1:P".
+std::string LocalMasterUrl(const ClusterUpOptions& options);
+// The cluster's agent secret, <data_dir>/agent_token, made on first use.
+Result<std::string> LocalAgentTokenFile(const std::string& data_dir);
 
 Status ClusterUp(const ClusterUpOptions& options);
 Status ClusterDown(const std::string& data_dir);

@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
   app.add_option("--db", db_url, "postgres://user:password@host:port/name, or sqlite:PATH");
   app.add_option("--log-level", log_level, "debug|info|warn|error");
   app.add_option("--webui-dir", webui_dir, "directory of the built web UI (default: build/webui)");
+  std::optional<std::string> tls_cert, tls_key, agent_token_file;
+  app.add_option("--tls-cert", tls_cert, "PEM certificate chain: serve HTTPS (security.tls.cert)");
+  app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert (security.tls.key)");
+  app.add_option("--agent-token-file", agent_token_file,
+                 "file holding the agent secret agents must present (security.agent_token_file)");
   app.set_version_flag("--version", det::kVersion);
   std::string migrate_from, migrate_to;
   CLI::App* migrate = app.add_subcommand(
@@ -108,6 +113,12 @@ int main(int argc, char** argv) {
   }
   if (log_level) config.log_level = *log_level;
   if (webui_dir) config.webui_dir = *webui_dir;
+  if (tls_cert) config.tls_cert = *tls_cert;
+  if (tls_key) config.tls_key = *tls_key;
+  if (agent_token_file) {
+    config.agent_token_file = *agent_token_file;
+    config.agent_token.clear();  // the flag replaces a secret from the config file
+  }
   if (det::Status st = det::master::server::FinalizeMasterConfig(&config); !st.ok()) {
     return Fail(st.message());
   }
@@ -141,15 +152,24 @@ int main(int argc, char** argv) {
   if (det::Status st = master.Start(); !st.ok()) return Fail(st.message());
   det::master::server::Router router;
   det::master::api::RegisterRoutes(&router, &master);
-  det::master::server::HttpServer server(config.bind_address, config.port, &router);
+  det::master::server::HttpServerOptions http_options;
+  http_options.tls_cert_file = config.tls_cert;
+  http_options.tls_key_file = config.tls_key;
+  det::master::server::HttpServer server(config.bind_address, config.port, &router, http_options);
   if (det::Status st = server.Start(); !st.ok()) return Fail(st.message());
-  spdlog::info("determined-master {} listening on http://{}:{} (data dir {})", det::kVersion,
+  const char* scheme = server.tls() ? "https" : "http";
+  spdlog::info("determined-master {} listening on {}://{}:{} (data dir {})", det::kVersion, scheme,
                config.bind_address, server.port(), config.data_dir);
+  if (config.agent_token.empty()) {
+    spdlog::warn(
+        "security.agent_token is not set: anyone who reaches the master can register an agent "
+        "(see docs/operations.md, \"Agent credentials\")");
+  }
   if (config.webui_dir.empty()) {
     spdlog::warn("web UI not found (run `make build` or pass --webui-dir); /det/ answers 404");
   } else {
-    spdlog::info("web UI at http://{}:{}/det/ (files in {})", config.bind_address, server.port(),
-                 config.webui_dir);
+    spdlog::info("web UI at {}://{}:{}/det/ (files in {})", scheme, config.bind_address,
+                 server.port(), config.webui_dir);
   }
 
   int sig = 0;

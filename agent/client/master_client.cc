@@ -23,8 +23,11 @@ Status HttpError(const std::string& what, const HttpResponse& response) {
   }
 }
 
-MasterClient::MasterClient(std::string base_url, std::string agent_id)
-    : agent_path_("/agents/" + UrlEncode(agent_id)), http_(std::move(base_url)) {}
+MasterClient::MasterClient(std::string base_url, std::string agent_id,
+                           const std::map<std::string, std::string>& headers)
+    : agent_path_("/agents/" + UrlEncode(agent_id)), http_(std::move(base_url)) {
+  for (const auto& [k, v] : headers) http_.SetHeader(k, v);
+}
 
 Result<RegisterResponse> MasterClient::Register(const RegisterRequest& request) {
   nlohmann::json slots = nlohmann::json::array();

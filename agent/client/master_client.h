@@ -3,6 +3,7 @@
 // context download). Owns one HttpClient, so one MasterClient per thread.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,9 @@ struct RegisterResponse {
 
 class MasterClient {
  public:
-  MasterClient(std::string base_url, std::string agent_id);
+  // `headers` go with every request (the agent's credential).
+  MasterClient(std::string base_url, std::string agent_id,
+               const std::map<std::string, std::string>& headers = {});
 
   // POST /agents/{id}/register.
   Result<RegisterResponse> Register(const RegisterRequest& request);

@@ -1,9 +1,11 @@
-// Agents: the unauthenticated agent protocol (api/agent-protocol.md) and GET /api/v1/agents,
+// Agents: the agent protocol (api/agent-protocol.md; authenticated by the cluster agent secret
+// and the agent's own key, master/server/agent_credential_service.h) and GET /api/v1/agents,
 // /agents/{id}, /agents/{id}/slots, /agents/{id}/slots/{slotId}.
 #include "master/api/json_views.h"
 #include "master/api/list_sort.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/server/agent_credential_service.h"
 
 namespace det::master::api {
 
@@ -20,10 +22,18 @@ Result<server::AgentView> FindAgent(server::Master* master, const std::string& i
   }
   return NotFound("agent '" + id + "' not found");
 }
+
+// The agent routes' credential check (user sessions do not apply to them).
+Status AuthenticateAgent(server::Master* master, const HttpRequest& req, bool registering) {
+  return master->agent_credentials()->Authenticate(
+      req.params.at("id"), req.Header(server::kAgentSecretHeader),
+      req.Header(server::kAgentKeyHeader), registering);
+}
 }  // namespace
 
 void RegisterAgentRoutes(server::Router* router, server::Master* master) {
   router->Add("POST", "/agents/{id}/register", NoAuth([master](HttpRequest& req) {
+    if (Status st = AuthenticateAgent(master, req, true); !st.ok()) return ErrorResponse(st);
     Result<json> body = ParseBody(req);
     if (!body.ok()) return ErrorResponse(body.status());
     auto r = master->RegisterAgent(req.params["id"], *body);
@@ -31,6 +41,7 @@ void RegisterAgentRoutes(server::Router* router, server::Master* master) {
   }));
 
   router->Add("GET", "/agents/{id}/commands", NoAuth([master](HttpRequest& req) {
+    if (Status st = AuthenticateAgent(master, req, false); !st.ok()) return ErrorResponse(st);
     Result<int64_t> after = QueryInt(req, "after", 0);
     if (!after.ok()) return ErrorResponse(after.status());
     Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 30);
@@ -46,6 +57,7 @@ void RegisterAgentRoutes(server::Router* router, server::Master* master) {
   }));
 
   router->Add("POST", "/agents/{id}/events", NoAuth([master](HttpRequest& req) {
+    if (Status st = AuthenticateAgent(master, req, false); !st.ok()) return ErrorResponse(st);
     Result<json> body = ParseBody(req);
     if (!body.ok()) return ErrorResponse(body.status());
     Status st = master->HandleAgentEvents(req.params["id"], *body);

@@ -209,6 +209,33 @@ HttpResponse TrialsMetrics(server::Master* master, const HttpRequest& req, std::
 
 json MetricsReportJsonOf(const store::MetricRow& m) { return MetricsReportJson(m); }
 
+namespace {
+
+// One entry of POST /api/v1/task/logs: an object of string fields, and a log line of at most
+// kMaxLogLineBytes (the agent cuts lines at 8 KiB; a larger one is not a log line).
+constexpr size_t kMaxLogLineBytes = 64 * 1024;
+Status CheckLogEntry(const json& l, size_t i) {
+  std::string where = "logs[" + std::to_string(i) + "]";
+  if (!l.is_object()) return InvalidArgument(where + ": must be an object");
+  for (const char* key : {"taskId", "task_id", "allocationId", "allocation_id", "agentId",
+                          "agent_id", "containerId", "container_id", "level", "stdtype", "source",
+                          "log", "timestamp"}) {
+    if (l.contains(key) && !l[key].is_string()) {
+      return InvalidArgument(where + "." + key + ": must be a string");
+    }
+  }
+  if (l.contains("log") && l["log"].is_string() &&
+      l["log"].get_ref<const std::string&>().size() > kMaxLogLineBytes) {
+    return InvalidArgument(where + ".log: " +
+                           std::to_string(l["log"].get_ref<const std::string&>().size()) +
+                           " bytes exceeds the limit of " + std::to_string(kMaxLogLineBytes) +
+                           " bytes per log line");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 void RegisterTrialRoutes(server::Router* router, server::Master* master) {
   router->Add("GET", "/api/v1/trials/{id}",
               WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
@@ -482,7 +509,9 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                   return ErrorResponse(InvalidArgument("logs: required list"));
                 }
                 std::vector<store::TaskLogRow> rows;
-                for (const auto& l : *logs) {
+                for (size_t i = 0; i < logs->size(); ++i) {
+                  const json& l = (*logs)[i];
+                  if (Status st = CheckLogEntry(l, i); !st.ok()) return ErrorResponse(st);
                   store::TaskLogRow r;
                   r.task_id = l.value("taskId", l.value("task_id", std::string()));
                   r.allocation_id = l.value("allocationId", l.value("allocation_id", std::string()));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
@@ -30,6 +31,7 @@ struct HttpServerCore {
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   std::unique_ptr<net::thread_pool> workers;
   std::unique_ptr<tcp::acceptor> acceptor;
+  std::unique_ptr<net::ssl::context> tls;  // set: every connection is HTTPS
   std::vector<std::thread> io_threads;
   std::atomic<bool> draining{false};
   std::atomic<size_t> connections{0};
@@ -69,6 +71,8 @@ class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, std::shared_ptr<HttpServerCore> core, bool reject)
       : core_(std::move(core)), stream_(std::move(socket)), reject_(reject) {
+    if (core_->tls)
+      ssl_ = std::make_unique<net::ssl::stream<beast::tcp_stream&>>(stream_, *core_->tls);
     beast::error_code ec;
     auto ep = stream_.socket().remote_endpoint(ec);
     if (!ec) remote_ = ep.address().to_string();
@@ -90,7 +94,10 @@ class Session : public std::enable_shared_from_this<Session> {
       std::lock_guard<std::mutex> lock(core_->mu);
       core_->sessions[this] = weak_from_this();
     }
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->DoRead(); });
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->ssl_) return self->DoHandshake();
+      self->DoRead();
+    });
   }
 
   // Drain: a connection waiting for its next request closes; a busy one closes after answering;
@@ -138,6 +145,30 @@ class Session : public std::enable_shared_from_this<Session> {
     std::atomic<bool> answered{false};
   };
 
+  // Runs `f` on the connection's stream: TLS over TCP, or TCP.
+  template <typename F>
+  void WithStream(F&& f) {
+    if (ssl_) {
+      f(*ssl_);
+    } else {
+      f(stream_);
+    }
+  }
+
+  void DoHandshake() {
+    stream_.expires_after(core_->options.handshake_timeout);
+    ssl_->async_handshake(
+        net::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+          self->stream_.expires_never();
+          if (ec) {
+            // A plain-HTTP client or a client that refuses our certificate.
+            spdlog::debug("TLS handshake from {} failed: {}", self->remote_, ec.message());
+            return self->Close();
+          }
+          self->DoRead();
+        });
+  }
+
   void DoRead() {
     if (closed_) return;
     if (core_->draining.load() && !reject_) return Close();
@@ -149,9 +180,11 @@ class Session : public std::enable_shared_from_this<Session> {
     } else if (core_->options.idle_timeout.count() > 0) {
       stream_.expires_after(core_->options.idle_timeout);
     }
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+    WithStream([&](auto& s) {
+      http::async_read(
+          s, buffer_, *parser_,
+          [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+    });
   }
 
   void OnRead(beast::error_code ec) {
@@ -252,10 +285,11 @@ class Session : public std::enable_shared_from_this<Session> {
     res->keep_alive(keep_alive && !core_->draining.load());
     res->body() = std::move(resp.body);
     res->prepare_payload();
-    http::async_write(stream_, *res,
-                      [self = shared_from_this(), res](beast::error_code ec, size_t) {
-                        self->OnWritten(ec, res->keep_alive());
-                      });
+    WithStream([&](auto& s) {
+      http::async_write(s, *res, [self = shared_from_this(), res](beast::error_code ec, size_t) {
+        self->OnWritten(ec, res->keep_alive());
+      });
+    });
   }
 
   void OnWritten(beast::error_code ec, bool keep_alive) {
@@ -265,18 +299,19 @@ class Session : public std::enable_shared_from_this<Session> {
     DoRead();
   }
 
+  template <typename SyncStream>
   class ChunkWriter : public ResponseStream {
    public:
-    explicit ChunkWriter(tcp::socket& socket) : socket_(socket) {}
+    explicit ChunkWriter(SyncStream& stream) : stream_(stream) {}
     bool Write(const std::string& chunk) override {
       if (chunk.empty()) return true;  // an empty chunk would end the stream
       beast::error_code ec;
-      net::write(socket_, http::make_chunk(net::buffer(chunk)), ec);
+      net::write(stream_, http::make_chunk(net::buffer(chunk)), ec);
       return !ec;
     }
 
    private:
-    tcp::socket& socket_;
+    SyncStream& stream_;
   };
 
   // A chunked stream writes synchronously from a thread of its own: no async operation is
@@ -286,23 +321,28 @@ class Session : public std::enable_shared_from_this<Session> {
     std::lock_guard<std::mutex> lock(core_->mu);
     core_->stream_threads.emplace_back(
         [self = shared_from_this(), resp = std::move(resp), keep_alive, version]() mutable {
-          tcp::socket& socket = self->stream_.socket();
           http::response<http::empty_body> res{static_cast<http::status>(resp.status), version};
           res.set(http::field::content_type, resp.content_type);
           for (const auto& [k, v] : resp.headers) res.set(k, v);
           res.chunked(true);
           http::response_serializer<http::empty_body> sr{res};
           beast::error_code ec;
-          http::write_header(socket, sr, ec);
-          if (!ec) {
-            ChunkWriter writer(socket);
+          auto write_all = [&](auto& out) {
+            http::write_header(out, sr, ec);
+            if (ec) return;
+            ChunkWriter<std::remove_reference_t<decltype(out)>> writer(out);
             try {
               resp.stream(writer);
             } catch (const std::exception& e) {
               spdlog::error("response stream threw: {}", e.what());
               ec = net::error::broken_pipe;
             }
-            if (!ec) net::write(socket, http::make_chunk_last(), ec);
+            if (!ec) net::write(out, http::make_chunk_last(), ec);
+          };
+          if (self->ssl_) {
+            write_all(*self->ssl_);
+          } else {
+            write_all(self->stream_.socket());
           }
           net::post(self->stream_.get_executor(), [self, ec, keep_alive] {
             self->streaming_ = false;
@@ -350,6 +390,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   std::shared_ptr<HttpServerCore> core_;
   beast::tcp_stream stream_;
+  // TLS over stream_ when the server has a certificate; all I/O then goes through it.
+  std::unique_ptr<net::ssl::stream<beast::tcp_stream&>> ssl_;
   bool reject_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -397,8 +439,46 @@ size_t HttpServer::in_flight() const {
 
 int HttpServer::io_threads() const { return core_->options.io_threads; }
 int HttpServer::worker_threads() const { return core_->options.worker_threads; }
+bool HttpServer::tls() const { return core_->tls != nullptr; }
+
+namespace {
+
+// A server context from PEM files; the error names the file and OpenSSL's reason.
+Result<std::unique_ptr<net::ssl::context>> LoadTlsContext(const HttpServerOptions& options) {
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return InvalidArgument("security.tls: cert and key must be given together (cert: '" +
+                           options.tls_cert_file + "', key: '" + options.tls_key_file + "')");
+  }
+  auto ctx = std::make_unique<net::ssl::context>(net::ssl::context::tls_server);
+  beast::error_code ec;
+  // TLS 1.2 and later only.
+  ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                       net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                       net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use,
+                   ec);
+  ctx->use_certificate_chain_file(options.tls_cert_file, ec);
+  if (ec) {
+    return InvalidArgument("security.tls.cert: cannot load certificate chain '" +
+                           options.tls_cert_file + "': " + ec.message());
+  }
+  ctx->use_private_key_file(options.tls_key_file, net::ssl::context::pem, ec);
+  if (ec) {
+    return InvalidArgument("security.tls.key: cannot use private key '" + options.tls_key_file +
+                           "' with certificate '" + options.tls_cert_file + "': " + ec.message());
+  }
+  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+    return InvalidArgument("security.tls.key: private key '" + options.tls_key_file +
+                           "' does not match the certificate '" + options.tls_cert_file + "'");
+  }
+  return ctx;
+}
+
+}  // namespace
 
 Status HttpServer::Start() {
+  if (!core_->options.tls_cert_file.empty() || !core_->options.tls_key_file.empty()) {
+    DET_ASSIGN_OR_RETURN(core_->tls, LoadTlsContext(core_->options));
+  }
   beast::error_code ec;
   auto address =
       net::ip::make_address(bind_address_ == "localhost" ? "127.0.0.1" : bind_address_, ec);

@@ -113,6 +113,11 @@ struct HttpServerOptions {
   uint32_t max_header_bytes = 64u << 10;   // request line and headers; larger: 431
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(10)};   // keep-alive, no request
   std::chrono::milliseconds drain_timeout{std::chrono::seconds(10)};  // Stop waits this long
+  // When both are set the server speaks HTTPS only (PEM files: the certificate chain, leaf
+  // first, and its private key); Start fails when they cannot be loaded.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
 };
 
 struct HttpServerCore;  // the server's shared state (http_server.cc)
@@ -135,6 +140,7 @@ class HttpServer {
   size_t in_flight() const;
   int io_threads() const;
   int worker_threads() const;
+  bool tls() const;  // serving HTTPS
 
  private:
   std::shared_ptr<HttpServerCore> core_;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "master/server/agent_admin_service.h"
+#include "master/server/agent_credential_service.h"
 #include "master/server/experiment_summary_service.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
@@ -43,6 +44,8 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
     MutexLock lock(&mu_);
     ScheduleLocked();
   });
+  agent_credentials_ =
+      std::make_unique<AgentCredentialService>(store_.get(), clock_, config_.agent_token);
   templates_ = std::make_unique<TemplateService>(
       store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
   // A changed user (deactivated, renamed, ...) is looked up again on its next request.

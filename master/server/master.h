@@ -187,6 +187,8 @@ class Master {
   class TaskService* tasks() { return tasks_.get(); }
   // Agents and slots disabled by an operator (the scheduler skips them).
   class AgentAdminService* agent_admin() { return agent_admin_.get(); }
+  // Which credential may speak for an agent id on the agent routes.
+  class AgentCredentialService* agent_credentials() { return agent_credentials_.get(); }
 
   // Users, sessions and allocation tokens.
   AuthService* auth() { return auth_.get(); }
@@ -405,6 +407,7 @@ class Master {
   std::unique_ptr<OwnershipService> ownership_;
   std::unique_ptr<CheckpointService> checkpoints_;
   std::unique_ptr<SearcherJournalService> searcher_journal_;
+  std::unique_ptr<class AgentCredentialService> agent_credentials_;
 
   Mutex mu_;
   std::condition_variable_any cv_;  // wakes the scheduling loop: a pass requested, or Stop

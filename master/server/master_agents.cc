@@ -89,6 +89,29 @@ Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) 
   SearcherJournalService::AwaitScope stored(searcher_journal_.get());
   MutexLock lock(&mu_);
   DET_RETURN_IF_ERROR(agents_->Touch(agent_id));
+  if (!body.is_object() || (body.contains("events") && !body["events"].is_array())) {
+    return InvalidArgument("events: must be an object {\"events\": [...]}");
+  }
+  // An agent reports only on allocations placed on it; one bad event refuses the whole batch
+  // before anything is applied.
+  for (const auto& ev : body.value("events", json::array())) {
+    if (!ev.is_object() || (ev.contains("allocationId") && !ev["allocationId"].is_string()) ||
+        (ev.contains("type") && !ev["type"].is_string()) ||
+        (ev.contains("exitCode") && !ev["exitCode"].is_number_integer()) ||
+        (ev.contains("error") && !ev["error"].is_string())) {
+      return InvalidArgument(
+          "events: each event must be an object with string type and allocationId and an "
+          "integer exitCode (got " + ev.dump().substr(0, 200) + ")");
+    }
+    auto it = allocations_.find(ev.value("allocationId", ""));
+    if (it == allocations_.end()) continue;
+    bool placed_here = false;
+    for (const auto& res : it->second->resources) placed_here |= res.agent_id == agent_id;
+    if (!placed_here) {
+      return PermissionDenied("agent '" + agent_id + "' posted an event for allocation '" +
+                              it->first + "', which is not placed on it");
+    }
+  }
   for (const auto& ev : body.value("events", json::array())) {
     std::string type = ev.value("type", "");
     std::string id = ev.value("allocationId", "");

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/paths.h"
+#include "common/secret_file.h"
 #include "master/config/experiment_config.h"
 #include "master/server/db_config.h"
 #include "master/server/static_files.h"
@@ -45,6 +46,38 @@ Result<int64_t> ParseTokenLifetime(const json& value) {
   }
   return seconds;
 }
+
+namespace {
+
+// security.tls and security.agent_token(_file); returns error lines.
+std::string ApplySecurityTransport(const json& security, MasterConfig* config) {
+  std::string errors;
+  if (!security.is_object()) return "security: must be a mapping\n";
+  if (security.contains("tls") && !security["tls"].is_null()) {
+    const json& tls = security["tls"];
+    if (!tls.is_object()) return "security.tls: must be a mapping with cert and key\n";
+    for (const char* key : {"cert", "key"}) {
+      if (!tls.contains(key) || tls[key].is_null()) continue;
+      if (!tls[key].is_string()) {
+        errors += std::string("security.tls.") + key + ": must be a file path (a string)\n";
+      } else {
+        (std::string(key) == "cert" ? config->tls_cert : config->tls_key) = tls[key];
+      }
+    }
+  }
+  for (const char* key : {"agent_token", "agent_token_file"}) {
+    if (!security.contains(key) || security[key].is_null()) continue;
+    if (!security[key].is_string()) {
+      errors += std::string("security.") + key + ": must be a string\n";
+    } else {
+      (std::string(key) == "agent_token" ? config->agent_token : config->agent_token_file) =
+          security[key];
+    }
+  }
+  return errors;
+}
+
+}  // namespace
 
 Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
   DET_ASSIGN_OR_RETURN(json doc, config::YamlToJson(yaml_text));
@@ -101,6 +134,7 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
       else
         errors += secs.status().message() + "\n";
     }
+    if (doc.contains("security")) errors += ApplySecurityTransport(doc["security"], config);
     if (doc.contains("checkpoint_storage")) config->checkpoint_storage = doc["checkpoint_storage"];
     if (doc.contains("agent_timeout"))
       config->agent_timeout_seconds = doc["agent_timeout"].get<int64_t>();
@@ -202,6 +236,20 @@ Status FinalizeMasterConfig(MasterConfig* config) {
     rm.erase("type");
   }
   DET_ASSIGN_OR_RETURN(config->pools, scheduler::ParseResourcePools(rm, resource_pools));
+  if (config->tls_cert.empty() != config->tls_key.empty()) {
+    return InvalidArgument("security.tls: cert and key must be set together (cert: '" +
+                           config->tls_cert + "', key: '" + config->tls_key + "')");
+  }
+  if (!config->agent_token_file.empty()) {
+    if (!config->agent_token.empty()) {
+      return InvalidArgument("security: set agent_token or agent_token_file, not both");
+    }
+    DET_ASSIGN_OR_RETURN(config->agent_token, ReadSecretFile(config->agent_token_file));
+    if (config->agent_token.empty()) {
+      return InvalidArgument("security.agent_token_file: '" + config->agent_token_file +
+                             "' is empty");
+    }
+  }
   if (config->checkpoint_storage.is_null()) {
     config->checkpoint_storage = {{"type", "shared_fs"},
                                   {"host_path", (data / "checkpoints").string()},

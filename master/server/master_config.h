@@ -40,6 +40,14 @@ struct MasterConfig {
   scheduler::ResourcePoolsConfig pools;
   // Set when resource_manager.type is slurm: every pool is a Slurm partition.
   std::optional<slurm::SlurmConfig> slurm;
+  // security.tls.cert / security.tls.key: PEM files; both set: the master serves HTTPS only.
+  std::string tls_cert;
+  std::string tls_key;
+  // security.agent_token (the secret itself) or security.agent_token_file (a file holding it):
+  // agents must present it to register, poll and post events. Empty: agents are not
+  // authenticated (loopback-only clusters; the master warns at startup).
+  std::string agent_token;
+  std::string agent_token_file;
 };
 
 // Applies a YAML document (the master.yaml format) over `config`. Unknown keys are errors.

@@ -587,6 +587,17 @@ class Store {
   virtual Result<std::vector<TaskLogRow>> ListTaskLogsByTask(const std::string& task_id,
                                                              int64_t after_id, int64_t limit,
                                                              bool descending) = 0;
+
+  // tls (agent credentials, migration 0015): the credential each agent id is bound to, as a
+  // SHA-256 hex digest of the agent's own key; master/server/agent_credential_service.h.
+  // Binds `agent_id` unless it is bound already; returns the digest it is bound to either way.
+  virtual Result<std::string> BindAgentCredential(const std::string& agent_id,
+                                                  const std::string& key_digest,
+                                                  int64_t bound_time) = 0;
+  // The digest `agent_id` is bound to; NotFound when it is not bound.
+  virtual Result<std::string> GetAgentCredential(const std::string& agent_id) = 0;
+  // Forgets the binding (an operator re-keys an agent); NotFound when it is not bound.
+  virtual Status DeleteAgentCredential(const std::string& agent_id) = 0;
 };
 
 }  // namespace det::master::store

@@ -174,7 +174,6 @@ def test_every_get_answers_per_contract(cluster, contract, world):
         "/api/v1/agents?sortBy=1&offset=0", f"/api/v1/agents/{w['agent']}",
         f"/api/v1/agents/{w['agent']}/slots",
         f"/api/v1/agents/{w['agent']}/slots/0",
-        f"/agents/{w['agent']}/commands?after=0&timeoutSeconds=0",
         "/api/v1/resource-pools", "/api/v1/job-queues-v2", "/api/v1/job-queues-v2?orderBy=ORDER_BY_DESC",
         "/api/v1/tasks",
         "/api/v1/experiments", "/api/v1/experiments?limit=1&offset=1&sortBy=SORT_BY_NAME",
@@ -237,6 +236,14 @@ def test_every_get_answers_per_contract(cluster, contract, world):
     c.call("GET", "/api/v1/master/config", headers={"Authorization": f"Bearer {admin}"},
            auth=False)
     c.call("GET", "/api/v1/master/config", expect=403)
+    # The agent command poll takes the agent's own credential (cluster-up's secret and the key
+    # the agent keeps in its data dir), not a user's token.
+    agent_credential = {
+        "X-Det-Agent-Secret": (cluster.data_dir / "agent_token").read_text().strip(),
+        "X-Det-Agent-Key": (cluster.data_dir / w["agent"] / "agent.key").read_text().strip(),
+    }
+    c.call("GET", f"/agents/{w['agent']}/commands?after=0&timeoutSeconds=0",
+           headers=agent_credential, auth=False)
     # The routes the merged branches added answer real data, not only well-formed JSON.
     (listed,) = [e for e in answers[
         f"/api/v1/experiments?states=STATE_COMPLETED&experimentIdFilter.gte={done}"][
@@ -549,7 +556,8 @@ def test_agent_requests_follow_contract(cluster, contract, tmp_path):
     agent_id = f"contract-agent-{uuid.uuid4().hex[:6]}"
     agent = subprocess.Popen(
         [str(BIN / "determined-agent"), "--master-url", proxy.url, "--agent-id", agent_id,
-         "--slots", "1", "--data-dir", str(tmp_path / "agent"), "--poll-timeout", "1"],
+         "--slots", "1", "--data-dir", str(tmp_path / "agent"), "--poll-timeout", "1",
+         "--agent-token-file", str(cluster.data_dir / "agent_token")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: any(a["id"] == agent_id and a["connected"]

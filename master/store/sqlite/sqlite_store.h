@@ -214,6 +214,13 @@ class SqliteStore : public Store {
   Result<std::vector<TaskLogRow>> ListTaskLogsByTask(const std::string& task_id, int64_t after_id,
                                                      int64_t limit, bool descending) override;
 
+  // Agent credentials (sqlite_store_agent_credentials.cc).
+  Result<std::string> BindAgentCredential(const std::string& agent_id,
+                                          const std::string& key_digest,
+                                          int64_t bound_time) override;
+  Result<std::string> GetAgentCredential(const std::string& agent_id) override;
+  Status DeleteAgentCredential(const std::string& agent_id) override;
+
  private:
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.

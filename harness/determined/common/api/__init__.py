@@ -10,6 +10,7 @@ from determined.common.api.errors import (
     APIException,
     BadRequestException,
     ForbiddenException,
+    MasterCertificateError,
     MasterNotFoundException,
     MasterUnavailableError,
     NotFoundError,

@@ -18,9 +18,11 @@ import urllib.parse
 import urllib.request
 from typing import Any, Callable, Dict, Optional
 
+from determined.common.api import _tls
 from determined.common.api.errors import (
     APIException,
     ForbiddenException,
+    MasterCertificateError,
     MasterUnavailableError,
     NotFoundException,
     UnauthenticatedException,
@@ -205,7 +207,9 @@ class Session:
     ) -> Any:
         req = urllib.request.Request(url, data=data, headers=headers, method=method)
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
+            with urllib.request.urlopen(
+                req, timeout=timeout, context=_tls.ssl_context(url)
+            ) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as e:
             try:
@@ -218,8 +222,14 @@ class Session:
             cls = _ERROR_CLASSES.get(e.code, APIException)
             raise cls(method, path, e.code, message, reason, code) from None
         except urllib.error.URLError as e:
+            problem = _tls.certificate_problem(e)
+            if problem is not None:
+                raise MasterCertificateError(_tls.certificate_message(self.master_url, problem)) from None
             raise _Transient(f"{type(e.reason).__name__}: {e.reason}") from None
         except (http.client.HTTPException, ConnectionError, socket.timeout, TimeoutError, OSError) as e:
+            problem = _tls.certificate_problem(e)
+            if problem is not None:
+                raise MasterCertificateError(_tls.certificate_message(self.master_url, problem)) from None
             raise _Transient(f"{type(e).__name__}: {e}") from None
         if not raw.strip():
             return None

@@ -97,3 +97,9 @@ class CorruptCertificateCacheException(Exception):
 # The names this package used before it followed Determined's.
 NotFoundError = NotFoundException
 UnauthenticatedError = UnauthenticatedException
+
+
+class MasterCertificateError(MasterNotFoundException):
+    """The master's TLS certificate could not be verified (not retried: waiting cannot fix it).
+    Trust its CA with ``DET_MASTER_CERT_FILE`` (``noverify`` skips the check) and name the host
+    the certificate carries with ``DET_MASTER_CERT_NAME`` when it is not the URL's host."""

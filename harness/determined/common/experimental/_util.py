@@ -11,6 +11,7 @@ import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Type, TypeVar, Union
 
 from determined.common import api
+from determined.common.api import _tls  # noqa: F401 - api._tls below
 from determined.common.api import errors
 
 E = TypeVar("E", bound=enum.Enum)
@@ -110,7 +111,11 @@ def open_raw(session: api.Session, path: str, accept: str, timeout: Optional[flo
     backoff = 0.1
     while True:
         try:
-            return urllib.request.urlopen(req, timeout=timeout or session.default_timeout)
+            return urllib.request.urlopen(
+                req,
+                timeout=timeout or session.default_timeout,
+                context=api._tls.ssl_context(session.master_url),
+            )
         except urllib.error.HTTPError as e:
             try:
                 raw = e.read()
@@ -122,6 +127,10 @@ def open_raw(session: api.Session, path: str, accept: str, timeout: Optional[flo
                 raise cls("GET", path, e.code, message, reason, code) from None
             what = f"HTTP {e.code}"
         except (urllib.error.URLError, OSError) as e:
+            problem = api._tls.certificate_problem(e)
+            if problem is not None:
+                raise errors.MasterCertificateError(
+                    api._tls.certificate_message(session.master_url, problem)) from None
             what = f"{type(e).__name__}: {e}"
         if time.monotonic() >= deadline:
             raise errors.MasterUnavailableError(
