@@ -273,11 +273,53 @@ Status StopProcesses(const std::string& dir, const std::vector<std::string>& nam
 
 }  // namespace
 
+namespace {
+
+// Agents a provisioned pool's `local` provider started (records <dir>/provisioner/<id>.json,
+// docs/operations.md): stopped after the master, which would otherwise start them again.
+void StopProvisionedAgents(const std::string& dir) {
+  std::string root = dir + "/provisioner";
+  std::error_code ec;
+  std::vector<Stopped> stopping;
+  std::vector<std::string> records;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".json") continue;
+    records.push_back(it->path().string());
+    std::ifstream in(it->path());
+    nlohmann::json r = nlohmann::json::parse(in, nullptr, false);
+    if (!r.is_object() || !r.contains("pid") || !r["pid"].is_number_integer()) continue;
+    pid_t pid = r["pid"].get<pid_t>();
+    if (!ProcessMatches(pid, root)) continue;
+    SignalGroup(pid, SIGTERM);
+    stopping.push_back({it->path().stem().string(), pid});
+  }
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < deadline) {
+    bool any = false;
+    for (const Stopped& s : stopping) any = any || ProcessMatches(s.pid, root);
+    if (!any) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (const Stopped& s : stopping) {
+    if (ProcessMatches(s.pid, root)) {
+      SignalGroup(s.pid, SIGKILL);
+      Print("Killed " + s.name + " (pid " + std::to_string(s.pid) + ") after 10 s\n");
+    } else {
+      Print("Stopped " + s.name + " (pid " + std::to_string(s.pid) + ")\n");
+    }
+  }
+  for (const std::string& r : records) fs::remove(r, ec);
+}
+
+}  // namespace
+
 Status ClusterDown(const std::string& data_dir) {
   std::string dir = NormalizedDir(data_dir);
   std::vector<std::string> names = AgentNames(dir);  // agents first, then the master
   names.push_back("master");
-  return StopProcesses(dir, names, "local cluster");
+  DET_RETURN_IF_ERROR(StopProcesses(dir, names, "local cluster"));
+  StopProvisionedAgents(dir);
+  return Status::Ok();
 }
 
 Status MasterDown(const std::string& data_dir) {

@@ -68,6 +68,9 @@ std::vector<TableRow> JobListRows(const json& jobs, bool is_priority) {
       if (n > -1) ahead = std::to_string(n);
       state = JsonString(summary, "state");
     }
+    // Slurm pools: what Slurm says of the job (ids, states, pending reason).
+    std::string detail = JsonString(j, "resourceManagerDetail");
+    if (!detail.empty()) state += " [" + detail + "]";
     std::string type = JsonString(j, "type");
     std::string name = JsonString(j, "name");
     if (type == "TYPE_EXPERIMENT") {

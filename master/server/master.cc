@@ -6,6 +6,7 @@
 #include "master/server/experiment_summary_service.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
+#include "master/server/provisioner_service.h"
 #include "master/server/template_service.h"
 #include "master/server/user_admin_service.h"
 #include "master/server/workspace_service.h"
@@ -31,6 +32,7 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
   summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
   agent_admin_ = std::make_unique<AgentAdminService>();
+  provisioner_ = MakeProvisioner(config_, clock_);
   templates_ = std::make_unique<TemplateService>(
       store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
   // A changed user (deactivated, renamed, ...) is looked up again on its next request.
@@ -63,6 +65,7 @@ Status Master::Start() {
     MutexLock lock(&mu_);
     DET_RETURN_IF_ERROR(RestoreLocked());
   }
+  if (provisioner_) DET_RETURN_IF_ERROR(provisioner_->Start());
   ticker_ = std::thread([this] { SchedulingLoop(); });
   return Status::Ok();
 }
@@ -89,6 +92,8 @@ void Master::Stop() {
   // Answers the long polls still open; their callbacks take mu_, so it must not be held here.
   waiters_->Stop();
   if (ticker_.joinable()) ticker_.join();
+  // Provisioned agents keep running: the next master re-finds them.
+  if (provisioner_) provisioner_->Stop();
   checkpoints_->Stop();
 }
 

@@ -122,6 +122,8 @@ struct JobView {
   std::string state = "STATE_QUEUED";  // STATE_QUEUED | STATE_SCHEDULED | ..._BACKFILLED
   int64_t jobs_ahead = 0;              // -1 under fair share (Determined: unsupported)
   std::string position;                // the exact queue position, as stored
+  // Slurm pools: the jobs' ids, states and pending reasons as Slurm reports them.
+  std::string rm_detail;
 };
 
 struct CreateExperimentRequest {
@@ -179,6 +181,8 @@ class Master {
   class ExperimentSummaryService* summaries() { return summaries_.get(); }
   // Agents and slots disabled by an operator (the scheduler skips them).
   class AgentAdminService* agent_admin() { return agent_admin_.get(); }
+  // Pools that grow: agents started and stopped by a provider; null without such a pool.
+  class ProvisionerService* provisioner() { return provisioner_.get(); }
 
   // Users, sessions and allocation tokens.
   AuthService* auth() { return auth_.get(); }
@@ -361,6 +365,8 @@ class Master {
   Status MaybeFinishExperimentLocked(ExperimentRuntime& exp) REQUIRES(mu_);
   void TerminateAllocationLocked(AllocationRuntime& alloc, bool graceful) REQUIRES(mu_);
   void TickLocked() REQUIRES(mu_);
+  // Hands the provisioner what waits and what each agent does (master_provisioning.cc).
+  void ProvisionerTickLocked() REQUIRES(mu_);
   void AppendMasterLogLocked(int64_t trial_id, const std::string& task_id,
                              const std::string& message) REQUIRES(mu_);
   std::string PresentedExperimentStateLocked(const ExperimentRuntime& exp) const REQUIRES(mu_);
@@ -400,6 +406,7 @@ class Master {
   std::unique_ptr<UnmanagedService> unmanaged_;
   std::unique_ptr<class ExperimentSummaryService> summaries_;
   std::unique_ptr<class AgentAdminService> agent_admin_;
+  std::unique_ptr<class ProvisionerService> provisioner_;
   std::unique_ptr<MetricsService> metrics_;
   std::unique_ptr<SeriesService> series_;
 };
