@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 
 namespace det::master::server {
@@ -39,7 +40,7 @@ Status ProvisionerService::Start() {
   {
     MutexLock lock(&mu_);
     for (const auto& [id, a] : agents_) {
-      spdlog::info("provisioner: re-found agent {} of pool {}", id, a.pool);
+      if (!a.stopping) spdlog::info("provisioner: re-found agent {} of pool {}", id, a.pool);
     }
   }
   worker_ = std::thread([this] { WorkerLoop(); });
@@ -57,9 +58,14 @@ void ProvisionerService::Stop() {
 }
 
 std::string ProvisionerService::NextAgentIdLocked(const std::string& pool) {
-  // The smallest free index: ids are reused, so the agent list stays as long as the pool.
+  // The smallest free index: ids are reused, so the agent list stays as long as the pool. Ids
+  // name files and Slurm jobs: characters other than [A-Za-z0-9._-] of the pool become '-'.
+  std::string prefix = pool;
+  for (char& c : prefix) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '-';
+  }
   for (int n = 1;; ++n) {
-    std::string id = pool + "-agent-" + std::to_string(n);
+    std::string id = prefix + "-agent-" + std::to_string(n);
     if (!agents_.count(id)) return id;
   }
 }

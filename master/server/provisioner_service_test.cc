@@ -211,6 +211,14 @@ TEST_F(ProvisionerServiceTest, ReFindsAgentsAfterARestartAndGivesThemTimeToRegis
               provider_->stopped.end());
 }
 
+TEST_F(ProvisionerServiceTest, AgentIdsKeepOnlyFileSafeCharactersOfThePool) {
+  Make({{"team a/b", LocalConfig(0, 1)}});
+  Step(Waiting("team a/b", 1));
+  ASSERT_EQ(provider_->launched.size(), 1u);
+  EXPECT_EQ(provider_->launched[0].agent_id, "team-a-b-agent-1");
+  EXPECT_EQ(provider_->launched[0].pool, "team a/b");
+}
+
 TEST_F(ProvisionerServiceTest, FailedLaunchBacksOff) {
   auto provider = std::make_unique<FakeProvider>();
   provider->fail_launches = true;
