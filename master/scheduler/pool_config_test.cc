@@ -67,7 +67,7 @@ std::string Error(const std::string& pools, json rm = json()) {
 TEST(PoolConfigTest, ProviderMakesThePoolGrow) {
   auto c = ParseResourcePools(
       json(),
-      json::array({{{"pool_name", "static"}},
+      json::array({{{"pool_name", "default"}},
                    {{"pool_name", "grow"},
                     {"provider",
                      {{"type", "local"}, {"max_agents", 2}, {"max_idle_agent_period", "3s"}}}}}));
