@@ -109,8 +109,9 @@ bool LocalProvider::IsOurAgent(pid_t pid, const std::string& agent_id) const {
     if (state == 'Z' || state == 'X') return false;
   }
   std::string cmdline = ReadAll("/proc/" + std::to_string(pid) + "/cmdline");
-  // Empty while the process is inside execve: it is the one we started.
-  if (cmdline.empty()) return true;
+  // Empty while the process is inside execve, and still ours (the master's) between the fork
+  // and the exec: either way it is the one we started.
+  if (cmdline.empty() || cmdline == ReadAll("/proc/self/cmdline")) return true;
   std::string want = std::string("--agent-id") + '\0' + agent_id + '\0';
   return cmdline.find(want) != std::string::npos &&
          cmdline.find(options_.root) != std::string::npos;

@@ -91,6 +91,7 @@ def test_pool_grows_for_a_search_and_shrinks_to_zero(tmp_path):
 
         wait_for(two_running, 120, "two provisioned agents running a trial each")
         assert both[-1] == ["grow-agent-1", "grow-agent-2"]
+        assert records(c) == ["grow-agent-1", "grow-agent-2"]  # each launched once, recorded
         c.wait_state(exp, "STATE_COMPLETED", timeout=240)
         trials = c.trials(exp)
         assert len(trials) == 2 and all(t["state"] == "STATE_COMPLETED" for t in trials)
