@@ -297,6 +297,46 @@ static Result<std::string> RunDetPostgres(const std::string& command, const std:
   return nl == std::string::npos ? out : out.substr(nl + 1);
 }
 
+namespace {
+
+// Agents a provisioned pool's `local` provider started (records <dir>/provisioner/<id>.json,
+// docs/operations.md): stopped after the master, which would otherwise start them again.
+void StopProvisionedAgents(const std::string& dir) {
+  std::string root = dir + "/provisioner";
+  std::error_code ec;
+  std::vector<Stopped> stopping;
+  std::vector<std::string> records;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".json") continue;
+    records.push_back(it->path().string());
+    std::ifstream in(it->path());
+    nlohmann::json r = nlohmann::json::parse(in, nullptr, false);
+    if (!r.is_object() || !r.contains("pid") || !r["pid"].is_number_integer()) continue;
+    pid_t pid = r["pid"].get<pid_t>();
+    if (!ProcessMatches(pid, root)) continue;
+    SignalGroup(pid, SIGTERM);
+    stopping.push_back({it->path().stem().string(), pid});
+  }
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < deadline) {
+    bool any = false;
+    for (const Stopped& s : stopping) any = any || ProcessMatches(s.pid, root);
+    if (!any) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (const Stopped& s : stopping) {
+    if (ProcessMatches(s.pid, root)) {
+      SignalGroup(s.pid, SIGKILL);
+      Print("Killed " + s.name + " (pid " + std::to_string(s.pid) + ") after 10 s\n");
+    } else {
+      Print("Stopped " + s.name + " (pid " + std::to_string(s.pid) + ")\n");
+    }
+  }
+  for (const std::string& r : records) fs::remove(r, ec);
+}
+
+}  // namespace
+
 Status ClusterDown(const std::string& data_dir) {
   std::string dir = NormalizedDir(data_dir);
   std::vector<std::string> names = AgentNames(dir);  // agents first, then the master
@@ -311,6 +351,7 @@ Status ClusterDown(const std::string& data_dir) {
     DET_RETURN_IF_ERROR(RunDetPostgres("stop", dir).status());
     Print("Stopped PostgreSQL (" + dir + "/postgres)\n");
   }
+  StopProvisionedAgents(dir);
   return Status::Ok();
 }
 

@@ -89,6 +89,13 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
                                         {{"preemption", p.scheduler.preemption},
                                          {"defaultPriority", p.scheduler.default_priority}}}};
                   }
+                  if (p.provider) {  // a pool that grows (provisioner): its bounds, seconds
+                    pool["minAgents"] = p.provider->min_instances;
+                    pool["maxAgents"] = p.provider->max_instances;
+                    pool["maxIdleAgentPeriod"] = p.provider->max_idle_agent_period_ms / 1000.0;
+                    pool["maxAgentStartingPeriod"] =
+                        p.provider->max_agent_starting_period_ms / 1000.0;
+                  }
                   pools.push_back(pool);
                 }
                 auto page = Paginate(req, pools, "resourcePools");

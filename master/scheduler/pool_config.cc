@@ -160,6 +160,10 @@ Result<PoolConfig> ParsePoolConfig(const nlohmann::json& j, std::string_view whe
     }
     p.max_aux_containers_per_agent = static_cast<int>(j[key].get<int64_t>());
   }
+  if (j.contains("provider") && !j["provider"].is_null()) {
+    DET_ASSIGN_OR_RETURN(p.provider,
+                         ParseProvisionerConfig(j["provider"], Path(where, "provider")));
+  }
   p.scheduler = default_scheduler;
   if (j.contains("scheduler") && !j["scheduler"].is_null()) {
     DET_ASSIGN_OR_RETURN(p.scheduler, ParseSchedulerConfig(j["scheduler"],

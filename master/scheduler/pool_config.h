@@ -15,6 +15,7 @@
 //    default_aux_resource_pool (default "default") must name a configured pool.
 // Error messages name the offending path, e.g. `resource_pools[1].scheduler.type: ...`.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,7 @@
 
 #include "common/status.h"
 #include "master/scheduler/fitting.h"
+#include "master/scheduler/provisioner.h"
 #include "master/scheduler/types.h"
 
 namespace det::master::scheduler {
@@ -44,6 +46,8 @@ struct PoolConfig {
   std::string description;
   SchedulerConfig scheduler;
   int max_aux_containers_per_agent = kDefaultMaxZeroSlotContainers;
+  // `provider`: the pool grows and shrinks (provisioner.h); nullopt for a static pool.
+  std::optional<ProvisionerConfig> provider;
 };
 
 struct ResourcePoolsConfig {

@@ -64,6 +64,29 @@ std::string Error(const std::string& pools, json rm = json()) {
   return c.ok() ? "ok" : c.status().message();
 }
 
+TEST(PoolConfigTest, ProviderMakesThePoolGrow) {
+  auto c = ParseResourcePools(
+      json(),
+      json::array({{{"pool_name", "default"}},
+                   {{"pool_name", "grow"},
+                    {"provider",
+                     {{"type", "local"}, {"max_agents", 2}, {"max_idle_agent_period", "3s"}}}}}));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->pools[0].provider.has_value());
+  ASSERT_TRUE(c->pools[1].provider.has_value());
+  EXPECT_EQ(c->pools[1].provider->max_instances, 2);
+  EXPECT_EQ(c->pools[1].provider->max_idle_agent_period_ms, 3000);
+  EXPECT_EQ(
+      ParseResourcePools(
+          json(),
+          json::array({{{"pool_name", "grow"},
+                        {"provider", {{"type", "local"}, {"max_idle_agent_period", "soon"}}}}}))
+          .status()
+          .message(),
+      "resource_pools[0].provider.max_idle_agent_period: must be a duration such as "
+      "\"30s\", \"5m\" or \"1h\" (got \"soon\")");
+}
+
 TEST(PoolConfigTest, Errors) {
   EXPECT_EQ(Error(R"([{"pool_name": "default", "scheduler": {"type": "round_robin"}}])"),
             "resource_pools[0].scheduler.type: the round_robin scheduler is no longer supported; "

@@ -152,10 +152,11 @@ ScalingDecision DecideScaling(const ProvisionerConfig& config, const ScalingInpu
   }
   // Rule 2: agents for what waits, with the starting ones counted.
   int needed = 0;
-  if (in.waiting_slots > 0) {
+  int uncovered = std::max(in.waiting_slots - in.free_slots, 0);
+  if (uncovered > 0) {
     int per = std::max(config.slots_per_agent, 1);
-    needed = (in.waiting_slots + per - 1) / per;
-  } else if (in.waiting_tasks > 0) {
+    needed = (uncovered + per - 1) / per;
+  } else if (in.waiting_slots == 0 && in.waiting_tasks > 0 && alive - starting == 0) {
     needed = 1;
   }
   int launch = std::max(needed - starting, 0);

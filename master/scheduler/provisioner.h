@@ -13,9 +13,9 @@
 // Rules of DecideScaling:
 // 1. A starting agent that has not registered within max_agent_starting_period is stopped (and
 //    no longer counts as starting).
-// 2. Agents needed = ceil(slots the waiting tasks ask for / slots_per_agent), at least 1 when a
-//    zero-slot task waits; starting agents count towards it; new ones are launched up to
-//    max_instances in all.
+// 2. Agents needed = ceil((slots the waiting tasks ask for - free slots on the pool's registered
+//    agents) / slots_per_agent); 1 when only zero-slot tasks wait and no agent is registered;
+//    starting agents count towards it; new ones are launched up to max_instances in all.
 // 3. Below min_instances, agents are launched up to it.
 // 4. An agent idle (no allocation) for max_idle_agent_period is stopped when no task waits,
 //    oldest idle first, never below min_instances.
@@ -58,6 +58,7 @@ struct ScalingInput {
   std::vector<ProvisionedAgent> agents;
   int waiting_slots = 0;  // slots asked for by tasks waiting in this pool
   int waiting_tasks = 0;  // tasks waiting in this pool (zero-slot ones included)
+  int free_slots = 0;     // unused slots on the pool's registered agents (about to be used)
 };
 
 struct ScalingDecision {

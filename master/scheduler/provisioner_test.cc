@@ -94,6 +94,21 @@ TEST(DecideScalingTest, ZeroSlotTaskNeedsOneAgent) {
   EXPECT_EQ(DecideScaling(Config(0, 5), in).launch, 1);
 }
 
+TEST(DecideScalingTest, FreeSlotsOnRegisteredAgentsCoverWhatWaits) {
+  ScalingInput in;
+  in.now_ms = 1000;
+  in.agents = {Idle("a", 900)};
+  in.waiting_slots = 3;
+  in.waiting_tasks = 3;
+  in.free_slots = 2;  // agent a's: one more 2-slot agent for the third slot
+  EXPECT_EQ(DecideScaling(Config(0, 5), in).launch, 1);
+  in.free_slots = 4;
+  EXPECT_EQ(DecideScaling(Config(0, 5), in), ScalingDecision{});
+  in.waiting_slots = 0;
+  in.waiting_tasks = 1;  // zero-slot: a registered agent runs it
+  EXPECT_EQ(DecideScaling(Config(0, 5), in), ScalingDecision{});
+}
+
 TEST(DecideScalingTest, KeepsMinInstances) {
   ScalingInput in;
   EXPECT_EQ(DecideScaling(Config(2, 5), in).launch, 2);

@@ -26,9 +26,10 @@ Result<AgentService::Registration> AgentService::Register(const std::string& age
   MutexLock lock(&mu_);
   auto [it, inserted] = agents_.try_emplace(agent_id);
   Record& r = it->second;
-  if (inserted) {
+  if (inserted || r.forgotten) {
     r.agent.id = agent_id;
     r.agent.registered_time = Now();
+    r.forgotten = false;
   }
   r.agent.resource_pool = pool;
   r.agent.hostname = body.value("hostname", std::string());
@@ -149,14 +150,27 @@ std::vector<AgentService::Agent> AgentService::List() const {
   MutexLock lock(&mu_);
   std::vector<Agent> out;
   out.reserve(agents_.size());
-  for (const auto& [id, r] : agents_) out.push_back(r.agent);
+  for (const auto& [id, r] : agents_) {
+    if (!r.forgotten) out.push_back(r.agent);
+  }
   return out;
+}
+
+void AgentService::Forget(const std::string& agent_id) {
+  MutexLock lock(&mu_);
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) return;
+  // The record stays (open polls point at it) but is no longer listed.
+  it->second.forgotten = true;
+  it->second.agent.connected = false;
+  it->second.commands.clear();
+  NotifyLocked(agent_id);
 }
 
 std::optional<AgentService::Agent> AgentService::Find(const std::string& agent_id) const {
   MutexLock lock(&mu_);
   auto it = agents_.find(agent_id);
-  if (it == agents_.end()) return std::nullopt;
+  if (it == agents_.end() || it->second.forgotten) return std::nullopt;
   return it->second.agent;
 }
 

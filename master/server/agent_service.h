@@ -74,6 +74,8 @@ class AgentService {
   // Every agent, by id; or one.
   std::vector<Agent> List() const EXCLUDES(mu_);
   std::optional<Agent> Find(const std::string& agent_id) const EXCLUDES(mu_);
+  // Drops the agent from the lists (a provisioner ended it); it may register again.
+  void Forget(const std::string& agent_id) EXCLUDES(mu_);
   // Long polls answer at once from now on (the HTTP server drains).
   void BeginShutdown() EXCLUDES(mu_);
 
@@ -83,6 +85,7 @@ class AgentService {
     std::deque<nlohmann::json> commands;  // unacknowledged, each with "seq"
     int64_t next_seq = 1;
     int open_polls = 0;  // command long polls in progress (contact while > 0)
+    bool forgotten = false;  // Forget: not listed until it registers again
   };
   using PollStep = std::shared_ptr<std::function<bool(bool final)>>;
   void LongPollLocked(const std::string& agent_id, Waiters::TimePoint deadline, PollStep step,

@@ -156,5 +156,21 @@ TEST_F(AgentServiceTest, AnOpenPollKeepsAnIdleAgentInContact) {
   EXPECT_TRUE(Answer(drained)["commands"].empty()) << "draining: a poll answers at once";
 }
 
+TEST_F(AgentServiceTest, ForgottenAgentLeavesTheListsUntilItRegistersAgain) {
+  Register("grow-agent-1");
+  auto poll = Poll("grow-agent-1", 0, 60000);
+  agents_.Forget("grow-agent-1");
+  // Its open poll is told to register again; it is no longer listed or found.
+  ASSERT_EQ(poll.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_FALSE(poll.get().ok());
+  EXPECT_TRUE(agents_.List().empty());
+  EXPECT_FALSE(agents_.Find("grow-agent-1").has_value());
+  clock_.Advance(5'000'000);
+  Register("grow-agent-1");
+  ASSERT_EQ(agents_.List().size(), 1u);
+  EXPECT_TRUE(agents_.List()[0].connected);
+  EXPECT_EQ(agents_.List()[0].registered_time, clock_.NowMicros());
+}
+
 }  // namespace
 }  // namespace det::master::server

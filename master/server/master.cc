@@ -9,6 +9,7 @@
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
 #include "master/server/slurm_service.h"
+#include "master/server/provisioner_service.h"
 #include "master/server/template_service.h"
 #include "master/server/user_admin_service.h"
 #include "master/server/workspace_service.h"
@@ -46,6 +47,7 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
   });
   agent_credentials_ =
       std::make_unique<AgentCredentialService>(store_.get(), clock_, config_.agent_token);
+  provisioner_ = MakeProvisioner(config_, clock_);
   templates_ = std::make_unique<TemplateService>(
       store_.get(), [this](int64_t id) { return workspaces_->WorkspaceExists(id); });
   // A changed user (deactivated, renamed, ...) is looked up again on its next request.
@@ -83,6 +85,7 @@ Status Master::Start() {
     DET_RETURN_IF_ERROR(StartSlurm());
     DET_RETURN_IF_ERROR(RestoreLocked());
   }
+  if (provisioner_) DET_RETURN_IF_ERROR(provisioner_->Start());
   ticker_ = std::thread([this] { SchedulingLoop(); });
   return Status::Ok();
 }
@@ -112,6 +115,8 @@ void Master::Stop() {
   // Stores the searcher snapshots and journal records still queued.
   searcher_journal_->Stop();
   if (slurm_) slurm_->Stop();
+  // Provisioned agents keep running: the next master re-finds them.
+  if (provisioner_) provisioner_->Stop();
   checkpoints_->Stop();
 }
 

@@ -189,6 +189,8 @@ class Master {
   class AgentAdminService* agent_admin() { return agent_admin_.get(); }
   // Which credential may speak for an agent id on the agent routes.
   class AgentCredentialService* agent_credentials() { return agent_credentials_.get(); }
+  // Pools that grow: agents started and stopped by a provider; null without such a pool.
+  class ProvisionerService* provisioner() { return provisioner_.get(); }
 
   // Users, sessions and allocation tokens.
   AuthService* auth() { return auth_.get(); }
@@ -389,6 +391,8 @@ class Master {
   Status MaybeFinishExperimentLocked(ExperimentRuntime& exp) REQUIRES(mu_);
   void TerminateAllocationLocked(AllocationRuntime& alloc, bool graceful) REQUIRES(mu_);
   void TickLocked() REQUIRES(mu_);
+  // Hands the provisioner what waits and what each agent does (master_provisioning.cc).
+  void ProvisionerTickLocked() REQUIRES(mu_);
   void AppendMasterLogLocked(int64_t trial_id, const std::string& task_id,
                              const std::string& message) REQUIRES(mu_);
   std::string PresentedExperimentStateLocked(const ExperimentRuntime& exp) const REQUIRES(mu_);
@@ -432,6 +436,7 @@ class Master {
   std::unique_ptr<class ExperimentSummaryService> summaries_;
   std::unique_ptr<class AgentAdminService> agent_admin_;
   std::unique_ptr<class TaskService> tasks_;
+  std::unique_ptr<class ProvisionerService> provisioner_;
   std::unique_ptr<MetricsService> metrics_;
   std::unique_ptr<SeriesService> series_;
 };

@@ -255,6 +255,7 @@ void Master::TickLocked() {
     Status st = HandleAllocationExitLocked(*a, -1, "not re-adopted after master restart", true);
     if (!st.ok()) spdlog::error("{}", st.ToString());
   }
+  if (provisioner_) ProvisionerTickLocked();
   ScheduleLocked();
 }
 

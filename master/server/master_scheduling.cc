@@ -13,6 +13,7 @@
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
 #include "master/server/task_service.h"
+#include "master/server/provisioner_service.h"
 
 namespace det::master::server {
 
@@ -79,6 +80,8 @@ scheduler::ClusterSnapshot Master::SnapshotLocked() const {
     const AgentAdminState admin = agent_admin_->Agent(a.id);
     agent.enabled = admin.enabled;
     agent.draining = admin.draining;
+    // An agent the provisioner is stopping takes nothing new.
+    if (provisioner_ && provisioner_->Stopping(a.id)) agent.enabled = false;
     for (const auto& s : a.slots) {
       agent.slot_ids.push_back(s.value("id", 0));
       if (!agent_admin_->SlotEnabled(a.id, s.value("id", 0))) {
@@ -510,6 +513,9 @@ std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
       j.jobs_ahead = e.jobs_ahead;
       j.position = e.position.ToString();
       if (slurm_) OverlaySlurmJobLocked(exp, &j);
+      if (provisioner_ && e.state == scheduler::JobQueueState::kQueued) {
+        j.rm_detail = ProvisionerJobDetail(*provisioner_, pool.pool_name);
+      }
       jobs.push_back(std::move(j));
     }
   }

@@ -1,0 +1,83 @@
+// Master: pools that grow. Each tick hands the provisioner (provisioner_service.h) the slots
+// waiting per pool and what each agent does, and forgets the agents its providers ended.
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "master/server/local_provider.h"
+#include "master/server/master.h"
+#include "master/server/master_runtime.h"
+#include "master/server/provisioner_service.h"
+
+namespace det::master::server {
+
+std::unique_ptr<ProvisionerService> MakeProvisioner(const MasterConfig& config,
+                                                    const Clock* clock) {
+  std::map<std::string, scheduler::ProvisionerConfig> pools;
+  for (const scheduler::PoolConfig& p : config.pools.pools) {
+    if (p.provider) pools[p.pool_name] = *p.provider;
+  }
+  if (pools.empty()) return nullptr;
+  LocalProvider::Options local;
+  local.agent_binary = LocalProvider::AgentBinaryNearExecutable();
+  // Agents on this host reach a master listening on every address through loopback.
+  std::string host = config.bind_address;
+  if (host.empty() || host == "0.0.0.0" || host == "::") host = "127.0.0.1";
+  local.master_url = "http://" + host + ":" + std::to_string(config.port);
+  std::error_code ec;
+  local.root =
+      std::filesystem::absolute(config.data_dir + "/provisioner", ec).lexically_normal().string();
+  std::map<std::string, std::unique_ptr<Provider>> providers;
+  providers["local"] = std::make_unique<LocalProvider>(std::move(local), clock);
+  return std::make_unique<ProvisionerService>(clock, std::move(pools), std::move(providers));
+}
+
+std::string ProvisionerJobDetail(const ProvisionerService& service, const std::string& pool) {
+  if (!service.Provisions(pool)) return "";
+  ProvisionerService::PoolStatus status = service.StatusOf(pool);
+  if (status.starting == 0) return "";
+  return "waiting for " + std::to_string(status.starting) + " agent" +
+         (status.starting == 1 ? "" : "s") + " to start";
+}
+
+void Master::ProvisionerTickLocked() {
+  ProvisionerService::TickInput input;
+  std::map<std::string, int> used_slots;  // by agent
+  for (const auto& [id, a] : allocations_) {
+    if (a->state == AllocationRuntime::State::kTerminated) continue;
+    if (a->state == AllocationRuntime::State::kPending) {
+      const TrialRuntime& t = *trials_.at(a->trial_id);
+      std::string pool = PoolOfLocked(*experiments_.at(t.experiment_id));
+      if (!provisioner_->Provisions(pool)) continue;
+      ProvisionerService::PoolDemand& d = input.pools[pool];
+      d.waiting_slots += static_cast<int>(a->slots);
+      d.waiting_tasks += 1;
+      continue;
+    }
+    for (const auto& res : a->resources) {
+      if (res.exited) continue;
+      used_slots[res.agent_id] += static_cast<int>(res.slot_ids.size());
+      input.agents[res.agent_id].busy = true;
+    }
+  }
+  for (const AgentService::Agent& a : agents_->List()) {
+    ProvisionerService::AgentUsage& usage = input.agents[a.id];
+    usage.connected = a.connected;
+    if (!a.connected || !provisioner_->Provisions(a.resource_pool)) continue;
+    if (provisioner_->Stopping(a.id)) continue;
+    int free = static_cast<int>(a.slots.size()) - used_slots[a.id];
+    if (free > 0) input.pools[a.resource_pool].free_slots += free;
+  }
+  for (const std::string& id : provisioner_->Tick(input)) {
+    // Its process is gone: what it still held is lost (as when an agent times out), and it
+    // leaves the agent list.
+    for (AllocationRuntime* alloc : AllocationsOnAgentLocked(id)) {
+      KillResourcesLocked(*alloc);
+      Status st = HandleAllocationExitLocked(*alloc, -1, "agent " + id + " was stopped", true);
+      if (!st.ok()) spdlog::error("{}", st.ToString());
+    }
+    agents_->Forget(id);
+  }
+}
+
+}  // namespace det::master::server
