@@ -214,8 +214,11 @@ def test_workspaces_projects_and_experiment_move(cluster, tmp_path):
     assert "Successfully deleted workspace parity-ws2." in out, out
     gone = cluster.det("workspace", "describe", "parity-ws2", check=False)
     assert gone.returncode == 1 and "not found" in gone.stderr, gone.stderr
-    # The built-in ones stay.
-    immutable = cluster.det("workspace", "archive", "Uncategorized", check=False)
+    # The built-in ones stay: they belong to admin (as in Determined), so another user is
+    # refused by the permission rules and an admin by their immutability.
+    refused = cluster.det("workspace", "archive", "Uncategorized", check=False)
+    assert refused.returncode == 1 and "may not change workspace" in refused.stderr, refused.stderr
+    immutable = cluster.det("-u", "admin", "workspace", "archive", "Uncategorized", check=False)
     assert immutable.returncode == 1 and "immutable" in immutable.stderr, immutable.stderr
     for e in (exp_id, exp2):
         cluster.det("experiment", "kill", str(e))
