@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/spawn_detached.h"
 #include "common/status.h"
 
 namespace det::cli {
@@ -42,7 +43,7 @@ std::string DefaultDataDir();
 Result<std::string> FindSiblingBinary(const std::string& name);
 
 // Starts `argv` detached, logging to `log_path`; returns its pid (also its process group id).
-Result<pid_t> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path);
+using ::det::SpawnDetached;
 
 // Reads a pid file; nullopt when missing or malformed.
 std::optional<pid_t> ReadPidFile(const std::string& path);

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/spawn_detached.h"
+
 namespace det::master::server {
 
 namespace fs = std::filesystem;
@@ -25,66 +27,6 @@ std::string ReadAll(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// Starts argv detached (new session; stdin /dev/null; stdout+stderr appended to log_path) and
-// returns its pid. Double fork: the agent is not our child, so it leaves no zombie and outlives
-// us. Only async-signal-safe calls between fork and exec.
-Result<pid_t> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path) {
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + strerror(errno));
-  std::vector<char*> cargv;
-  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  pid_t child = fork();
-  if (child < 0) {
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
-    return Internal(std::string("fork: ") + strerror(errno));
-  }
-  if (child == 0) {
-    close(pipe_fds[0]);
-    setsid();
-    pid_t grandchild = fork();
-    if (grandchild != 0) {
-      int64_t pid64 = grandchild;
-      ssize_t n = write(pipe_fds[1], &pid64, sizeof(pid64));
-      (void)n;
-      _exit(grandchild < 0 ? 1 : 0);
-    }
-    // The master blocks SIGTERM/SIGINT for its sigwait thread; the agent starts clean.
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGPIPE, SIG_DFL);
-    signal(SIGHUP, SIG_IGN);
-    int devnull = open("/dev/null", O_RDONLY);
-    int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (devnull < 0 || log < 0) _exit(127);
-    dup2(devnull, STDIN_FILENO);
-    dup2(log, STDOUT_FILENO);
-    dup2(log, STDERR_FILENO);
-    for (int fd = 3; fd < 4096; ++fd) {
-      if (fd != pipe_fds[1]) close(fd);
-    }
-    execv(cargv[0], cargv.data());
-    _exit(127);
-  }
-  close(pipe_fds[1]);
-  int64_t pid64 = 0;
-  size_t got = 0;
-  while (got < sizeof(pid64)) {
-    ssize_t n = read(pipe_fds[0], reinterpret_cast<char*>(&pid64) + got, sizeof(pid64) - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  close(pipe_fds[0]);
-  int wstatus = 0;
-  while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
-  }
-  if (got < sizeof(pid64) || pid64 <= 0) return Internal("could not start " + argv[0]);
-  return static_cast<pid_t>(pid64);
 }
 
 }  // namespace
@@ -136,6 +78,9 @@ Status LocalProvider::Launch(const LaunchSpec& spec) {
                                    std::to_string(spec.slots),
                                    "--data-dir",
                                    data_dir};
+  if (!options_.agent_token_file.empty()) {
+    argv.insert(argv.end(), {"--agent-token-file", options_.agent_token_file});
+  }
   DET_ASSIGN_OR_RETURN(pid_t pid,
                        SpawnDetached(argv, options_.root + "/" + spec.agent_id + ".log"));
   json record = {{"agentId", spec.agent_id},

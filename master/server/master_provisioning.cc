@@ -24,6 +24,7 @@ std::unique_ptr<ProvisionerService> MakeProvisioner(const MasterConfig& config,
   std::string host = config.bind_address;
   if (host.empty() || host == "0.0.0.0" || host == "::") host = "127.0.0.1";
   local.master_url = "http://" + host + ":" + std::to_string(config.port);
+  local.agent_token_file = config.agent_token_file;
   std::error_code ec;
   local.root =
       std::filesystem::absolute(config.data_dir + "/provisioner", ec).lexically_normal().string();

@@ -460,6 +460,21 @@ std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
   scheduler::ClusterSnapshot snap = SnapshotLocked();
   std::map<std::string, const ExperimentRuntime*> by_job;
   for (const auto& [id, exp] : experiments_) by_job[exp->job_id] = exp.get();
+  // The queue's view of a job, the same for experiments and tasks.
+  auto queue_view = [](const scheduler::JobQueueEntry& e, const std::string& pool_name) {
+    JobView j;
+    j.job_id = e.job_id;
+    j.priority = e.priority;
+    j.weight = e.weight;
+    j.resource_pool = pool_name;
+    j.requested_slots = e.requested_slots;
+    j.allocated_slots = e.allocated_slots;
+    j.scheduled = e.state != scheduler::JobQueueState::kQueued;
+    j.state = scheduler::JobQueueStateName(e.state);
+    j.jobs_ahead = e.jobs_ahead;
+    j.position = e.position.ToString();
+    return j;
+  };
   std::vector<JobView> jobs;
   for (const auto& pool : config_.pools.pools) {
     if (!pool_filter.empty() && pool.pool_name != pool_filter) continue;
@@ -476,42 +491,22 @@ std::vector<JobView> Master::ListJobs(const std::string& pool_filter) {
         // A command, notebook, shell or TensorBoard.
         std::optional<TaskService::JobInfo> task = tasks_->Job(e.job_id);
         if (!task) continue;
-        JobView j;
-        j.job_id = e.job_id;
+        JobView j = queue_view(e, pool.pool_name);
         j.type = task->type;
         j.entity_id = task->task_id;
         j.name = task->name;
         j.username = task->username;
         j.submission_time = task->submission_time;
-        j.priority = e.priority;
-        j.weight = e.weight;
-        j.resource_pool = pool.pool_name;
-        j.requested_slots = e.requested_slots;
-        j.allocated_slots = e.allocated_slots;
-        j.scheduled = e.state != scheduler::JobQueueState::kQueued;
-        j.state = scheduler::JobQueueStateName(e.state);
-        j.jobs_ahead = e.jobs_ahead;
-        j.position = e.position.ToString();
         j.preemptible = false;
         jobs.push_back(std::move(j));
         continue;
       }
       const ExperimentRuntime& exp = *it->second;
-      JobView j;
-      j.job_id = e.job_id;
+      JobView j = queue_view(e, pool.pool_name);
       j.experiment_id = exp.id;
       j.name = exp.config.name;
       j.username = exp.username;
       j.submission_time = exp.submission_time;
-      j.priority = e.priority;
-      j.weight = e.weight;
-      j.resource_pool = pool.pool_name;
-      j.requested_slots = e.requested_slots;
-      j.allocated_slots = e.allocated_slots;
-      j.scheduled = e.state != scheduler::JobQueueState::kQueued;
-      j.state = scheduler::JobQueueStateName(e.state);
-      j.jobs_ahead = e.jobs_ahead;
-      j.position = e.position.ToString();
       if (slurm_) OverlaySlurmJobLocked(exp, &j);
       if (provisioner_ && e.state == scheduler::JobQueueState::kQueued) {
         j.rm_detail = ProvisionerJobDetail(*provisioner_, pool.pool_name);

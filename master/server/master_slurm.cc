@@ -97,6 +97,7 @@ void Master::SlurmPassLocked() {
     r.resource_pool = pool;
     r.python = cfg.python;
     r.harness_path = cfg.harness_path;
+    r.agent_token_file = config_.agent_token_file;
     AppendMasterLogLocked(t.id, t.task_id,
                           "Submitting Trial " + std::to_string(t.id) + " to Slurm partition " +
                               r.partition + " (" + std::to_string(r.slots) + " " + r.slot_type +

@@ -125,6 +125,7 @@ std::string BatchScript(const JobRequest& r, const JobShape& shape) {
     << " --exit-after-allocation --warm-python false";
   if (!r.python.empty()) s << " --python " << Quote(r.python);
   if (!r.harness_path.empty()) s << " --harness-path " << Quote(r.harness_path);
+  if (!r.agent_token_file.empty()) s << " --agent-token-file " << Quote(r.agent_token_file);
   s << "\n";
   return s.str();
 }

@@ -36,6 +36,8 @@ struct JobRequest {
   std::string resource_pool;
   std::string python;
   std::string harness_path;
+  // The cluster's agent secret file (security.agent_token_file); empty: agents send none.
+  std::string agent_token_file;
 };
 
 // How a request is laid out over nodes.

@@ -78,6 +78,10 @@ TEST(BatchScriptTest, StartsOneSingleAllocationAgentPerNode) {
   EXPECT_NE(s.find("exec srun --ntasks-per-node=1"), std::string::npos);
   EXPECT_NE(s.find("slurm-${SLURM_JOB_ID}-${SLURM_NODEID}"), std::string::npos);
   EXPECT_NE(s.find("--exit-after-allocation"), std::string::npos);
+  EXPECT_EQ(s.find("--agent-token-file"), std::string::npos);  // no secret configured
+  r.agent_token_file = "/data/agent_token";
+  EXPECT_NE(BatchScript(r, {1, 2, 2}).find("--agent-token-file '/data/agent_token'"),
+            std::string::npos);
   EXPECT_NE(s.find("--slots 2"), std::string::npos);
   EXPECT_NE(s.find("'http://10.0.0.1:8080'"), std::string::npos);
   EXPECT_NE(s.find("'/opt/it'\\''s/harness'"), std::string::npos);  // quoted for sh

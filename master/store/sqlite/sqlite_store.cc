@@ -8,6 +8,7 @@
 #include "master/store/sqlite/metric_rows.h"
 #include "master/store/sqlite/sql_translate.h"
 #include "master/store/sqlite/statement.h"
+#include "master/store/sqlite/task_log_rows.h"
 
 namespace det::master::store {
 namespace {
@@ -373,20 +374,7 @@ Status SqliteStore::UpdateExperimentProgress(int64_t id, double progress) {
 }
 
 Status SqliteStore::UpdateExperimentSnapshot(int64_t id, const nlohmann::json& snapshot) {
-  std::lock_guard<std::mutex> lock(mu_);
-  // One transaction: a kill -9 leaves either the old snapshot and its journal or the new one.
-  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  Status st = [&]() -> Status {
-    DET_PREPARE(s, "UPDATE experiments SET snapshot = ? WHERE id = ?");
-    DET_RETURN_IF_ERROR(s.Bind(1, snapshot.dump()).Bind(2, id).Run());
-    DET_PREPARE(d, "DELETE FROM searcher_events WHERE experiment_id = ?");
-    return d.Bind(1, id).Run();
-  }();
-  if (!st.ok()) {
-    (void)Exec("ROLLBACK");
-    return st;
-  }
-  return Exec("COMMIT");
+  return WriteExperimentSnapshotText(id, snapshot.dump());
 }
 
 Status SqliteStore::UpdateExperimentMeta(int64_t id, const nlohmann::json& config, bool archived,
@@ -741,29 +729,10 @@ Status SqliteStore::AddTaskLogs(const std::vector<TaskLogRow>& rows) {
 Result<std::vector<TaskLogRow>> SqliteStore::ListTrialLogs(int64_t trial_id, int64_t after_id,
                                                            int64_t limit, bool descending) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string sql = std::string(
-                        "SELECT id, task_id, trial_id, allocation_id, agent_id, "
-                        "container_id, rank_id, timestamp, level, stdtype, source, log "
-                        "FROM task_logs WHERE trial_id = ? AND id > ? ORDER BY id ") +
-                    (descending ? "DESC" : "ASC") + " LIMIT ?";
+  std::string sql = TaskLogQuery("trial_id", descending);
   DET_PREPARE(s, sql.c_str());
   s.Bind(1, trial_id).Bind(2, after_id).Bind(3, limit > 0 ? limit : sql::kNoLimit);
-  return s.Collect<TaskLogRow>([](const Statement& s) {
-    TaskLogRow r;
-    r.id = s.Int(0);
-    r.task_id = s.Text(1);
-    r.trial_id = s.Int(2);
-    r.allocation_id = s.Text(3);
-    r.agent_id = s.Text(4);
-    r.container_id = s.Text(5);
-    r.rank_id = s.OptInt(6);
-    r.timestamp = s.Int(7);
-    r.level = s.Text(8);
-    r.stdtype = s.Text(9);
-    r.source = s.Text(10);
-    r.log = s.Text(11);
-    return r;
-  });
+  return s.Collect<TaskLogRow>(ReadTaskLogRow);
 }
 
 }  // namespace det::master::store

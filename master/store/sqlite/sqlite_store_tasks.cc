@@ -1,6 +1,7 @@
 // Commands, notebooks, shells and TensorBoards in SQLite (generic_tasks, migration 0016).
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/sqlite/statement.h"
+#include "master/store/sqlite/task_log_rows.h"
 
 namespace det::master::store {
 namespace {
@@ -115,29 +116,10 @@ Result<std::vector<TaskLogRow>> SqliteStore::ListTaskLogsByTask(const std::strin
                                                                 int64_t after_id, int64_t limit,
                                                                 bool descending) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string sql = std::string(
-                        "SELECT id, task_id, trial_id, allocation_id, agent_id, container_id, "
-                        "rank_id, timestamp, level, stdtype, source, log "
-                        "FROM task_logs WHERE task_id = ? AND id > ? ORDER BY id ") +
-                    (descending ? "DESC" : "ASC") + " LIMIT ?";
+  std::string sql = TaskLogQuery("task_id", descending);
   DET_PREPARE(s, sql.c_str());
-  s.Bind(1, task_id).Bind(2, after_id).Bind(3, limit > 0 ? limit : int64_t{-1});
-  return s.Collect<TaskLogRow>([](const Statement& s) {
-    TaskLogRow r;
-    r.id = s.Int(0);
-    r.task_id = s.Text(1);
-    r.trial_id = s.Int(2);
-    r.allocation_id = s.Text(3);
-    r.agent_id = s.Text(4);
-    r.container_id = s.Text(5);
-    r.rank_id = s.OptInt(6);
-    r.timestamp = s.Int(7);
-    r.level = s.Text(8);
-    r.stdtype = s.Text(9);
-    r.source = s.Text(10);
-    r.log = s.Text(11);
-    return r;
-  });
+  s.Bind(1, task_id).Bind(2, after_id).Bind(3, limit > 0 ? limit : sql::kNoLimit);
+  return s.Collect<TaskLogRow>(ReadTaskLogRow);
 }
 
 }  // namespace det::master::store
