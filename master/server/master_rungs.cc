@@ -27,8 +27,13 @@ Result<json> Master::SearcherRungs(int64_t experiment_id) {
     DET_ASSIGN_OR_RETURN(store::ExperimentRow row, store_->GetExperiment(experiment_id));
     DET_ASSIGN_OR_RETURN(config::ExperimentConfig parsed,
                          config::ExperimentConfigFromJson(row.config));
+    // Experiment reads leave the snapshot out (it is MBs for big searches); read it alone.
+    DET_ASSIGN_OR_RETURN(std::string snapshot_text,
+                         store_->GetExperimentSnapshotText(experiment_id));
+    nlohmann::json stored = nlohmann::json::parse(snapshot_text, nullptr, false);
+    if (stored.is_discarded()) stored = nlohmann::json::object();
     DET_ASSIGN_OR_RETURN(SearcherJournalService::Loaded loaded,
-                         searcher_journal_->Load(experiment_id, row.snapshot));
+                         searcher_journal_->Load(experiment_id, stored));
     // Load remembers the experiment for its next Persist; this read persists nothing.
     searcher_journal_->Forget(experiment_id);
     Result<std::unique_ptr<searcher::Searcher>> search =

@@ -281,6 +281,14 @@ def test_every_get_answers_per_contract(cluster, contract, world):
     c.call("GET", f"/api/v1/trials/time-series?trialIds={trial}&timeSeriesFilter.name=x",
            expect=400, bad_request=True)
     c.call("GET", "/api/v1/experiments/999999/file_tree", expect=404)
+    # Commands, notebooks, shells and TensorBoards (tests/e2e/test_ntsc.py runs real ones):
+    # the lists answer per contract, unknown ids have the error shape.
+    for kind in ("commands", "notebooks", "shells", "tensorboards"):
+        c.call("GET", f"/api/v1/{kind}")
+        c.call("GET", f"/api/v1/{kind}/no-such-task", expect=404)
+    c.call("GET", "/api/v1/tasks/no-such-task", expect=404)
+    c.call("GET", "/api/v1/tasks/no-such-task/logs", expect=404)
+    c.call("GET", "/proxy/no-such-task/", expect=404)
     c.call("GET", "/api/v1/experiments", expect=401, auth=False)
     c.assert_clean()
 
