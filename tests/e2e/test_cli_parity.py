@@ -218,7 +218,14 @@ def test_workspaces_projects_and_experiment_move(cluster, tmp_path):
     # refused by the permission rules and an admin by their immutability.
     refused = cluster.det("workspace", "archive", "Uncategorized", check=False)
     assert refused.returncode == 1 and "may not change workspace" in refused.stderr, refused.stderr
-    immutable = cluster.det("-u", "admin", "workspace", "archive", "Uncategorized", check=False)
+    # Admin from a token cache of its own, so that the shared cluster's det stays `determined`.
+    saved = cluster.env
+    try:
+        cluster.env = dict(saved, XDG_CONFIG_HOME=str(tmp_path / "admin-config"))
+        immutable = cluster.det("-u", "admin", "workspace", "archive", "Uncategorized",
+                                check=False)
+    finally:
+        cluster.env = saved
     assert immutable.returncode == 1 and "immutable" in immutable.stderr, immutable.stderr
     for e in (exp_id, exp2):
         cluster.det("experiment", "kill", str(e))
