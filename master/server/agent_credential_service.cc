@@ -40,7 +40,7 @@ Status AgentCredentialService::Authenticate(const std::string& agent_id, const s
     return Unauthenticated(who + ": missing the agent's own key (header X-Det-Agent-Key)");
   }
   std::string digest = Digest(key);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = bound_.find(agent_id);
   if (it == bound_.end()) {
     Result<std::string> stored = store_->GetAgentCredential(agent_id);

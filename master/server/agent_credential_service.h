@@ -45,7 +45,7 @@ class AgentCredentialService {
   store::Store* store_;
   const Clock* clock_;
   const std::string secret_;
-  std::mutex mu_;
+  Mutex mu_;
   std::map<std::string, std::string> bound_ GUARDED_BY(mu_);  // agent id -> key digest (cache)
 };
 

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <functional>
+#include <set>
 
 #include "master/scheduler/job_queue.h"
 #include "master/scheduler/schedule.h"
@@ -253,10 +254,15 @@ void Master::SchedulePassLocked() {
   scheduler::ClusterSnapshot snap = SnapshotLocked();
   if (slurm_) {
     // Slurm places the work of its pools; their agents serve one allocation each.
+    std::set<std::string> slurm_pools;
+    for (const auto& pool : config_.pools.pools) {
+      if (IsSlurmPoolLocked(pool.pool_name)) slurm_pools.insert(pool.pool_name);
+    }
     std::erase_if(snap.agents,
-                  [&](const scheduler::Agent& a) { return IsSlurmPoolLocked(a.pool); });
-    std::erase_if(snap.requests,
-                  [&](const scheduler::AllocationRequest& r) { return IsSlurmPoolLocked(r.pool); });
+                  [&](const scheduler::Agent& a) { return slurm_pools.count(a.pool) > 0; });
+    std::erase_if(snap.requests, [&](const scheduler::AllocationRequest& r) {
+      return slurm_pools.count(r.pool) > 0;
+    });
   }
   std::map<std::string, scheduler::ScheduleDecision> decisions =
       scheduler::ScheduleAll(config_.pools, snap);
