@@ -81,6 +81,18 @@ def slow_config(tmp_path: pathlib.Path) -> pathlib.Path:
 
 
 @pytest.fixture(scope="module")
+def cluster():
+    """A cluster of this module's own: the assertions below count users, workspaces and agents
+    exactly, which other files sharing the session cluster would add to."""
+    c = Cluster(agents=1, slots=2)
+    c.up()
+    try:
+        yield c
+    finally:
+        c.cleanup()
+
+
+@pytest.fixture(scope="module")
 def running(cluster, tmp_path_factory):
     """An experiment whose trial is running, killed afterwards."""
     cfg = slow_config(tmp_path_factory.mktemp("restcompat"))
