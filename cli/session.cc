@@ -122,16 +122,15 @@ Status Session::EnsureToken() {
   }
   std::optional<std::string> user = requested_user_;
   if (!user) user = cache_.ActiveUser(master_url_);
-  if (user) {
-    if (std::optional<std::string> cached = cache_.Token(master_url_, *user)) {
-      token_ = cached;
-      username_ = user;
-      token_from_cache_ = true;
-      return Status::Ok();
-    }
+  if (!user) user = "determined";  // the user Determined's CLI falls back to
+  if (std::optional<std::string> cached = cache_.Token(master_url_, *user)) {
+    token_ = cached;
+    username_ = user;
+    token_from_cache_ = true;
+    return Status::Ok();
   }
   // No cached token: log in with $DET_PASS or a blank password.
-  std::string login_user = requested_user_.value_or("determined");
+  std::string login_user = *user;
   std::string password = env_.password.value_or("");
   Result<std::string> token = DoLogin(login_user, password);
   if (!token.ok()) {
@@ -146,8 +145,9 @@ Status Session::EnsureToken() {
   token_ = *token;
   username_ = login_user;
   token_from_cache_ = false;
+  // As Determined's login_with_cache: the token is cached for later `-u USER` calls, but the
+  // active user changes only on `det user login`.
   cache_.SetToken(master_url_, login_user, *token_);
-  cache_.SetActiveUser(master_url_, login_user);
   Status saved = cache_.Save();
   (void)saved;  // A read-only config dir only costs a login per command.
   return Status::Ok();

@@ -150,6 +150,11 @@ def test_user_administration(own_cluster):
     assert "parity-user2" in listed and "User Id" in listed, listed
     none = cluster.det("-u", "admin", "user", "edit", "parity-user2", check=False)
     assert none.returncode == 1 and "No field provided" in none.stderr, none.stderr
+    # `-u admin` logs admin in for those commands only, as Determined's CLI: the active user
+    # (the one plain commands use) is still the default one.
+    plain = cluster.det("user", "whoami").stdout
+    assert "user 'determined'" in plain, plain
+    assert "user 'admin'" in cluster.det("-u", "admin", "user", "whoami").stdout
 
 
 def test_workspaces_projects_and_experiment_move(cluster, tmp_path):
