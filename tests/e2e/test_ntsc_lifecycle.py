@@ -123,7 +123,7 @@ def test_job_update_changes_a_queued_commands_priority(c):
     c.det("job", "update", job["jobId"], "--priority", "10")
     job = job_of(queued)
     assert job["priority"] == 10
-    assert c.request("GET", f"/api/v1/commands/{queued}")["command"]["config"]["resources"][
+    assert c.request("GET", f"/api/v1/commands/{queued}")["config"]["resources"][
         "priority"] == 10
     listed = c.det("job", "list").stdout
     line = [ln for ln in listed.splitlines() if job["jobId"] in ln]
@@ -183,6 +183,7 @@ def test_master_kill9_readopts_a_running_notebook_and_command(c):
             return None
 
     wait_for(up, 30, "the master to come back")
+    assert c.master_pid() != pid
     # Re-adopted: the same allocations, running, and the notebook answers through the proxy.
     for t, alloc in before.items():
         a = task(c, t)["allocations"][0]
@@ -195,10 +196,38 @@ def test_master_kill9_readopts_a_running_notebook_and_command(c):
     last = max(int(ln.split("tick-")[1]) for ln in logs.splitlines() if "tick-" in ln)
     # Its output keeps coming after the restart (shipped by the same process).
     wait_for(lambda: f"tick-{last + 4}" in task_logs(c, cmd_id), 60, "output after the restart")
-    assert task_logs(c, cmd_id).count("before-kill") == 1, "the command must not have rerun"
+    logs = task_logs(c, cmd_id)
+    assert logs.count("before-kill") == 1, "the command must not have rerun"
+    # No line lost while the master was down, none stored twice.
+    ticks = [int(ln.split("tick-")[1]) for ln in logs.splitlines() if "tick-" in ln]
+    assert ticks == list(range(1, len(ticks) + 1)), ticks
     assert task(c, cmd_id)["allocations"][0]["state"] == "STATE_RUNNING"
 
     c.det("cmd", "kill", cmd_id)
     c.det("notebook", "kill", nb_id)
     for t in (nb_id, cmd_id):
         wait_for(lambda t=t: "endTime" in task(c, t), 60, f"{t} to end after its kill")
+
+
+def test_a_process_tasks_bind_mounts_are_links_in_its_working_directory(c, tmp_path):
+    data = tmp_path / "datasets"
+    data.mkdir()
+    (data / "in.txt").write_text("from the host path\n")
+    cfg = tmp_path / "cmd.yaml"
+    cfg.write_text(json.dumps({"bind_mounts": [
+        {"host_path": str(data), "container_path": "inputs/data"},
+        {"host_path": str(data), "container_path": "/det-e2e-not-here"},
+    ]}))
+    proc = c.det("cmd", "run", "--config-file", str(cfg), "sh", "-c",
+                 "cat inputs/data/in.txt && echo written > inputs/data/out.txt", check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "from the host path" in proc.stdout
+    assert (data / "out.txt").read_text() == "written\n"
+    # The absolute path elsewhere is not made on the agent host, and the log says so.
+    assert not pathlib.Path("/det-e2e-not-here").exists()
+    assert "is not mounted at /det-e2e-not-here" in proc.stdout
+    # A bad mount fails the launch, naming the field.
+    cfg.write_text(json.dumps({"bind_mounts": [{"host_path": "rel", "container_path": "x"}]}))
+    proc = c.det("cmd", "run", "--config-file", str(cfg), "true", check=False)
+    assert proc.returncode != 0
+    assert "bind_mounts[0].host_path: must be an absolute path" in proc.stderr, proc.stderr
