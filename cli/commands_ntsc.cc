@@ -2,7 +2,6 @@
 // start/open/list/kill (ssh through the master's /proxy/ tunnel), det tensorboard
 // start/list/logs/kill/open, det task list/logs: Determined's tasks beside experiments.
 #include <netdb.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include "cli/context_packer.h"
 #include "cli/table.h"
 #include "common/http_client.h"
+#include "common/websocket.h"
 
 namespace det::cli {
 namespace {
@@ -212,19 +212,18 @@ Status OpenNotebook(CliContext& ctx, const std::string& id) {
   return Status::Ok();
 }
 
-// det shell tunnel ID (used as ssh's ProxyCommand): an `Upgrade: det-tcp` request to
-// /proxy/ID/ on the master, then stdin/stdout <-> the connection.
+// det shell tunnel ID (ssh's ProxyCommand): a WebSocket to /proxy/ID/ on the master, as
+// Determined's `python -m determined.cli.tunnel` opens it; ssh's bytes go in binary frames.
+// The user's token goes along when there is one (the master then checks the owner rule);
+// without one the shell's key alone admits.
 Status Tunnel(CliContext& ctx, const std::string& id) {
   Session& session = ctx.GetSession();
-  // Resolves the credentials (a fresh token is cached), then reads the token they gave.
-  DET_ASSIGN_OR_RETURN(std::string user, session.Username());
   std::optional<std::string> token;
   if (const char* env = std::getenv("DET_USER_TOKEN"); env != nullptr && *env != '\0') {
     token = env;
-  } else {
-    token = session.cache().Token(session.master_url(), user);
+  } else if (Result<std::string> user = session.Username(); user.ok()) {
+    token = session.cache().Token(session.master_url(), *user);
   }
-  if (!token) return Unauthenticated("no token for user " + user + ": run det user login");
   std::string url = session.master_url();
   if (url.rfind("http://", 0) != 0) {
     return Unimplemented("det shell: the tunnel supports http:// masters (got " + url + ")");
@@ -246,49 +245,41 @@ Status Tunnel(CliContext& ctx, const std::string& id) {
     return Unavailable("cannot connect to " + hostport);
   }
   freeaddrinfo(res);
+  std::string key = websocket::NewClientKey();
   std::string req = "GET /proxy/" + id + "/ HTTP/1.1\r\nHost: " + hostport +
-                    "\r\nAuthorization: Bearer " + *token +
-                    "\r\nConnection: Upgrade\r\nUpgrade: det-tcp\r\n\r\n";
+                    "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key +
+                    "\r\nSec-WebSocket-Version: 13\r\n";
+  if (token) req += "Authorization: Bearer " + *token + "\r\n";
+  req += "\r\n";
   if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+    close(fd);
     return Unavailable("cannot send to " + hostport);
   }
+  // The answer's head, a byte at a time, so that no frame byte is read past it.
   std::string head;
   char c;
   while (head.find("\r\n\r\n") == std::string::npos && recv(fd, &c, 1, 0) == 1) head += c;
+  std::string lower = head;
+  for (auto& ch : lower) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
   if (head.rfind("HTTP/1.1 101", 0) != 0) {
     std::string rest;
     char buf[4096];
     ssize_t n;
     while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) rest.append(buf, n);
+    close(fd);
     return Unavailable("the master refused the tunnel to " + id + ": " +
                        head.substr(0, head.find("\r\n")) + " " + rest);
   }
-  bool in_open = true, out_open = true;
-  char buf[65536];
-  while (out_open) {
-    pollfd fds[2] = {{fd, POLLIN, 0}, {0, static_cast<short>(in_open ? POLLIN : 0), 0}};
-    if (poll(fds, 2, -1) < 0) break;
-    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t n = recv(fd, buf, sizeof(buf), 0);
-      if (n <= 0) break;
-      for (ssize_t off = 0; off < n;) {
-        ssize_t w = write(1, buf + off, n - off);
-        if (w <= 0) return Status::Ok();
-        off += w;
-      }
-    }
-    if (in_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-      ssize_t n = read(0, buf, sizeof(buf));
-      if (n <= 0) {
-        in_open = false;
-        shutdown(fd, SHUT_WR);
-      } else if (send(fd, buf, n, MSG_NOSIGNAL) != n) {
-        break;
-      }
-    }
+  std::string accept = "sec-websocket-accept: " + websocket::AcceptKey(key);
+  for (auto& ch : accept) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
+  if (lower.find(accept) == std::string::npos) {
+    close(fd);
+    return Unavailable("the master's answer to the tunnel to " + id +
+                       " has no matching Sec-WebSocket-Accept");
   }
+  Status st = websocket::Pump(fd, /*in_fd=*/0, /*out_fd=*/1, /*client=*/true, "");
   close(fd);
-  return Status::Ok();
+  return st;
 }
 
 // ssh to the shell's sshd through the master, with the shell's private key.

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "master/api/json_views.h"
+#include "master/server/task_service.h"
 #include "master/server/workspace_service.h"
 
 namespace det::master::api {
@@ -231,6 +232,14 @@ Status AuthorizeJob(server::Master* master, const server::Principal& who,
     if (j.job_id != job_id || j.experiment_id == 0) continue;
     return AuthorizeOn(master, who, ExperimentOwner(), std::to_string(j.experiment_id));
   }
+  // A task's job: the task's owner or an admin.
+  if (std::optional<server::TaskService::JobInfo> task = master->tasks()->Job(job_id)) {
+    core::Resource r;
+    r.kind = "job " + job_id + " (" + task->task_id + ")";
+    r.owner_id = task->owner_id;
+    core::Decision d = core::Authorize(SubjectOf(who), core::Action::kModify, r);
+    if (!d.allowed) return PermissionDenied(d.reason);
+  }
   return Status::Ok();
 }
 
@@ -357,6 +366,17 @@ server::Handler IdAction(server::Master* master, std::function<Status(int64_t)> 
                     Status st = action(*id);
                     return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
                   });
+}
+
+Result<std::optional<server::Principal>> OptionalUser(server::Master* master,
+                                                      const server::HttpRequest& req) {
+  Result<server::Principal> who = Authenticate(master, Auth::kUser, req);
+  if (who.ok()) return std::optional<server::Principal>(*who);
+  bool none = req.Header("authorization").empty() && CookieToken(req.Header("cookie")).empty() &&
+              req.Header("grpc-metadata-x-allocation-token").empty() &&
+              req.Header("x-allocation-token").empty();
+  if (none) return std::optional<server::Principal>();
+  return who.status();
 }
 
 server::Handler NoAuth(std::function<server::HttpResponse(server::HttpRequest&)> handler) {

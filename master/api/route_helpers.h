@@ -116,6 +116,10 @@ Status AuthorizeTaskReport(server::Master* master, const server::Principal& who,
 // Changing a queued job: the owner of its experiment or an admin (jobs without one pass).
 Status AuthorizeJob(server::Master* master, const server::Principal& who,
                     const std::string& job_id);
+// The user a request's credential names, nullopt when it carries none (a route that admits
+// some requests without one, e.g. a shell's /proxy/ tunnel); an error for a bad credential.
+Result<std::optional<server::Principal>> OptionalUser(server::Master* master,
+                                                      const server::HttpRequest& req);
 // Auth::kUser: any user reads. Auth::kUserOrAllocation: the handler checks what it reaches.
 server::Handler WithAuth(server::Master* master, Auth auth, AuthedHandler handler);
 // A route on the {id} path parameter that runs `action(id)` and answers {} (pause, archive,

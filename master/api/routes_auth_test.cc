@@ -31,6 +31,9 @@ const std::set<std::string> kPublicRoutes = {
     "POST /agents/{id}/register",
     "GET /agents/{id}/commands",
     "POST /agents/{id}/events",
+    // A shell's ssh tunnel comes without a credential (Determined's ProxyCommand sends none);
+    // core::AuthorizeTaskProxy refuses everything else without one (401).
+    "GET /proxy/{path}",
 };
 
 // Routes where the master files an allocation's post under the allocation's own trial (the

@@ -1,11 +1,16 @@
 // /proxy/{task_id}/...: HTTP and websocket traffic to a task's service (a notebook's Jupyter, a
-// TensorBoard), and raw TCP (`Upgrade: det-tcp`, a shell's sshd for `det shell`'s ssh
-// ProxyCommand), through the master; only the task's owner or an admin gets through. The
-// connection is handed over to a tunnel: the request is re-sent to the service as received
-// (Jupyter's base_url is this path) and bytes are copied both ways until either side closes.
+// TensorBoard) through the master, and a shell's ssh as Determined carries it: a WebSocket
+// whose binary frames hold the bytes of the shell's sshd connection (the ssh ProxyCommand of
+// `det shell open`, ours and Determined's alike). Who gets through is the permissions policy's
+// (core::AuthorizeTaskProxy): the owner or an admin; a shell's tunnel without a credential, as
+// in Determined, since its sshd admits only the shell's own key. HTTP is handed over as
+// received (Jupyter's base_url is this path) and bytes are copied both ways until either side
+// closes.
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "common/status.h"
+#include "common/websocket.h"
 #include "master/api/error_mapping.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -56,19 +61,27 @@ std::string RawError(int status, const std::string& reason, const std::string& m
          "\r\nconnection: close\r\n\r\n" + body;
 }
 
-HttpResponse Proxy(server::TaskService* tasks, HttpRequest& req, const Principal& who) {
+HttpResponse Proxy(server::TaskService* tasks, HttpRequest& req, const Principal* who) {
   const std::string prefix = "/proxy/";
   std::string rest = req.path.size() > prefix.size() ? req.path.substr(prefix.size()) : "";
   std::string task_id = rest.substr(0, rest.find('/'));
   if (task_id.empty()) return ErrorResponse(InvalidArgument("/proxy/{task_id}/: task id missing"));
-  Result<server::TaskService::ProxyTarget> target = tasks->Proxy(task_id, who);
-  if (!target.ok()) return ErrorResponse(target.status());
   std::string upgrade = Lower(req.Header("upgrade"));
-  bool tcp = upgrade == "det-tcp";
+  bool websocket = upgrade == "websocket";
+  Result<server::TaskService::ProxyTarget> target = tasks->Proxy(task_id, who, websocket);
+  if (!target.ok()) return ErrorResponse(target.status());
+  bool shell = target->type == server::TaskType::kShell;
+  std::string ws_key = req.Header("sec-websocket-key");
+  if (shell && (!websocket || ws_key.empty())) {
+    return ErrorResponse(InvalidArgument(
+        "task " + task_id +
+        " is a shell: its proxy carries ssh in a WebSocket (Upgrade: websocket with a "
+        "Sec-WebSocket-Key), as det shell open sends it"));
+  }
   std::string raw;
-  if (!tcp) RawRequest(req, !upgrade.empty(), target->notebook_token).swap(raw);
+  if (!shell) RawRequest(req, !upgrade.empty(), target->notebook_token).swap(raw);
   HttpResponse resp;
-  resp.takeover = [tasks, task_id, address = target->address, tcp, raw](
+  resp.takeover = [tasks, task_id, address = target->address, shell, raw, ws_key](
                       int fd, const std::string& read_ahead) {
     Result<int> backend = server::ConnectTcp(address);
     if (!backend.ok()) {
@@ -76,12 +89,21 @@ HttpResponse Proxy(server::TaskService* tasks, HttpRequest& req, const Principal
           fd, RawError(502, "Bad Gateway", "task " + task_id + ": " + backend.status().message()));
       return;
     }
-    bool ok = tcp ? server::WriteAll(fd,
-                                     "HTTP/1.1 101 Switching Protocols\r\nupgrade: det-tcp\r\n"
-                                     "connection: Upgrade\r\n\r\n")
-                  : server::WriteAll(*backend, raw);
-    if (ok && !read_ahead.empty()) ok = server::WriteAll(*backend, read_ahead);
-    if (ok) server::Splice(fd, *backend, [tasks, task_id] { tasks->Touch(task_id); });
+    auto touch = [tasks, task_id] { tasks->Touch(task_id); };
+    if (shell) {
+      bool ok = server::WriteAll(fd,
+                                 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                                 "Connection: Upgrade\r\nSec-WebSocket-Accept: " +
+                                     websocket::AcceptKey(ws_key) + "\r\n\r\n");
+      if (ok) {
+        Status st = websocket::Pump(fd, *backend, *backend, /*client=*/false, read_ahead, touch);
+        if (!st.ok()) spdlog::info("shell {} tunnel: {}", task_id, st.message());
+      }
+    } else {
+      bool ok = server::WriteAll(*backend, raw);
+      if (ok && !read_ahead.empty()) ok = server::WriteAll(*backend, read_ahead);
+      if (ok) server::Splice(fd, *backend, touch);
+    }
     close(*backend);
   };
   return resp;
@@ -91,11 +113,18 @@ HttpResponse Proxy(server::TaskService* tasks, HttpRequest& req, const Principal
 
 void RegisterProxyRoutes(server::Router* router, server::Master* master) {
   server::TaskService* tasks = master->tasks();
-  for (const char* method : {"GET", "POST", "PUT", "PATCH", "DELETE"}) {
+  // GET takes requests without a credential too (a shell's tunnel, see the top); the policy
+  // refuses every other one without a credential with 401.
+  router->AddPrefix("GET", "/proxy", NoAuth([master, tasks](HttpRequest& req) {
+                      Result<std::optional<Principal>> who = OptionalUser(master, req);
+                      if (!who.ok()) return ErrorResponse(who.status());
+                      return Proxy(tasks, req, who->has_value() ? &**who : nullptr);
+                    }));
+  for (const char* method : {"POST", "PUT", "PATCH", "DELETE"}) {
     router->AddPrefix(
         method, "/proxy",
         WithAuth(master, Auth::kUser, [tasks](HttpRequest& req, const Principal& who) {
-          return Proxy(tasks, req, who);
+          return Proxy(tasks, req, &who);
         }));
   }
 }

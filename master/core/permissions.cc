@@ -83,4 +83,20 @@ Decision Authorize(const Subject& who, Action action, const Resource& what) {
   return Deny(who, action, what, "unknown action");
 }
 
+Decision AuthorizeTaskProxy(const Subject* who, const TaskProxy& what, bool tunnel) {
+  std::string kind = "task " + what.task_id;
+  if (who == nullptr) {
+    if (tunnel && what.task_type == "SHELL") return Allow();
+    return Decision{false, "the proxy of " + kind + " needs a credential (token missing)"};
+  }
+  if (who->is_allocation) {
+    Resource r;
+    r.kind = kind;
+    return Deny(*who, Action::kModify, r, "allocation tokens do not reach proxies");
+  }
+  if (who->admin || (what.owner_id != 0 && what.owner_id == who->user_id)) return Allow();
+  return Decision{false, "user '" + who->username + "' may not reach the proxy of " + kind +
+                             ": only its owner (" + what.owner_name + ") or an admin may"};
+}
+
 }  // namespace det::master::core

@@ -60,6 +60,20 @@ struct Decision {
 // The one permission rule. Pure.
 Decision Authorize(const Subject& who, Action action, const Resource& what);
 
+// A task's service through the master's /proxy/{task_id}/ (a notebook's Jupyter, a
+// TensorBoard, a shell's sshd).
+struct TaskProxy {
+  std::string task_id;
+  std::string task_type;  // COMMAND | NOTEBOOK | SHELL | TENSORBOARD
+  int64_t owner_id = 0;
+  std::string owner_name;
+};
+// Its owner or an admin; never an allocation token. `who` is null when the request carries no
+// credential: then only a shell's tunnel (`tunnel`: a WebSocket carrying ssh) passes, as in
+// Determined, whose shells register their port unauthenticated: the sshd admits only the key
+// made for that shell, which only its owner or an admin can read (GET /api/v1/shells/{id}).
+Decision AuthorizeTaskProxy(const Subject* who, const TaskProxy& what, bool tunnel);
+
 const char* ActionName(Action action);
 
 }  // namespace det::master::core

@@ -139,5 +139,34 @@ TEST(PermissionsTest, UserReportingForATrialMustOwnIt) {
   EXPECT_TRUE(Authorize(User(3, "root", true), Action::kTrialReport, Trial(7, 3, 1)).allowed);
 }
 
+TEST(PermissionsTest, TaskProxyIsForItsOwnerOrAnAdmin) {
+  TaskProxy notebook{"nb-1", "NOTEBOOK", 7, "alice"};
+  Subject alice = User(7, "alice"), bob = User(8, "bob"), root = User(1, "admin", true);
+  EXPECT_TRUE(AuthorizeTaskProxy(&alice, notebook, false).allowed);
+  EXPECT_TRUE(AuthorizeTaskProxy(&root, notebook, false).allowed);
+  Decision d = AuthorizeTaskProxy(&bob, notebook, false);
+  EXPECT_FALSE(d.allowed);
+  EXPECT_NE(d.reason.find("user 'bob' may not reach the proxy of task nb-1"), std::string::npos);
+  EXPECT_NE(d.reason.find("(alice)"), std::string::npos);
+  Subject alloc = Allocation("nb-1.1", 0);
+  EXPECT_FALSE(AuthorizeTaskProxy(&alloc, notebook, false).allowed);
+  // No credential: refused, a WebSocket to a notebook too.
+  EXPECT_FALSE(AuthorizeTaskProxy(nullptr, notebook, false).allowed);
+  EXPECT_FALSE(AuthorizeTaskProxy(nullptr, notebook, true).allowed);
+}
+
+TEST(PermissionsTest, AShellsTunnelPassesWithoutACredential) {
+  TaskProxy shell{"sh-1", "SHELL", 7, "alice"};
+  // Determined's ssh ProxyCommand sends none: the shell's own key is the credential.
+  EXPECT_TRUE(AuthorizeTaskProxy(nullptr, shell, true).allowed);
+  // A plain request to a shell still needs one.
+  EXPECT_FALSE(AuthorizeTaskProxy(nullptr, shell, false).allowed);
+  // With a credential the owner rule applies.
+  Subject bob = User(8, "bob");
+  EXPECT_FALSE(AuthorizeTaskProxy(&bob, shell, true).allowed);
+  Subject alice = User(7, "alice");
+  EXPECT_TRUE(AuthorizeTaskProxy(&alice, shell, true).allowed);
+}
+
 }  // namespace
 }  // namespace det::master::core

@@ -531,6 +531,12 @@ Status Master::UpdateJob(const std::string& job_id, const json& update) {
   for (auto& [id, e] : experiments_) {
     if (e->job_id == job_id && !core::IsTerminal(e->state)) exp = e.get();
   }
+  if (exp == nullptr && tasks_->Job(job_id)) {
+    // A command's, notebook's, shell's or TensorBoard's job.
+    DET_RETURN_IF_ERROR(tasks_->UpdateJob(job_id, update));
+    ScheduleLocked();
+    return Status::Ok();
+  }
   if (exp == nullptr) return NotFound("job " + job_id + " not found among active jobs");
   std::string pool_name = PoolOfLocked(*exp);
   const scheduler::PoolConfig* pool = config_.pools.Find(pool_name);

@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sstream>
 
+#include "master/core/permissions.h"
+#include "master/scheduler/job_queue.h"
 #include "master/scheduler/pool_config.h"
 #include "master/server/passwords.h"
 #include "master/server/ssh_keys.h"
+#include "master/server/task_container.h"
 
 namespace det::master::server {
 
@@ -165,6 +169,8 @@ Result<TaskView> TaskService::Launch(const LaunchTaskRequest& req, const Princip
     return InvalidArgument("resources.resource_pool: no resource pool named '" + cfg.resource_pool +
                            "' (pools: " + names + ")");
   }
+  // Image and bind_mounts checked now, so a bad one fails the launch and not the start.
+  DET_RETURN_IF_ERROR(PlanTaskMounts(cfg.defaulted, "cpu").status());
   Task t;
   t.type = req.type;
   t.config = cfg;
@@ -337,14 +343,29 @@ Status TaskService::SetReady(const Principal& who, const std::string& allocation
 }
 
 Result<TaskService::ProxyTarget> TaskService::Proxy(const std::string& task_id,
-                                                    const Principal& who) {
+                                                    const Principal* who, bool tunnel) {
   MutexLock lock(&mu_);
   Task* t = FindLocked(task_id);
-  if (t == nullptr) return NotFound("task " + task_id + " not found");
-  // Owner or admin only (the authz policy may widen this later).
-  if (who.is_allocation || (!who.admin && who.user_id != t->row.owner_id)) {
-    return PermissionDenied("only the owner of task " + task_id + " (" + t->row.username +
-                            ") or an admin may reach its proxy");
+  if (t == nullptr) {
+    // Without a credential nothing tells whether a task exists.
+    if (who == nullptr) return Unauthenticated("token missing");
+    return NotFound("task " + task_id + " not found");
+  }
+  std::optional<core::Subject> subject;
+  if (who != nullptr) {
+    subject.emplace();
+    subject->user_id = who->user_id;
+    subject->username = who->username;
+    subject->admin = who->admin;
+    subject->is_allocation = who->is_allocation;
+    subject->allocation_id = who->allocation_id;
+  }
+  core::Decision d = core::AuthorizeTaskProxy(
+      subject ? &*subject : nullptr,
+      core::TaskProxy{task_id, t->row.task_type, t->row.owner_id, t->row.username}, tunnel);
+  if (!d.allowed) {
+    return who == nullptr ? Unauthenticated("token missing: " + d.reason)
+                          : PermissionDenied(d.reason);
   }
   if (Terminal(*t)) return NotFound("task " + task_id + " has ended");
   if (t->row.proxy_address.empty()) {
@@ -404,7 +425,7 @@ bool TaskService::Owns(const std::string& allocation_id) {
   return FindByAllocationLocked(allocation_id) != nullptr;
 }
 
-json TaskService::EntrypointLocked(const Task& t) const {
+json TaskService::EntrypointLocked(const Task& t, const std::string& links) const {
   json entry;
   switch (t.type) {
     case TaskType::kCommand:
@@ -422,9 +443,11 @@ json TaskService::EntrypointLocked(const Task& t) const {
       entry = json::array({"python3", "-m", "determined.exec.tensorboard"});
       break;
   }
-  if (t.config.work_dir.empty()) return entry;
-  // work_dir: the process starts there (the agent starts it in the unpacked context).
-  std::string cmd = "cd " + ShellQuote(t.config.work_dir) + " && ";
+  if (t.config.work_dir.empty() && links.empty()) return entry;
+  // Links of bind_mounts are made in the unpacked context, where the agent starts the process;
+  // work_dir: the process then starts there.
+  std::string cmd = links;
+  if (!t.config.work_dir.empty()) cmd += "cd " + ShellQuote(t.config.work_dir) + " && ";
   if (entry.is_string()) {
     cmd += entry.get<std::string>();
   } else {
@@ -444,6 +467,12 @@ Status TaskService::Start(const std::string& allocation_id,
   const scheduler::AgentSlots& where = parts.front();
   std::optional<AgentService::Agent> agent = agents_->Find(where.agent_id);
   if (!agent) return Internal("task " + t->row.task_id + ": agent " + where.agent_id + " unknown");
+  std::string device = "cpu";
+  for (const auto& s : agent->slots) {
+    if (s.value("type", "cpu") == "cuda") device = "cuda";
+  }
+  Result<TaskMounts> mounts = PlanTaskMounts(t->config.defaulted, device);
+  if (!mounts.ok()) return EndLocked(*t, std::nullopt, mounts.status().message());
   DET_ASSIGN_OR_RETURN(std::string user_token, auth_->CreateSession(t->row.owner_id));
   store::GenericTaskRow next = t->row;
   next.allocation_id = t->row.task_id + ".1";
@@ -471,13 +500,16 @@ Status TaskService::Start(const std::string& allocation_id,
   env["DET_CONTAINER_ADDRS"] = json::array({agent->address}).dump();
   env["DET_CONTAINER_SLOT_COUNTS"] = json::array({where.slot_ids.size()}).dump();
   env["DET_PROXY_BASE_PATH"] = "/proxy/" + t->row.task_id + "/";
-  agents_->Push(where.agent_id, {{"type", "start"},
-                                 {"allocationId", t->row.allocation_id},
-                                 {"taskId", t->row.task_id},
-                                 {"taskType", TaskTypeName(t->type)},
-                                 {"slotIds", where.slot_ids},
-                                 {"entrypoint", EntrypointLocked(*t)},
-                                 {"env", env}});
+  json start = {{"type", "start"},
+                {"allocationId", t->row.allocation_id},
+                {"taskId", t->row.task_id},
+                {"taskType", TaskTypeName(t->type)},
+                {"slotIds", where.slot_ids},
+                {"entrypoint", EntrypointLocked(*t, LinkCommands(mounts->links))},
+                {"env", env}};
+  if (mounts->container) start["container"] = *mounts->container;
+  for (const std::string& note : mounts->notes) MasterLogLocked(*t, note);
+  agents_->Push(where.agent_id, std::move(start));
   MasterLogLocked(*t, std::string(TaskTypeTitle(t->type)) + " (id: " + t->row.task_id +
                           ") was assigned to agent " + where.agent_id);
   return Status::Ok();
@@ -572,10 +604,83 @@ std::optional<TaskService::JobInfo> TaskService::Job(const std::string& job_id) 
   MutexLock lock(&mu_);
   for (const auto& [id, t] : tasks_) {
     if (t.row.job_id != job_id) continue;
-    return JobInfo{id, std::string("TYPE_") + TaskTypeName(t.type), t.row.description,
-                   t.row.username, t.row.registered_time};
+    return JobInfo{id,
+                   std::string("TYPE_") + TaskTypeName(t.type),
+                   t.row.description,
+                   t.row.username,
+                   t.row.registered_time,
+                   t.row.owner_id};
   }
   return std::nullopt;
+}
+
+Status TaskService::UpdateJob(const std::string& job_id, const json& update) {
+  MutexLock lock(&mu_);
+  Task* t = nullptr;
+  for (auto& [id, task] : tasks_) {
+    if (task.row.job_id == job_id && !Terminal(task)) t = &task;
+  }
+  if (t == nullptr) return NotFound("job " + job_id + " not found among active jobs");
+  std::string pool_name = PoolLocked(*t);
+  const scheduler::PoolConfig* pool = options_.pools ? options_.pools->Find(pool_name) : nullptr;
+  if (pool == nullptr)
+    return FailedPrecondition("job " + job_id + ": no resource pool " + pool_name);
+  scheduler::Job job;
+  job.id = job_id;
+  job.priority = t->config.priority;
+  job.weight = t->config.weight;
+  job.submission_time_us = t->row.registered_time;
+  auto field = [&](const char* camel, const char* snake) -> const json* {
+    if (update.contains(camel)) return &update[camel];
+    if (update.contains(snake)) return &update[snake];
+    return nullptr;
+  };
+  TaskConfig cfg = t->config;
+  json config = t->row.config;
+  if (!config["resources"].is_object()) config["resources"] = json::object();
+  std::string change;
+  if (const json* v = field("priority", "priority")) {
+    if (!v->is_number_integer()) {
+      return InvalidArgument("priority: must be an integer between 1 and 99 (got " + v->dump() +
+                             ")");
+    }
+    DET_ASSIGN_OR_RETURN(scheduler::Job updated, scheduler::SetPriority(*pool, job, v->get<int>()));
+    cfg.priority = updated.priority;
+    config["resources"]["priority"] = *updated.priority;
+    change = "priority " + std::to_string(*updated.priority);
+  } else if (const json* v = field("weight", "weight")) {
+    if (!v->is_number())
+      return InvalidArgument("weight: must be a number > 0 (got " + v->dump() + ")");
+    DET_ASSIGN_OR_RETURN(scheduler::Job updated,
+                         scheduler::SetWeight(*pool, job, v->get<double>()));
+    cfg.weight = updated.weight;
+    config["resources"]["weight"] = updated.weight;
+    std::ostringstream w;
+    w << updated.weight;
+    change = "weight " + w.str();
+  } else if (const json* v = field("resourcePool", "resource_pool")) {
+    if (!v->is_string())
+      return InvalidArgument("resourcePool: must be a string (got " + v->dump() + ")");
+    DET_RETURN_IF_ERROR(
+        scheduler::CheckResourcePoolChange(*options_.pools, false, v->get<std::string>()));
+    return FailedPrecondition("resourcePool: job " + job_id + " is a " + TaskTypeTitle(t->type) +
+                              "'s; only experiments change resource pool");
+  } else if (field("aheadOf", "ahead_of") || field("behindOf", "behind_of")) {
+    return InvalidArgument("aheadOf/behindOf: job " + job_id + " is a " + TaskTypeTitle(t->type) +
+                           "'s, which is ordered by priority and submission time; change its "
+                           "priority instead");
+  } else {
+    return InvalidArgument(
+        "updates: each needs one of priority, weight, resourcePool, aheadOf, behindOf");
+  }
+  store::GenericTaskRow next = t->row;
+  next.config = std::move(config);
+  DET_RETURN_IF_ERROR(SaveLocked(*t, std::move(next)));
+  t->config = std::move(cfg);
+  t->config.defaulted = t->row.config;
+  MasterLogLocked(*t, std::string(TaskTypeTitle(t->type)) + " (id: " + t->row.task_id + "): job " +
+                          job_id + " set to " + change);
+  return Status::Ok();
 }
 
 std::vector<TaskView> TaskService::LiveTasks() {

@@ -89,15 +89,18 @@ class TaskService {
       EXCLUDES(mu_);
   Status SetReady(const Principal& who, const std::string& allocation_id) EXCLUDES(mu_);
 
-  // Where /proxy/{task_id}/ goes: the service's host:port, for the task's owner or an admin
-  // (PermissionDenied otherwise); Unavailable while the task has not registered. Counts as
-  // activity for idle_timeout.
+  // Where /proxy/{task_id}/ goes: the service's host:port, when the permissions policy
+  // (core::AuthorizeTaskProxy: owner or admin; a shell's tunnel without a credential) lets
+  // `who` through (null: no credential; Unauthenticated or PermissionDenied otherwise);
+  // Unavailable while the task has not registered. `tunnel`: a WebSocket that carries a
+  // shell's ssh. Counts as activity for idle_timeout.
   struct ProxyTarget {
     std::string address;
     TaskType type = TaskType::kCommand;
     std::string notebook_token;  // sent to Jupyter as "Authorization: token ..."
   };
-  Result<ProxyTarget> Proxy(const std::string& task_id, const Principal& who) EXCLUDES(mu_);
+  Result<ProxyTarget> Proxy(const std::string& task_id, const Principal* who, bool tunnel = false)
+      EXCLUDES(mu_);
   // Proxied traffic: resets the task's idle timer.
   void Touch(const std::string& task_id) EXCLUDES(mu_);
 
@@ -125,8 +128,17 @@ class TaskService {
     std::string name;
     std::string username;
     int64_t submission_time = 0;
+    int64_t owner_id = 0;
   };
   std::optional<JobInfo> Job(const std::string& job_id) EXCLUDES(mu_);
+  // `det job update` on a live task's job (one change, the job queue's update shape): priority
+  // in a priority pool, weight in a fair share pool, by the scheduler's rules
+  // (scheduler::SetPriority / SetWeight); stored in the task's config (resources.priority,
+  // resources.weight) so the next scheduling pass and a restarted master see it. A task does
+  // not change pool (Determined: experiments only) and keeps its place by priority and
+  // submission time (aheadOf/behindOf are refused). NotFound when the job is no live task's.
+  // The caller checks the owner rule and runs a scheduling pass.
+  Status UpdateJob(const std::string& job_id, const nlohmann::json& update) EXCLUDES(mu_);
   // Live allocations (`det task list`): task id, allocation id, state, slots, agent.
   std::vector<TaskView> LiveTasks() EXCLUDES(mu_);
 
@@ -161,7 +173,8 @@ class TaskService {
   Status EndLocked(Task& t, std::optional<int64_t> exit_code, const std::string& error)
       REQUIRES(mu_);
   void MasterLogLocked(const Task& t, const std::string& message) REQUIRES(mu_);
-  nlohmann::json EntrypointLocked(const Task& t) const REQUIRES(mu_);
+  // The start command's entrypoint; `links`: LinkCommands of its bind_mounts, run first.
+  nlohmann::json EntrypointLocked(const Task& t, const std::string& links) const REQUIRES(mu_);
   void Changed();
 
   store::Store* store_;

@@ -139,7 +139,7 @@ TEST_F(TaskServiceTest, ProxyIsForTheOwnerOrAnAdminAndIdleTasksAreKilled) {
   Result<TaskView> v = tasks_->Launch(req, owner_);
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   const std::string id = v->row.task_id;
-  EXPECT_EQ(tasks_->Proxy(id, owner_).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(tasks_->Proxy(id, &owner_).status().code(), StatusCode::kUnavailable);
   scheduler::ClusterSnapshot snap;
   tasks_->AddToSnapshot(&snap);
   ASSERT_TRUE(tasks_->Start(snap.requests[0].id, {{"a1", {0}}}).ok());
@@ -150,18 +150,23 @@ TEST_F(TaskServiceTest, ProxyIsForTheOwnerOrAnAdminAndIdleTasksAreKilled) {
   EXPECT_FALSE(tasks_->SetProxyAddress(proc, alloc, "127.0.0.1").ok());  // no port
   ASSERT_TRUE(tasks_->SetProxyAddress(proc, alloc, "127.0.0.1:9999").ok());
   ASSERT_TRUE(tasks_->SetReady(proc, alloc).ok());
-  Result<TaskService::ProxyTarget> t = tasks_->Proxy(id, owner_);
+  Result<TaskService::ProxyTarget> t = tasks_->Proxy(id, &owner_);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->address, "127.0.0.1:9999");
   EXPECT_FALSE(t->notebook_token.empty());
   Principal other;
   other.user_id = 99;
   other.username = "other";
-  EXPECT_EQ(tasks_->Proxy(id, other).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(tasks_->Proxy(id, &other).status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(tasks_->Kill(id, other).code(), StatusCode::kPermissionDenied);
   Principal admin = other;
   admin.admin = true;
-  EXPECT_TRUE(tasks_->Proxy(id, admin).ok());
+  EXPECT_TRUE(tasks_->Proxy(id, &admin).ok());
+  // No credential: a notebook is refused (401), WebSocket or not.
+  EXPECT_EQ(tasks_->Proxy(id, nullptr).status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(tasks_->Proxy(id, nullptr, true).status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(tasks_->Proxy("no-such-task", nullptr, true).status().code(),
+            StatusCode::kUnauthenticated);
 
   int64_t seen = Commands(0).back()["seq"];
   clock_.Advance(1000000);
@@ -199,6 +204,128 @@ TEST(TaskConfigTest, ErrorsNameTheFieldValueAndRule) {
   EXPECT_EQ(tb->slots, 0);
   EXPECT_EQ(*ParseDurationSeconds("30m", "idle_timeout"), 1800);
   EXPECT_FALSE(ParseDurationSeconds("3 weeks", "idle_timeout").ok());
+}
+
+TEST_F(TaskServiceTest, JobUpdateChangesAQueuedCommandsPriorityAndSurvivesARestart) {
+  TaskView v = LaunchCommand({{"entrypoint", "sleep 1"}});
+  const std::string job = v.row.job_id;
+  ASSERT_TRUE(tasks_->UpdateJob(job, {{"priority", 10}}).ok());
+  scheduler::ClusterSnapshot snap;
+  tasks_->AddToSnapshot(&snap);
+  ASSERT_EQ(snap.jobs.size(), 1u);
+  EXPECT_EQ(snap.jobs[0].priority, 10);
+  EXPECT_EQ(tasks_->Get(v.row.task_id)->priority, 10);
+  EXPECT_EQ(tasks_->Get(v.row.task_id)->row.config["resources"]["priority"], 10);
+
+  // Bad values name the field and the rule; nothing changes.
+  Status bad = tasks_->UpdateJob(job, {{"priority", 500}});
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("priority"), std::string::npos) << bad.message();
+  Status weight = tasks_->UpdateJob(job, {{"weight", 2}});
+  EXPECT_EQ(weight.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(weight.message().find("fair_share"), std::string::npos) << weight.message();
+  Status pool = tasks_->UpdateJob(job, {{"resourcePool", "default"}});
+  EXPECT_FALSE(pool.ok());
+  EXPECT_NE(pool.message().find("only experiments"), std::string::npos) << pool.message();
+  EXPECT_EQ(tasks_->UpdateJob(job, {{"aheadOf", "x"}}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(tasks_->UpdateJob("no-such-job", {{"priority", 3}}).code(), StatusCode::kNotFound);
+
+  NewService();  // a restarted master reads the stored priority
+  ASSERT_TRUE(tasks_->Restore(0).ok());
+  EXPECT_EQ(tasks_->Get(v.row.task_id)->priority, 10);
+  auto logs = tasks_->Logs(v.row.task_id, 0, 0, false);
+  ASSERT_TRUE(logs.ok());
+  EXPECT_NE(logs->back().log.find("set to priority 10"), std::string::npos);
+
+  ASSERT_TRUE(tasks_->Kill(v.row.task_id, owner_).ok());
+  EXPECT_EQ(tasks_->UpdateJob(job, {{"priority", 3}}).code(), StatusCode::kNotFound)
+      << "an ended task's job is no longer in the queue";
+}
+
+TEST_F(TaskServiceTest, JobUpdateSetsWeightInAFairSharePool) {
+  pools_.pools.back().scheduler.type = scheduler::SchedulerType::kFairShare;
+  NewService();
+  TaskView v = LaunchCommand({{"entrypoint", "sleep 1"}});
+  ASSERT_TRUE(tasks_->UpdateJob(v.row.job_id, {{"weight", 3.5}}).ok());
+  scheduler::ClusterSnapshot snap;
+  tasks_->AddToSnapshot(&snap);
+  EXPECT_DOUBLE_EQ(snap.jobs[0].weight, 3.5);
+  EXPECT_EQ(tasks_->UpdateJob(v.row.job_id, {{"priority", 5}}).code(),
+            StatusCode::kFailedPrecondition)
+      << "priority is for priority pools";
+}
+
+TEST_F(TaskServiceTest, AShellsTunnelNeedsNoCredentialButItsPlainRequestsDo) {
+  LaunchTaskRequest req;
+  req.type = TaskType::kShell;
+  Result<TaskView> v = tasks_->Launch(req, owner_);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  const std::string id = v->row.task_id;
+  scheduler::ClusterSnapshot snap;
+  tasks_->AddToSnapshot(&snap);
+  ASSERT_TRUE(tasks_->Start(snap.requests[0].id, {{"a1", {0}}}).ok());
+  std::string alloc = tasks_->Get(id)->row.allocation_id;
+  Principal proc;
+  proc.is_allocation = true;
+  proc.allocation_id = alloc;
+  ASSERT_TRUE(tasks_->SetProxyAddress(proc, alloc, "127.0.0.1:2222", "root").ok());
+  Result<TaskService::ProxyTarget> t = tasks_->Proxy(id, nullptr, /*tunnel=*/true);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->type, TaskType::kShell);
+  EXPECT_EQ(t->address, "127.0.0.1:2222");
+  EXPECT_EQ(tasks_->Proxy(id, nullptr, false).status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(tasks_->Proxy(id, &proc, true).status().code(), StatusCode::kPermissionDenied);
+}
+
+TEST_F(TaskServiceTest, BindMountsOfAProcessTaskAreLinksAndAnImageGetsAContainer) {
+  TaskView v = LaunchCommand({{"entrypoint", json::array({"cat", "data/x"})},
+                              {"bind_mounts",
+                               {{{"host_path", "/datasets"}, {"container_path", "data"}},
+                                {{"host_path", "/srv/models"}, {"container_path", "/models"}}}}});
+  scheduler::ClusterSnapshot snap;
+  tasks_->AddToSnapshot(&snap);
+  ASSERT_TRUE(tasks_->Start(snap.requests[0].id, {{"a1", {0}}}).ok());
+  json cmds = Commands(0);
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_FALSE(cmds[0].contains("container"));
+  EXPECT_EQ(cmds[0]["entrypoint"],
+            json::array({"/bin/sh", "-c", "ln -sfn '/datasets' 'data' && exec 'cat' 'data/x'"}));
+  auto logs = tasks_->Logs(v.row.task_id, 0, 0, false);
+  ASSERT_TRUE(logs.ok());
+  bool noted = false;
+  for (const auto& l : *logs)
+    noted = noted || l.log.find("is not mounted at /models") != std::string::npos;
+  EXPECT_TRUE(noted);
+
+  // A bad mount fails the launch, naming the field.
+  LaunchTaskRequest bad;
+  bad.type = TaskType::kCommand;
+  bad.config = {{"entrypoint", "true"},
+                {"bind_mounts", {{{"host_path", "relative"}, {"container_path", "/x"}}}}};
+  Result<TaskView> refused = tasks_->Launch(bad, owner_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("bind_mounts[0].host_path"), std::string::npos);
+
+  TaskView boxed = LaunchCommand(
+      {{"entrypoint", "true"},
+       {"environment", {{"image", "localhost/det-test:1"}}},
+       {"bind_mounts", {{{"host_path", "/srv/models"}, {"container_path", "/models"}}}}});
+  ASSERT_TRUE(tasks_->Kill(v.row.task_id, owner_).ok());
+  snap = {};
+  tasks_->AddToSnapshot(&snap);
+  std::string pending;
+  for (const auto& r : snap.requests) {
+    if (r.id.find(boxed.row.task_id) != std::string::npos) pending = r.id;
+  }
+  ASSERT_FALSE(pending.empty());
+  ASSERT_TRUE(tasks_->Start(pending, {{"a1", {0}}}).ok());
+  cmds = Commands(0);
+  ASSERT_FALSE(cmds.empty());
+  const json& start = cmds.back();
+  ASSERT_EQ(start["type"], "start");
+  ASSERT_TRUE(start.contains("container"));
+  EXPECT_EQ(start["container"]["image"], "localhost/det-test:1");
+  EXPECT_EQ(start["container"]["bindMounts"][0]["containerPath"], "/models");
 }
 
 }  // namespace
