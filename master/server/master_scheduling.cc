@@ -13,8 +13,8 @@
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
-#include "master/server/task_service.h"
 #include "master/server/provisioner_service.h"
+#include "master/server/task_service.h"
 
 namespace det::master::server {
 
@@ -349,6 +349,15 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
     int base = 30000 + static_cast<int>(std::hash<std::string>{}(alloc.id) % 10000) * 2;
     env["C10D_PORT"] = std::to_string(base);
     env["INTER_TRAIN_PROCESS_COMM_PORT_1"] = std::to_string(base + 1);
+  }
+  if (!trial.ops.empty()) {
+    // The answer GET .../searcher/operation gives now: the harness starts training without
+    // asking (docs/operations.md, "Trial start cost"). Only this trial's own report changes it.
+    env["DET_SEARCHER_OP"] = json{{"trialId", trial.id},
+                                  {"allocationId", alloc.id},
+                                  {"requestId", trial.request_id},
+                                  {"length", std::to_string(trial.ops.front())}}
+                                 .dump();
   }
   if (latest) {
     env["DET_LATEST_CHECKPOINT"] = latest->uuid;
