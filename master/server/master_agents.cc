@@ -7,8 +7,8 @@
 #include "master/server/agent_admin_service.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
-#include "master/server/task_service.h"
 #include "master/slurm/slurm_job.h"
+#include "master/server/task_service.h"
 
 namespace det::master::server {
 
@@ -105,8 +105,7 @@ Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) 
         (ev.contains("error") && !ev["error"].is_string())) {
       return InvalidArgument(
           "events: each event must be an object with string type and allocationId and an "
-          "integer exitCode (got " +
-          ev.dump().substr(0, 200) + ")");
+          "integer exitCode (got " + ev.dump().substr(0, 200) + ")");
     }
     auto it = allocations_.find(ev.value("allocationId", ""));
     if (it == allocations_.end()) continue;

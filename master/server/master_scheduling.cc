@@ -13,8 +13,8 @@
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
-#include "master/server/provisioner_service.h"
 #include "master/server/task_service.h"
+#include "master/server/provisioner_service.h"
 
 namespace det::master::server {
 
