@@ -190,12 +190,12 @@ class _Zygote:
             self._detach(parent)
             _prefault()
             data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 8)
+            if not data or len(fds) != 3:
+                os._exit(0)  # the zygote is ending (or sent nothing usable): no trial ran here
+            sock.close()
+            job = _Job(json.loads(data))  # the zygote parsed it already: this cannot fail
         except BaseException:
-            os._exit(127)
-        if not data or len(fds) != 3:
-            os._exit(0)  # the zygote is ending (or sent nothing usable): no trial ran here
-        sock.close()
-        job = _Job(json.loads(data))
+            os._exit(127)  # never back into the serve loop
         self._in_child(job, lambda: self._set_up(job, fds))
         return job
 
