@@ -141,7 +141,9 @@ def test_start_environment_op_used_once_per_process(on_cluster, env_op):
     with core.init() as ctx:
         for op in ctx.searcher.operations():
             op.report_completed(0.0)
-    # A second core.init in the same process must not train the stale first op again.
+    # A second core.init in the same process, or a process started from it now, must not
+    # train the stale first op again.
+    assert "DET_SEARCHER_OP" not in os.environ
     with core.init() as ctx:
         assert [op.length for op in ctx.searcher.operations()] == []
     assert len(m.completed_ops) == 1

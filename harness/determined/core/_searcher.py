@@ -141,7 +141,8 @@ class DummySearcherOperation(SearcherOperation):
 
 
 # The first operation of this process's trial, taken from DET_SEARCHER_OP at most once per
-# process: a later SearcherContext (or core.init) asks the master as usual.
+# process and removed from the environment then: a later SearcherContext (or core.init), and a
+# process started from this one afterwards, ask the master as usual.
 _env_op_taken = False
 
 
@@ -152,7 +153,7 @@ def _take_env_op(trial_id: int, allocation_id: str) -> Optional[int]:
     if _env_op_taken:
         return None
     _env_op_taken = True
-    raw = os.environ.get("DET_SEARCHER_OP")
+    raw = os.environ.pop("DET_SEARCHER_OP", None)
     if not raw:
         return None
     try:
