@@ -17,7 +17,8 @@ Agent::Agent(AgentConfig config, std::vector<Slot> slots, std::unique_ptr<Launch
     : config_(std::move(config)),
       slots_(std::move(slots)),
       launcher_(std::move(launcher)),
-      clock_(clock) {
+      clock_(clock),
+      contexts_(config_.context_cache_bytes) {
   auto master = ParseMasterUrl(config_.master_url);
   if (master.ok()) master_ = *master;
   base_env_ = CurrentEnvironment();
@@ -262,6 +263,7 @@ void Agent::StartAllocation(const Command& command) {
   env.base_env = base_env_;
   env.launcher = launcher_.get();
   env.events = events_.get();
+  env.contexts = config_.context_cache_bytes > 0 ? &contexts_ : nullptr;
   env.clock = clock_;
   auto runner =
       std::make_unique<AllocationRunner>(command, std::move(env), [this](const std::string& id) {

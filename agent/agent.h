@@ -65,6 +65,7 @@ class Agent {
   MasterAddress master_;
   std::map<std::string, std::string> base_env_;
   std::unique_ptr<EventSender> events_;
+  ContextCache contexts_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -43,6 +43,9 @@ struct AgentConfig {
   // Serve one allocation, then stop (the agent a Slurm job runs on each of its nodes).
   bool exit_after_allocation = false;
   std::vector<std::string> warm_python_preload = {"determined"};
+  // Bytes of experiment contexts kept in memory for the next trial of the same experiment
+  // (context_cache.h); 0 downloads the context for every trial.
+  size_t context_cache_bytes = size_t{128} << 20;
   // "podman" or "docker": what runs allocations that name an image (detected at startup, see
   // detect/container_runtime.h); empty: none, and such allocations fail with a clear error.
   std::string container_runtime;

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "agent/allocation_records.h"
 #include "agent/client/backoff.h"
@@ -129,11 +130,22 @@ Status AllocationRunner::Prepare(const std::string& workdir) {
   HttpClient http(env_.master.url);
   Backoff backoff(env_.config->retry_initial, env_.config->retry_max);
   auto give_up_at = std::chrono::steady_clock::now() + kContextRetryFor;
+  std::optional<std::string> key;
+  if (env_.contexts != nullptr) key = ContextCache::KeyFor(env_.cluster_id, start_.env);
   while (true) {
-    Result<std::string> tgz = FetchContextDirectory(http, start_.task_id, token);
+    Result<ContextCache::Blob> tgz = Internal("not fetched");
+    if (key) {
+      tgz = env_.contexts->GetOrFetch(
+          *key, [&] { return FetchContextDirectory(http, start_.task_id, token); });
+    } else {
+      Result<std::string> fetched = FetchContextDirectory(http, start_.task_id, token);
+      tgz = fetched.ok() ? Result<ContextCache::Blob>(
+                               std::make_shared<const std::string>(std::move(fetched).value()))
+                         : Result<ContextCache::Blob>(fetched.status());
+    }
     if (tgz.ok()) {
-      if (tgz->empty()) return Status::Ok();
-      Status s = ExtractTarGz(*tgz, workdir);
+      if ((*tgz)->empty()) return Status::Ok();
+      Status s = ExtractTarGz(**tgz, workdir);
       if (!s.ok()) return Internal("extract context directory: " + s.message());
       return Status::Ok();
     }
@@ -303,6 +315,8 @@ void AllocationRunner::Run() {
         spdlog::info("allocation {}: started pid {}", id, process->pid());
         env_.events->Enqueue(AgentEvent::Started(id, process->pid()));
         int exit_code = process->Wait();
+        spdlog::debug("allocation {}: process exited with {}; shipping its last log lines", id,
+                      exit_code);
         WarnIfFailed(records.Remove(id));  // the group is gone: nothing left to clean up
         for (int i = 0; i < 2; ++i) {
           if (auto rest = splitters_[i].Finish())

@@ -16,6 +16,7 @@
 #include "agent/agent_config.h"
 #include "agent/client/command.h"
 #include "agent/client/event_sender.h"
+#include "agent/context_cache.h"
 #include "agent/detect/slots.h"
 #include "agent/entrypoint.h"
 #include "agent/launcher/launcher.h"
@@ -35,6 +36,7 @@ struct RunnerEnv {
   std::map<std::string, std::string> base_env;
   Launcher* launcher = nullptr;
   EventSender* events = nullptr;
+  ContextCache* contexts = nullptr;  // null: every trial downloads its context
   const Clock* clock = nullptr;
   // Builds the poster the log shipper uses (tests pass a fake); null: HTTP to the master.
   std::function<std::unique_ptr<Poster>(const std::string& token)> log_poster_factory;

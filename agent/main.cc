@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
   app.add_flag("--exit-after-allocation", config.exit_after_allocation,
                "serve one allocation, then exit (the agent of a Slurm job)");
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
+      ->envname("DET_AGENT_LOG_LEVEL")
       ->capture_default_str();
   std::string agent_token_file, master_cert_file, master_cert_name;
   app.add_option("--agent-token-file", agent_token_file,

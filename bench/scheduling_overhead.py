@@ -8,6 +8,9 @@
    a cold start), and the same experiment with cold starts (DET_WARM_PYTHON=0 in its
    environment: no warm python, as before it existed). Ours is the default: the agent's warm
    python forks each trial (docs/operations.md, "Warm Python").
+   With --timeline (agent at debug log level) each warm run also prints where a slot's time
+   between two trials goes, from the agent's log and the trials' metric report times
+   (docs/operations.md, "Trial start cost").
 2. Pause/resume of a running trial that takes 0.1 s steps and checks should_preempt() after each:
    POST /api/v1/experiments/{id}/pause -> its slot free in GET /api/v1/agents (against the step
    time), and POST .../activate -> the first new training metric stored (against
@@ -15,8 +18,10 @@
 """
 
 import argparse
+import datetime
 import math
 import pathlib
+import re
 import shutil
 import statistics
 import subprocess
@@ -82,7 +87,63 @@ def startup_seconds(concurrent: int, repeats: int = 3) -> float:
     return statistics.median(times)
 
 
-def run_experiment(cluster: Cluster, tmp: pathlib.Path, trials: int, warm: bool) -> float:
+AGENT_EVENTS = [  # what the agent logs at debug level, per allocation
+    (re.compile(r"command \d+ start (\S+)"), "command"),
+    (re.compile(r"allocation (\S+): started pid"), "started"),
+    (re.compile(r"allocation (\S+): process exited"), "exited"),
+    (re.compile(r"allocation (\S+): exited with"), "reported"),
+]
+
+
+def agent_log_events(cluster: Cluster) -> dict:
+    """{allocation id: {event: epoch seconds}} from the agents' logs (spdlog's local time)."""
+    out: dict = {}
+    for path in cluster.data_dir.glob("*.log"):
+        if path.name == "master.log":
+            continue
+        for line in path.read_text(errors="replace").splitlines():
+            m = re.match(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+)\]", line)
+            if not m:
+                continue
+            for pattern, name in AGENT_EVENTS:
+                found = pattern.search(line)
+                if found:
+                    when = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f")
+                    out.setdefault(found.group(1), {})[name] = when.timestamp()
+    return out
+
+
+def print_timeline(cluster: Cluster, exp_id: int) -> None:
+    """Medians over the experiment's trials of each step between one trial and the next."""
+    events = agent_log_events(cluster)
+    steps: dict = {k: [] for k in ("start command -> process started (agent)",
+                                    "process started -> first training report, less the 1 s step",
+                                    "trial's last report -> agent sees the exit",
+                                    "exit seen -> exit reported (logs shipped)",
+                                    "exit reported -> next start command")}
+    keys = list(steps)
+    commands = sorted(e["command"] for e in events.values() if "command" in e)
+    for t in cluster.trials(exp_id):
+        ev = events.get(f"{t['taskId']}.1", {})
+        reports = sorted(parse_time(m["reportTime"]) for m in cluster.metrics(t["id"], "training"))
+        if not reports or not {"command", "started", "exited", "reported"} <= set(ev):
+            continue
+        steps[keys[0]].append(ev["started"] - ev["command"])
+        steps[keys[1]].append(reports[0] - SLEEP - ev["started"])
+        steps[keys[2]].append(ev["exited"] - reports[-1])
+        steps[keys[3]].append(ev["reported"] - ev["exited"])
+        later = [c for c in commands if c >= ev["reported"]]
+        if later:  # the next start on this agent: the slot's next trial while trials are queued
+            steps[keys[4]].append(later[0] - ev["reported"])
+    print("  timeline, median (max) over trials:", flush=True)
+    for name, values in steps.items():
+        if values:
+            print(f"    {name}: {statistics.median(values) * 1000:.0f} ms "
+                  f"({max(values) * 1000:.0f} ms), n={len(values)}", flush=True)
+
+
+def run_experiment(cluster: Cluster, tmp: pathlib.Path, trials: int, warm: bool,
+                   timeline: bool = False) -> float:
     """Seconds from `det experiment create` starting to the experiment's endTime."""
     cfg = tmp / f"overhead-{trials}-{'warm' if warm else 'cold'}.yaml"
     text = OVERHEAD_CONFIG.format(sleep=SLEEP, trials=trials)
@@ -99,17 +160,20 @@ def run_experiment(cluster: Cluster, tmp: pathlib.Path, trials: int, warm: bool)
     assert all(t["state"] == "STATE_COMPLETED" for t in ts), [t["state"] for t in ts]
     log(f"experiment {exp_id} ({'warm' if warm else 'cold'}): endTime {end - t0:.2f} s after "
         f"create, seen COMPLETED at {polled - t0:.2f} s")
+    if timeline:
+        print_timeline(cluster, exp_id)
     return end - t0
 
 
-def scheduling_overhead(cluster: Cluster, tmp: pathlib.Path, trials: int, slots: int) -> None:
+def scheduling_overhead(cluster: Cluster, tmp: pathlib.Path, trials: int, slots: int,
+                        timeline: bool = False) -> None:
     waves = math.ceil(trials / slots)
     ideal = waves * SLEEP
     wide = min(slots, trials)
     log(f"part 1: {trials} trials x {SLEEP:g} s on {slots} slots, warm python and cold")
     alone, together = [startup_seconds(1)], [startup_seconds(wide)]
     cold = run_experiment(cluster, tmp, trials, warm=False)
-    warm = run_experiment(cluster, tmp, trials, warm=True)
+    warm = run_experiment(cluster, tmp, trials, warm=True, timeline=timeline)
     alone.append(startup_seconds(1))
     together.append(startup_seconds(wide))
     one, many = statistics.mean(alone), statistics.mean(together)
@@ -181,6 +245,8 @@ def main() -> None:
     ap.add_argument("--slots", type=int, default=4, help="slots in all (default 4)")
     ap.add_argument("--agents", type=int, default=1,
                     help="agents sharing the slots (default 1; must divide --slots)")
+    ap.add_argument("--timeline", action="store_true",
+                    help="agent at debug log level; print each warm run's per-step medians")
     args = ap.parse_args()
     counts = [int(n) for n in args.trials.split(",") if n]
     if not counts or min(counts) < 1 or args.slots < 1 or args.agents < 1 or args.slots % args.agents:
@@ -188,11 +254,13 @@ def main() -> None:
 
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="det-bench-"))
     cluster = Cluster(agents=args.agents, slots=args.slots // args.agents)
+    if args.timeline:
+        cluster.env["DET_AGENT_LOG_LEVEL"] = "debug"
     try:
         cluster.up()
         cluster.token()
         for trials in counts:
-            scheduling_overhead(cluster, tmp, trials, args.slots)
+            scheduling_overhead(cluster, tmp, trials, args.slots, args.timeline)
         pause_resume(cluster, tmp)
     finally:
         cluster.cleanup()

@@ -82,9 +82,17 @@ void EventSender::Loop() {
     std::string body = nlohmann::json{{"events", std::move(events)}}.dump(
         -1, ' ', false, nlohmann::json::error_handler_t::replace);
     int failures = 0;
+    auto posting = std::chrono::steady_clock::now();
     while (true) {
       Status s = poster_->Post(body);
-      if (s.ok()) break;
+      if (s.ok()) {
+        // The timeline of a trial start (docs/operations.md, "Trial start cost").
+        spdlog::debug("posted {} event(s) in {} ms", n,
+                      std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - posting)
+                          .count());
+        break;
+      }
       if (s.code() == StatusCode::kInvalidArgument) {
         spdlog::error("master rejected {} events: {}", n, s.message());
         break;

@@ -90,3 +90,72 @@ def test_children_outlive_the_agent_and_the_zygote_waits_for_them(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def _children_of(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return {int(p) for p in f.read().split()}
+
+
+def _spawn_and_wait(ours, tmp_path, env, rid, name):
+    import json
+    import socket
+
+    out = open(tmp_path / f"{name}.out", "wb")
+    null = open(os.devnull, "rb")
+    request = {"op": "spawn", "id": rid, "executable": sys.executable,
+               "argv": ["python3", "t.py", name], "script": "t.py", "args": [name],
+               "env": dict(env, WHO=name), "cwd": str(tmp_path)}
+    socket.send_fds(ours, [json.dumps(request).encode()], [null.fileno(), out.fileno(), out.fileno()])
+    out.close()
+    null.close()
+    spawned = json.loads(ours.recv(1 << 16))
+    assert spawned["op"] == "spawned" and spawned["id"] == rid, spawned
+    exited = json.loads(ours.recv(1 << 16))
+    assert exited == {"op": "exited", "pid": spawned["pid"], "status": 0}, exited
+    return spawned["pid"]
+
+
+def test_spawns_are_served_by_the_spare_fork_made_ahead(tmp_path):
+    """The zygote keeps one child forked ahead; a spawn gets it (its pid existed before the
+    request) and it runs the trial exactly as a fresh fork would; a spare killed while waiting
+    is replaced by a plain fork for that spawn."""
+    import signal
+    import time
+
+    proc, ours, env = _start_zygote(tmp_path)
+    try:
+        (tmp_path / "t.py").write_text(
+            "import os, sys\nprint(sys.argv, os.environ['WHO'], os.getcwd() == os.environ['PWD'],"
+            " os.getpgid(0) == os.getpid(), os.getsid(0) == os.getpid(), flush=True)\n")
+
+        def spare():
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                kids = _children_of(proc.pid)
+                if len(kids) == 1:
+                    return kids.pop()
+                time.sleep(0.01)
+            raise AssertionError(f"no single spare child: {_children_of(proc.pid)}")
+
+        first_spare = spare()
+        assert _spawn_and_wait(ours, tmp_path, env, 1, "one") == first_spare
+        second_spare = spare()
+        assert second_spare != first_spare
+        assert _spawn_and_wait(ours, tmp_path, env, 2, "two") == second_spare
+        for name in ("one", "two"):
+            assert (tmp_path / f"{name}.out").read_text() == f"['t.py', '{name}'] {name} True True True\n"
+        third_spare = spare()
+        os.kill(third_spare, signal.SIGKILL)
+        deadline = time.monotonic() + 30  # dead (a zombie the zygote has not reaped yet)
+        while open(f"/proc/{third_spare}/stat").read().split(") ")[1][0] != "Z":
+            assert time.monotonic() < deadline, "the killed spare did not die"
+            time.sleep(0.01)
+        pid = _spawn_and_wait(ours, tmp_path, env, 3, "three")
+        assert pid != third_spare
+        assert (tmp_path / "three.out").read_text() == "['t.py', 'three'] three True True True\n"
+        ours.close()
+        assert proc.wait(timeout=30) == 0  # the spare is dropped with the agent's socket
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -2,6 +2,8 @@
 // agents themselves and their command channels live in AgentService (agent_service.h).
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "master/server/agent_admin_service.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
@@ -87,7 +89,9 @@ void Master::PollCommands(const std::string& agent_id, int64_t after, int64_t ti
 Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) {
   // Answers once the searcher state this call changed is stored (after mu_ is released).
   SearcherJournalService::AwaitScope stored(searcher_journal_.get());
+  auto arrived = std::chrono::steady_clock::now();
   MutexLock lock(&mu_);
+  auto locked = std::chrono::steady_clock::now();
   DET_RETURN_IF_ERROR(agents_->Touch(agent_id));
   if (!body.is_object() || (body.contains("events") && !body["events"].is_array())) {
     return InvalidArgument("events: must be an object {\"events\": [...]}");
@@ -147,9 +151,21 @@ Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) 
   }
   // An agent's request runs the pass it asked for before answering, as the scheduling loop
   // would next: what this pass places on the agent is in its next command poll.
+  auto handled = std::chrono::steady_clock::now();
   ScheduleLocked();
   schedule_requested_ = false;
   SchedulePassLocked();
+  // The timeline of a trial start (docs/operations.md, "Trial start cost").
+  auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  std::string types;
+  for (const auto& ev : body.value("events", json::array())) {
+    types += (types.empty() ? "" : ",") + ev.value("type", std::string("?"));
+  }
+  spdlog::debug(
+      "agent {}: event(s) {}: waited {:.1f} ms for the lock, applied in {:.1f} ms, "
+      "scheduling pass {:.1f} ms",
+      agent_id, types, ms(locked - arrived), ms(handled - locked),
+      ms(std::chrono::steady_clock::now() - handled));
   return Status::Ok();
 }
 

@@ -1,8 +1,10 @@
 """SearcherContext: the searcher operations (train to ``length``, then report a metric)."""
 
 import enum
+import json
 import logging
 import math
+import os
 import time
 from typing import Any, Callable, Dict, Iterator, Optional
 
@@ -138,6 +140,31 @@ class DummySearcherOperation(SearcherOperation):
         logger.info("SearcherOperation complete: searcher_metric=%r", searcher_metric)
 
 
+# The first operation of this process's trial, taken from DET_SEARCHER_OP at most once per
+# process and removed from the environment then: a later SearcherContext (or core.init), and a
+# process started from this one afterwards, ask the master as usual.
+_env_op_taken = False
+
+
+def _take_env_op(trial_id: int, allocation_id: str) -> Optional[int]:
+    """The length of the operation the master put in the start command's environment (what
+    GET .../searcher/operation answered when the trial was started), or None."""
+    global _env_op_taken
+    if _env_op_taken:
+        return None
+    _env_op_taken = True
+    raw = os.environ.pop("DET_SEARCHER_OP", None)
+    if not raw:
+        return None
+    try:
+        op = json.loads(raw)
+        if op.get("trialId") != trial_id or op.get("allocationId") != allocation_id:
+            return None
+        return int(op["length"])
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
 class SearcherContext:
     """Gives access to the operations the master's search algorithm emits for this trial."""
 
@@ -182,6 +209,10 @@ class SearcherContext:
     def _get_searcher_op(self) -> Optional[SearcherOperation]:
         if self._local_ops is not None:
             return self._local_ops.pop(0) if self._local_ops else None
+        # The trial's first operation came with its start: no round trip before training.
+        length = _take_env_op(self._trial_id, self._allocation_id)
+        if length is not None:
+            return self._make_op(length)
         delay = 0.05
         while True:
             try:

@@ -10,6 +10,12 @@ process group, the trial's stdio, working directory, environment, ``sys.path``, 
 "status": S}`` (a raw wait status) once the child exited and what was left of its process group
 was killed, which is what the agent does for processes it starts itself.
 
+The fork that serves a spawn is made ahead of time: the zygote keeps one spare child, forked
+and set up as far as nothing trial-specific goes (its own session, ``PR_SET_PDEATHSIG``, the
+zygote's memory pages already copied), blocked on a socket pair until a spawn hands it the
+request and the trial's stdio. Then the zygote forks the next spare, off the trial's critical
+path. A spare that is gone (killed) is replaced by a plain fork for that spawn.
+
 A child that finds it cannot match a cold start (a module the zygote imported would resolve to a
 different file on the trial's ``sys.path``, or the script is not a plain file) execs the
 interpreter cold instead, keeping its pid, process group and stdio. Children die with the zygote
@@ -57,6 +63,7 @@ class _Zygote:
         self.sock = socket.socket(fileno=CONTROL_FD)
         self.sel = selectors.DefaultSelector()
         self.children: Dict[int, int] = {}  # pidfd -> pid
+        self.spare: Optional[Tuple[int, socket.socket]] = None  # (pid, our end of its socket)
         self.base_modules = _bare_interpreter_modules()
         self.base_path = _path_without_pythonpath(sys.path[1:], os.environ.get("PYTHONPATH", ""))
         self.loaded, self.failed = [], {}
@@ -79,6 +86,9 @@ class _Zygote:
         self.send({"op": "ready", "pid": os.getpid(), "preloaded": self.loaded,
                    "failed": self.failed})
         self.sel.register(self.sock, selectors.EVENT_READ, None)
+        job = self._fork_spare()
+        if job is not None:
+            return job
         open_socket = True
         while open_socket or self.children:
             for key, _ in self.sel.select():
@@ -92,6 +102,7 @@ class _Zygote:
                 if not data:
                     self.sel.unregister(self.sock)
                     open_socket = False
+                    self._drop_spare()
                     continue
                 job = self._spawn(json.loads(data), fds)
                 if job is not None:
@@ -112,25 +123,88 @@ class _Zygote:
                 os.close(fd)
             self.send({"op": "error", "id": rid, "message": f"bad spawn request: {e}"})
             return None
-        parent = os.getpid()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                self._become_child(job, fds, parent)
-            except BaseException as e:
-                try:
-                    os.write(2, f"warm start failed: {type(e).__name__}: {e}\n".encode())
-                    _exec_cold(job)
-                finally:
-                    os._exit(127)  # never back into the serve loop
-            return job
+        pid = self._hand_to_spare(request, fds)
+        if pid is None:
+            parent = os.getpid()
+            pid = os.fork()
+            if pid == 0:
+                self._in_child(job, lambda: self._become_child(job, fds, parent))
+                return job
         for fd in fds:
             os.close(fd)
         pidfd = os.pidfd_open(pid)  # the child is ours until we reap it: this cannot miss
         self.children[pidfd] = pid
         self.sel.register(pidfd, selectors.EVENT_READ, pid)
         self.send({"op": "spawned", "id": rid, "pid": pid})
+        return self._fork_spare()  # the next spawn's child, made while this trial starts
+
+    @staticmethod
+    def _in_child(job: _Job, setup: Any) -> None:
+        try:
+            setup()
+        except BaseException as e:
+            try:
+                os.write(2, f"warm start failed: {type(e).__name__}: {e}\n".encode())
+                _exec_cold(job)
+            finally:
+                os._exit(127)  # never back into the serve loop
+
+    def _hand_to_spare(self, request: Dict[str, Any], fds: List[int]) -> Optional[int]:
+        """Gives the spawn to the spare child; its pid, or None when there is none (alive)."""
+        if self.spare is None:
+            return None
+        pid, ours = self.spare
+        self.spare = None
+        try:
+            socket.send_fds(ours, [json.dumps(request).encode()], fds)
+            return pid
+        except OSError:
+            _reap_quietly(pid)  # it died waiting (e.g. killed): fork this one as before
+            return None
+        finally:
+            ours.close()
+
+    def _fork_spare(self) -> Optional[_Job]:
+        """Forks the spare child; returns only in the spare, with the job it was handed."""
+        if self.spare is not None:
+            return None
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        parent = os.getpid()
+        try:
+            pid = os.fork()
+        except OSError as e:
+            ours.close()
+            theirs.close()
+            print(f"zygote: cannot fork a spare child: {e}", file=sys.stderr)
+            return None
+        if pid == 0:
+            ours.close()
+            return self._spare(theirs, parent)
+        theirs.close()
+        self.spare = (pid, ours)
         return None
+
+    def _spare(self, sock: socket.socket, parent: int) -> _Job:
+        """In the spare child: everything that does not depend on the trial, then wait for it."""
+        try:
+            self._detach(parent)
+            _prefault()
+            data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 8)
+            if not data or len(fds) != 3:
+                os._exit(0)  # the zygote is ending (or sent nothing usable): no trial ran here
+            sock.close()
+            job = _Job(json.loads(data))  # the zygote parsed it already: this cannot fail
+        except BaseException:
+            os._exit(127)  # never back into the serve loop
+        self._in_child(job, lambda: self._set_up(job, fds))
+        return job
+
+    def _drop_spare(self) -> None:
+        if self.spare is not None:
+            pid, ours = self.spare
+            self.spare = None
+            ours.close()  # it reads end-of-file and exits
+            _reap_quietly(pid)
 
     def _reap(self, pidfd: int, pid: int) -> None:
         self.sel.unregister(pidfd)
@@ -147,6 +221,11 @@ class _Zygote:
         self.send({"op": "exited", "pid": pid, "status": status})
 
     def _become_child(self, job: _Job, fds: List[int], parent: int) -> None:
+        self._detach(parent)
+        self._set_up(job, fds)
+
+    def _detach(self, parent: int) -> None:
+        """A fork's own session, death with the zygote, none of the zygote's descriptors."""
         os.setsid()
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -154,8 +233,15 @@ class _Zygote:
             os._exit(128 + signal.SIGKILL)
         for pidfd in list(self.children):
             os.close(pidfd)
+        self.children.clear()
+        if self.spare is not None:
+            self.spare[1].close()
+            self.spare = None
         self.sel.close()
         self.sock.close()
+
+    def _set_up(self, job: _Job, fds: List[int]) -> None:
+        """Becomes the trial: its stdio, working directory, environment, sys.path and argv."""
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for fd in fds:
@@ -188,6 +274,27 @@ class _Zygote:
         sys.executable = job.executable
         if "numpy" in sys.modules:  # its global RNG was seeded once, in the zygote
             sys.modules["numpy"].random.seed()
+
+
+def _reap_quietly(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _prefault() -> None:
+    """Copies now, in the spare, the pages a trial's first steps would copy on write (reference
+    counts of the zygote's objects): the cost moves off the trial's start. Python-visible state
+    is unchanged (counts go up and back down; the frozen set is frozen again)."""
+    gc.unfreeze()
+    objects = gc.get_objects()
+    del objects
+    gc.freeze()
 
 
 def _exec_cold(job: _Job) -> None:
