@@ -21,16 +21,24 @@ AshaPromotionMethod::AshaPromotionMethod(int num_rungs, uint64_t max_length, dou
       smaller_is_better_(smaller_is_better),
       rungs_(static_cast<size_t>(num_rungs), Rung(divisor)) {}
 
-AshaPromotionMethod::Trial* AshaPromotionMethod::Find(const std::string& id) {
-  auto it = handles_.find(id);
-  return it == handles_.end() ? nullptr : &trials_[it->second];
+uint32_t AshaPromotionMethod::Local(TrialHandle trial) const {
+  return trial < local_.size() ? local_[trial] : kNoTrial;
+}
+
+AshaPromotionMethod::Trial* AshaPromotionMethod::Find(TrialHandle trial) {
+  uint32_t local = Local(trial);
+  return local == kNoTrial ? nullptr : &trials_[local];
 }
 
 void AshaPromotionMethod::CreateTrial(SearchContext& ctx, std::vector<Action>* actions) {
   CreateAction create = NewCreateAction(ctx.hparams, ctx.rng);
-  auto [it, fresh] = handles_.emplace(create.request_id, static_cast<uint32_t>(trials_.size()));
-  if (fresh) trials_.push_back(Trial{.id = create.request_id});
-  Trial& t = trials_[it->second];
+  TrialHandle trial = ctx.ids.Add(create.request_id);
+  if (trial >= local_.size()) local_.resize(trial + 1, kNoTrial);
+  if (local_[trial] == kNoTrial) {
+    local_[trial] = static_cast<uint32_t>(trials_.size());
+    trials_.push_back(Trial{.id = create.request_id});
+  }
+  Trial& t = trials_[local_[trial]];
   t.rung = 0;
   t.awaiting = true;
   rungs_[0].outstanding++;
@@ -59,13 +67,13 @@ std::vector<Action> AshaPromotionMethod::InitialOperations(SearchContext& ctx) {
   return actions;
 }
 
-std::vector<Action> AshaPromotionMethod::TrialCreated(SearchContext& ctx, const std::string& id) {
+std::vector<Action> AshaPromotionMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
   std::vector<Action> actions;
-  Trial* t = Find(id);
+  Trial* t = Find(trial);
   if (t == nullptr || !t->awaiting || t->exited) return actions;
   actions.emplace_back(
       std::in_place_type<ValidateAfterAction>,
-      ValidateAfterAction{.request_id = id, .length = units_[static_cast<size_t>(t->rung)]});
+      ValidateAfterAction{.request_id = t->id, .length = units_[static_cast<size_t>(t->rung)]});
   return actions;
 }
 
@@ -141,27 +149,26 @@ void AshaPromotionMethod::CloseOut(std::vector<Action>* actions) {
 }
 
 Result<std::vector<Action>> AshaPromotionMethod::ValidationCompleted(SearchContext& ctx,
-                                                                     const std::string& id,
+                                                                     TrialHandle trial,
                                                                      double metric,
                                                                      uint64_t length) {
   std::vector<Action> actions;
-  auto it = handles_.find(id);
-  if (it == handles_.end()) return NotFound("no trial with request id " + id);
-  Trial& t = trials_[it->second];
+  uint32_t local = Local(trial);
+  if (local == kNoTrial) return NotFound("no trial with request id " + ctx.ids.id(trial));
+  Trial& t = trials_[local];
   if (!t.awaiting || t.exited || length != units_[static_cast<size_t>(t.rung)]) {
-    return InvalidArgument("trial " + id + " owes no validation at length " +
+    return InvalidArgument("trial " + t.id + " owes no validation at length " +
                            std::to_string(length));
   }
-  Promote(ctx, it->second, smaller_is_better_ ? metric : -metric, &actions);
+  Promote(ctx, local, smaller_is_better_ ? metric : -metric, &actions);
   return actions;
 }
 
-std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx, const std::string& id,
+std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                           ExitedReason reason) {
   std::vector<Action> actions;
-  auto it = handles_.find(id);
-  if (it == handles_.end() || trials_[it->second].exited) return actions;
-  uint32_t handle = it->second;
+  uint32_t handle = Local(trial);
+  if (handle == kNoTrial || trials_[handle].exited) return actions;
   Trial& t = trials_[handle];
   if (reason == ExitedReason::kInvalidHp || reason == ExitedReason::kInitInvalidHp) {
     if (t.closed) {  // already finished: nothing left to undo
@@ -169,7 +176,7 @@ std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx, co
       return actions;
     }
     t.exited = true;
-    actions.emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = id});
+    actions.emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = t.id});
     if (t.reached) --reached_;
     t.invalid = true;
     t.closed = true;
@@ -192,11 +199,11 @@ std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx, co
   return actions;
 }
 
-std::vector<Action> AshaPromotionMethod::TrialExited(SearchContext& ctx, const std::string& id) {
-  Trial* t = Find(id);
+std::vector<Action> AshaPromotionMethod::TrialExited(SearchContext& ctx, TrialHandle trial) {
+  Trial* t = Find(trial);
   if (t == nullptr) return std::vector<Action>();
   if (!t->exited && !t->closed) {
-    return TrialExitedEarly(ctx, id, ExitedReason::kUserRequestedStop);
+    return TrialExitedEarly(ctx, trial, ExitedReason::kUserRequestedStop);
   }
   t->exited = true;
   return std::vector<Action>();
@@ -207,7 +214,7 @@ double AshaPromotionMethod::Progress(const TrialUnits& units) const {
   return 0.5 * static_cast<double>(reached_ + finished_) / static_cast<double>(max_trials_);
 }
 
-nlohmann::json AshaPromotionMethod::Snapshot() const {
+nlohmann::json AshaPromotionMethod::Snapshot(const RequestIdIndex& ids) const {
   json rungs = json::array();
   for (size_t r = 0; r < rungs_.size(); ++r) {
     json entries = json::array();
@@ -231,13 +238,14 @@ nlohmann::json AshaPromotionMethod::Snapshot() const {
               {"finished", finished_}};
 }
 
-Status AshaPromotionMethod::Restore(const nlohmann::json& snapshot) {
+Status AshaPromotionMethod::Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) {
   const json& rungs = snapshot.at("rungs");
   if (rungs.size() != rungs_.size()) {
     return InvalidArgument("invalid searcher snapshot: rung count differs from the config");
   }
   std::deque<Trial> trials;
   std::unordered_map<std::string, uint32_t> handles;
+  std::vector<uint32_t> local(ids.size(), kNoTrial);
   // Handles in request-id order (the snapshot's); only lookups depend on them.
   for (const auto& [id, a] : snapshot.at("trials").items()) {
     Trial t;
@@ -252,6 +260,11 @@ Status AshaPromotionMethod::Restore(const nlohmann::json& snapshot) {
     if (t.rung < 0 || t.rung >= static_cast<int>(rungs_.size())) {
       return InvalidArgument("invalid searcher snapshot: rung out of range");
     }
+    TrialHandle trial = ids.Find(id);
+    if (trial == kNoTrial) {
+      return InvalidArgument("invalid searcher snapshot: ASHA state of unknown trial " + id);
+    }
+    local[trial] = static_cast<uint32_t>(trials.size());
     handles.emplace(id, static_cast<uint32_t>(trials.size()));
     trials.push_back(std::move(t));
   }
@@ -272,7 +285,7 @@ Status AshaPromotionMethod::Restore(const nlohmann::json& snapshot) {
   }
   rungs_ = std::move(restored);
   trials_ = std::move(trials);
-  handles_ = std::move(handles);
+  local_ = std::move(local);
   invalid_ = snapshot.at("invalid").get<int64_t>();
   reached_ = snapshot.at("reached").get<int64_t>();
   finished_ = snapshot.at("finished").get<int64_t>();

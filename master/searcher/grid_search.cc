@@ -43,8 +43,8 @@ Status AxisValues(const std::string& path, const Hyperparameter& hp, std::vector
       return Status::Ok();
     }
     for (int64_t i = 0; i < c; ++i) {
-      double v = static_cast<double>(lo) +
-                 static_cast<double>(i * (hi - lo)) / static_cast<double>(c - 1);
+      double v =
+          static_cast<double>(lo) + static_cast<double>(i * (hi - lo)) / static_cast<double>(c - 1);
       out->push_back(json(static_cast<int64_t>(std::round(v))));
     }
     return Status::Ok();
@@ -155,11 +155,13 @@ std::vector<Action> GridMethod::InitialOperations(SearchContext& ctx) {
   if (max_concurrent_trials_ > 0) {
     initial = std::min<uint64_t>(size_, static_cast<uint64_t>(max_concurrent_trials_));
   }
-  for (uint64_t i = 0; i < initial; ++i) actions.emplace_back(std::in_place_type<CreateAction>, Next(ctx));
+  for (uint64_t i = 0; i < initial; ++i)
+    actions.emplace_back(std::in_place_type<CreateAction>, Next(ctx));
   return actions;
 }
 
-std::vector<Action> GridMethod::TrialCreated(SearchContext& ctx, const std::string& id) {
+std::vector<Action> GridMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
+  const std::string& id = ctx.ids.id(trial);
   std::vector<Action> actions;
   if (max_length_) {
     actions.emplace_back(std::in_place_type<ValidateAfterAction>,
@@ -168,9 +170,9 @@ std::vector<Action> GridMethod::TrialCreated(SearchContext& ctx, const std::stri
   return actions;
 }
 
-Result<std::vector<Action>> GridMethod::ValidationCompleted(SearchContext& ctx,
-                                                            const std::string& id, double metric,
-                                                            uint64_t length) {
+Result<std::vector<Action>> GridMethod::ValidationCompleted(SearchContext& ctx, TrialHandle trial,
+                                                            double metric, uint64_t length) {
+  const std::string& id = ctx.ids.id(trial);
   std::vector<Action> actions;
   auto it = finished_.find(id);
   if (it == finished_.end() || it->second) return actions;
@@ -179,14 +181,16 @@ Result<std::vector<Action>> GridMethod::ValidationCompleted(SearchContext& ctx,
   return actions;
 }
 
-std::vector<Action> GridMethod::TrialExitedEarly(SearchContext& ctx, const std::string& id,
+std::vector<Action> GridMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                  ExitedReason reason) {
+  const std::string& id = ctx.ids.id(trial);
   auto it = finished_.find(id);
   if (it != finished_.end()) it->second = true;
   return std::vector<Action>();
 }
 
-std::vector<Action> GridMethod::TrialExited(SearchContext& ctx, const std::string& id) {
+std::vector<Action> GridMethod::TrialExited(SearchContext& ctx, TrialHandle trial) {
+  const std::string& id = ctx.ids.id(trial);
   std::vector<Action> actions;
   auto it = finished_.find(id);
   if (it == finished_.end()) return actions;
@@ -202,20 +206,19 @@ double GridMethod::Progress(const TrialUnits& units) const {
     if (finished) {
       sum += 1;
     } else if (max_length_ && *max_length_ > 0) {
-      auto u = units.find(id);
-      if (u != units.end()) {
-        sum += std::clamp(u->second / static_cast<double>(*max_length_), 0.0, 1.0);
+      if (std::optional<double> u = units.Of(id)) {
+        sum += std::clamp(*u / static_cast<double>(*max_length_), 0.0, 1.0);
       }
     }
   }
   return sum / static_cast<double>(size_);
 }
 
-nlohmann::json GridMethod::Snapshot() const {
+nlohmann::json GridMethod::Snapshot(const RequestIdIndex& ids) const {
   return json{{"next", next_}, {"finished", finished_}};
 }
 
-Status GridMethod::Restore(const nlohmann::json& snapshot) {
+Status GridMethod::Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) {
   next_ = snapshot.at("next").get<uint64_t>();
   finished_ = snapshot.at("finished").get<std::map<std::string, bool>>();
   return Status::Ok();

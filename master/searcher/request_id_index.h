@@ -1,0 +1,47 @@
+#pragma once
+// RequestIdIndex: dense integer handles for request ids. Request ids (UUID text) are what the
+// master and the snapshots speak; inside a searcher every trial is a handle 0, 1, 2, ... in the
+// order its id was first added, so per-trial state lives in vectors indexed by handle instead of
+// maps keyed by 36-byte strings. The id -> handle lookup is one open-addressing table (linear
+// probing, load at most 1/2, a 32-bit tag per slot so a probe compares a string only when the
+// hashes agree): O(1) with one or two cache lines touched, at any number of trials. Ids are never
+// removed. Pure, not thread-safe.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace det::master::searcher {
+
+using TrialHandle = uint32_t;
+inline constexpr TrialHandle kNoTrial = std::numeric_limits<TrialHandle>::max();
+
+class RequestIdIndex {
+ public:
+  // The handle of `id`; a new id gets the next handle (size() before the call).
+  TrialHandle Add(std::string_view id);
+  // The handle of `id`, or kNoTrial.
+  TrialHandle Find(std::string_view id) const;
+  // REQUIRES: handle < size().
+  const std::string& id(TrialHandle handle) const { return ids_[handle]; }
+  size_t size() const { return ids_.size(); }
+  void Clear();
+
+ private:
+  struct Slot {
+    uint32_t tag = 0;
+    TrialHandle handle = kNoTrial;  // kNoTrial: empty
+  };
+
+  static uint64_t Hash(std::string_view id);
+  // Index of the slot holding `id`, or of the empty slot where it would go.
+  size_t Probe(std::string_view id, uint64_t hash) const;
+  void Grow();
+
+  std::vector<std::string> ids_;
+  std::vector<Slot> slots_;  // size 0 or a power of two
+};
+
+}  // namespace det::master::searcher
