@@ -32,6 +32,7 @@
 #include "master/config/experiment_config.h"
 #include "master/searcher/hparam_sampling.h"
 #include "master/searcher/nprand.h"
+#include "master/searcher/request_id_index.h"
 #include "master/searcher/searcher.h"
 
 namespace {
@@ -97,19 +98,20 @@ double Spread(uint64_t i) {
   return out;
 }
 
-// Runs one search to its end. Work outside the searcher is O(1) per event: a hash lookup by
-// request id and a swap-remove pick among the trials with a pending operation.
+// Runs one search to its end. Work outside the searcher is O(1) per event: a flat-table lookup
+// by request id (the searcher's own RequestIdIndex) and a swap-remove pick among the trials with
+// a pending operation.
 Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
   struct Trial {
-    std::deque<uint64_t> ops;
+    std::vector<uint64_t> ops;  // pending lengths, oldest first (rarely more than one)
     bool closed = false;
     bool exited = false;
     int64_t runnable_at = -1;  // index in `runnable`, -1 when absent
   };
   auto searcher = std::move(s::Searcher::Create(cfg)).value();
-  std::vector<std::string> ids;
   std::vector<Trial> trials;
-  std::unordered_map<std::string, uint32_t> index;
+  s::RequestIdIndex index;   // handles in creation order: the index into `trials`
+  uint32_t oldest_live = 0;  // every trial before it has exited
   std::vector<uint32_t> runnable;
   std::deque<s::Action> queue;
   std::mt19937 order(order_seed);
@@ -135,7 +137,7 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
     trials[t].exited = true;
     trials[t].ops.clear();
     drop_runnable(t);
-    absorb(searcher->TrialExited(ids[t]));
+    absorb(searcher->TrialExited(index.id(t)));
   };
 
   double start = CpuNow();
@@ -145,13 +147,11 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
       s::Action a = std::move(queue.front());
       queue.pop_front();
       if (auto* c = std::get_if<s::CreateAction>(&a)) {
-        auto t = static_cast<uint32_t>(trials.size());
-        index.emplace(c->request_id, t);
-        ids.push_back(c->request_id);
+        index.Add(c->request_id);
         trials.emplace_back();
         absorb(searcher->TrialCreated(c->request_id));
       } else if (auto* v = std::get_if<s::ValidateAfterAction>(&a)) {
-        uint32_t t = index.at(v->request_id);
+        uint32_t t = index.Find(v->request_id);
         if (trials[t].closed || trials[t].exited) continue;
         trials[t].ops.push_back(v->length);
         if (trials[t].runnable_at < 0) {
@@ -159,7 +159,7 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
           runnable.push_back(t);
         }
       } else if (auto* cl = std::get_if<s::CloseAction>(&a)) {
-        uint32_t t = index.at(cl->request_id);
+        uint32_t t = index.Find(cl->request_id);
         trials[t].closed = true;
         exit_trial(t);
       }
@@ -167,23 +167,18 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
     if (runnable.empty()) {
       // Nothing owed: a live trial without an operation (random/grid without max_length
       // never happens here) ends on its own; ASHA never leaves one.
-      bool any = false;
-      for (uint32_t t = 0; t < trials.size() && !any; ++t) {
-        if (!trials[t].exited) {
-          exit_trial(t);
-          any = true;
-        }
-      }
-      if (!any) break;
+      while (oldest_live < trials.size() && trials[oldest_live].exited) ++oldest_live;
+      if (oldest_live == trials.size()) break;
+      exit_trial(oldest_live);
       continue;
     }
     std::uniform_int_distribution<size_t> pick(0, runnable.size() - 1);
     uint32_t t = runnable[pick(order)];
     uint64_t length = trials[t].ops.front();
-    trials[t].ops.pop_front();
+    trials[t].ops.erase(trials[t].ops.begin());
     if (trials[t].ops.empty()) drop_runnable(t);
-    searcher->SetTrialProgress(ids[t], static_cast<double>(length));
-    absorb(std::move(searcher->ValidationCompleted(ids[t], Spread(t), length)).value());
+    searcher->SetTrialProgress(index.id(t), static_cast<double>(length));
+    absorb(std::move(searcher->ValidationCompleted(index.id(t), Spread(t), length)).value());
   }
   f.seconds = CpuNow() - start;
   f.trials = static_cast<int64_t>(trials.size());

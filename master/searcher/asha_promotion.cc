@@ -36,7 +36,7 @@ void AshaPromotionMethod::CreateTrial(SearchContext& ctx, std::vector<Action>* a
   if (trial >= local_.size()) local_.resize(trial + 1, kNoTrial);
   if (local_[trial] == kNoTrial) {
     local_[trial] = static_cast<uint32_t>(trials_.size());
-    trials_.push_back(Trial{.id = create.request_id});
+    trials_.push_back(Trial{.trial = trial});
   }
   Trial& t = trials_[local_[trial]];
   t.rung = 0;
@@ -71,9 +71,9 @@ std::vector<Action> AshaPromotionMethod::TrialCreated(SearchContext& ctx, TrialH
   std::vector<Action> actions;
   Trial* t = Find(trial);
   if (t == nullptr || !t->awaiting || t->exited) return actions;
-  actions.emplace_back(
-      std::in_place_type<ValidateAfterAction>,
-      ValidateAfterAction{.request_id = t->id, .length = units_[static_cast<size_t>(t->rung)]});
+  actions.emplace_back(std::in_place_type<ValidateAfterAction>,
+                       ValidateAfterAction{.request_id = ctx.ids.id(trial),
+                                           .length = units_[static_cast<size_t>(t->rung)]});
   return actions;
 }
 
@@ -109,7 +109,8 @@ void AshaPromotionMethod::Promote(SearchContext& ctx, uint32_t handle, double me
   if (r == top) {
     rung.ranking.Insert(metric, handle);
     if (!t.exited && !t.closed) {
-      actions->emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = t.id});
+      actions->emplace_back(std::in_place_type<CloseAction>,
+                            CloseAction{.request_id = ctx.ids.id(t.trial)});
     }
     Finish(t);
   } else if (std::optional<uint32_t> pid = Promotions(r, handle, metric)) {
@@ -118,9 +119,9 @@ void AshaPromotionMethod::Promote(SearchContext& ctx, uint32_t handle, double me
     p.awaiting = true;
     rungs_[static_cast<size_t>(r + 1)].outstanding++;
     if (!p.exited) {
-      actions->emplace_back(
-          std::in_place_type<ValidateAfterAction>,
-          ValidateAfterAction{.request_id = p.id, .length = units_[static_cast<size_t>(r + 1)]});
+      actions->emplace_back(std::in_place_type<ValidateAfterAction>,
+                            ValidateAfterAction{.request_id = ctx.ids.id(p.trial),
+                                                .length = units_[static_cast<size_t>(r + 1)]});
       added_training = true;
     } else {
       Promote(ctx, *pid, kWorstMetric, actions);
@@ -128,10 +129,10 @@ void AshaPromotionMethod::Promote(SearchContext& ctx, uint32_t handle, double me
   }
   int64_t all = static_cast<int64_t>(trials_.size()) - invalid_;
   if (!added_training && all < max_trials_) CreateTrial(ctx, actions);
-  if (static_cast<int64_t>(rungs_[0].ranking.size()) >= max_trials_) CloseOut(actions);
+  if (static_cast<int64_t>(rungs_[0].ranking.size()) >= max_trials_) CloseOut(ctx.ids, actions);
 }
 
-void AshaPromotionMethod::CloseOut(std::vector<Action>* actions) {
+void AshaPromotionMethod::CloseOut(const RequestIdIndex& ids, std::vector<Action>* actions) {
   for (size_t r = 0; r < rungs_.size(); ++r) {
     Rung& rung = rungs_[r];
     if (rung.outstanding > 0) break;
@@ -141,7 +142,8 @@ void AshaPromotionMethod::CloseOut(std::vector<Action>* actions) {
       Trial& t = trials_[e.trial];
       if (t.rung > static_cast<int>(r) || t.closed) continue;  // promoted, or done already
       if (!t.exited) {
-        actions->emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = t.id});
+        actions->emplace_back(std::in_place_type<CloseAction>,
+                              CloseAction{.request_id = ids.id(t.trial)});
       }
       Finish(t);
     }
@@ -157,7 +159,7 @@ Result<std::vector<Action>> AshaPromotionMethod::ValidationCompleted(SearchConte
   if (local == kNoTrial) return NotFound("no trial with request id " + ctx.ids.id(trial));
   Trial& t = trials_[local];
   if (!t.awaiting || t.exited || length != units_[static_cast<size_t>(t.rung)]) {
-    return InvalidArgument("trial " + t.id + " owes no validation at length " +
+    return InvalidArgument("trial " + ctx.ids.id(trial) + " owes no validation at length " +
                            std::to_string(length));
   }
   Promote(ctx, local, smaller_is_better_ ? metric : -metric, &actions);
@@ -176,7 +178,8 @@ std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx, Tr
       return actions;
     }
     t.exited = true;
-    actions.emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = t.id});
+    actions.emplace_back(std::in_place_type<CloseAction>,
+                         CloseAction{.request_id = ctx.ids.id(trial)});
     if (t.reached) --reached_;
     t.invalid = true;
     t.closed = true;
@@ -220,7 +223,7 @@ nlohmann::json AshaPromotionMethod::Snapshot(const RequestIdIndex& ids) const {
     json entries = json::array();
     for (const RungRanking::Entry& e : rungs_[r].ranking.Sorted()) {
       const Trial& t = trials_[e.trial];
-      entries.push_back(json::array({t.id, e.metric, t.rung > static_cast<int>(r)}));
+      entries.push_back(json::array({ids.id(t.trial), e.metric, t.rung > static_cast<int>(r)}));
     }
     rungs.push_back(json{{"entries", std::move(entries)},
                          {"outstanding", rungs_[r].outstanding},
@@ -228,7 +231,7 @@ nlohmann::json AshaPromotionMethod::Snapshot(const RequestIdIndex& ids) const {
   }
   json trials = json::object();
   for (const Trial& t : trials_) {
-    trials[t.id] =
+    trials[ids.id(t.trial)] =
         json::array({t.rung, t.awaiting, t.exited, t.closed, t.invalid, t.reached, t.counted_done});
   }
   return json{{"rungs", std::move(rungs)},
@@ -244,12 +247,10 @@ Status AshaPromotionMethod::Restore(const nlohmann::json& snapshot, const Reques
     return InvalidArgument("invalid searcher snapshot: rung count differs from the config");
   }
   std::deque<Trial> trials;
-  std::unordered_map<std::string, uint32_t> handles;
   std::vector<uint32_t> local(ids.size(), kNoTrial);
   // Handles in request-id order (the snapshot's); only lookups depend on them.
   for (const auto& [id, a] : snapshot.at("trials").items()) {
     Trial t;
-    t.id = id;
     t.rung = a.at(0).get<int>();
     t.awaiting = a.at(1).get<bool>();
     t.exited = a.at(2).get<bool>();
@@ -260,24 +261,24 @@ Status AshaPromotionMethod::Restore(const nlohmann::json& snapshot, const Reques
     if (t.rung < 0 || t.rung >= static_cast<int>(rungs_.size())) {
       return InvalidArgument("invalid searcher snapshot: rung out of range");
     }
-    TrialHandle trial = ids.Find(id);
-    if (trial == kNoTrial) {
+    t.trial = ids.Find(id);
+    if (t.trial == kNoTrial) {
       return InvalidArgument("invalid searcher snapshot: ASHA state of unknown trial " + id);
     }
-    local[trial] = static_cast<uint32_t>(trials.size());
-    handles.emplace(id, static_cast<uint32_t>(trials.size()));
+    local[t.trial] = static_cast<uint32_t>(trials.size());
     trials.push_back(std::move(t));
   }
   std::vector<Rung> restored(rungs_.size(), Rung(divisor_));
   for (size_t i = 0; i < rungs.size(); ++i) {
     std::vector<RungRanking::Entry> entries;
     for (const json& e : rungs[i].at("entries")) {
-      auto h = handles.find(e.at(0).get<std::string>());
-      if (h == handles.end()) {
+      TrialHandle trial = ids.Find(e.at(0).get<std::string>());
+      uint32_t h = trial == kNoTrial ? kNoTrial : local[trial];
+      if (h == kNoTrial) {
         return InvalidArgument("invalid searcher snapshot: rung entry of unknown trial " +
                                e.at(0).dump());
       }
-      entries.push_back(RungRanking::Entry{.metric = e.at(1).get<double>(), .trial = h->second});
+      entries.push_back(RungRanking::Entry{.metric = e.at(1).get<double>(), .trial = h});
     }
     restored[i].ranking.Assign(entries);
     restored[i].outstanding = rungs[i].at("outstanding").get<int64_t>();

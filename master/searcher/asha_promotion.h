@@ -73,7 +73,7 @@ class AshaPromotionMethod : public SearchMethod {
     bool closed_out = false;
   };
   struct Trial {
-    std::string id;
+    TrialHandle trial = kNoTrial;  // search-wide handle (its request id: ctx.ids)
     int rung = 0;
     bool awaiting = false;  // owes a validation at `rung`
     bool exited = false;    // exited early (or its process ended)
@@ -87,7 +87,7 @@ class AshaPromotionMethod : public SearchMethod {
   void Promote(SearchContext& ctx, uint32_t trial, double metric, std::vector<Action>* actions);
   // Inserts `trial` into rung `rung`; returns the trial promoted by it, if any.
   std::optional<uint32_t> Promotions(int rung, uint32_t trial, double metric);
-  void CloseOut(std::vector<Action>* actions);
+  void CloseOut(const RequestIdIndex& ids, std::vector<Action>* actions);
   // This method's handle of the search-wide `trial`, or kNoTrial.
   uint32_t Local(TrialHandle trial) const;
   Trial* Find(TrialHandle trial);

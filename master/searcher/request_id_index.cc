@@ -21,6 +21,8 @@ TrialHandle RequestIdIndex::Find(std::string_view id) const {
 }
 
 TrialHandle RequestIdIndex::Add(std::string_view id) {
+  // Every layer of a search registers the Create it emits: the id just added comes back at once.
+  if (!ids_.empty() && ids_.back() == id) return static_cast<TrialHandle>(ids_.size() - 1);
   if (2 * (ids_.size() + 1) > slots_.size()) Grow();
   uint64_t hash = Hash(id);
   Slot& s = slots_[Probe(id, hash)];
