@@ -110,8 +110,9 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
   };
   auto searcher = std::move(s::Searcher::Create(cfg)).value();
   std::vector<Trial> trials;
-  s::RequestIdIndex index;   // handles in creation order: the index into `trials`
-  uint32_t oldest_live = 0;  // every trial before it has exited
+  std::vector<std::string> ids;  // the master keeps each trial's request id
+  s::RequestIdIndex index;       // handles in creation order: the index into `trials`
+  uint32_t oldest_live = 0;      // every trial before it has exited
   std::vector<uint32_t> runnable;
   std::deque<s::Action> queue;
   std::mt19937 order(order_seed);
@@ -137,7 +138,7 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
     trials[t].exited = true;
     trials[t].ops.clear();
     drop_runnable(t);
-    absorb(searcher->TrialExited(index.id(t)));
+    absorb(searcher->TrialExited(ids[t]));
   };
 
   double start = CpuNow();
@@ -148,6 +149,7 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
       queue.pop_front();
       if (auto* c = std::get_if<s::CreateAction>(&a)) {
         index.Add(c->request_id);
+        ids.push_back(c->request_id);
         trials.emplace_back();
         absorb(searcher->TrialCreated(c->request_id));
       } else if (auto* v = std::get_if<s::ValidateAfterAction>(&a)) {
@@ -177,8 +179,8 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
     uint64_t length = trials[t].ops.front();
     trials[t].ops.erase(trials[t].ops.begin());
     if (trials[t].ops.empty()) drop_runnable(t);
-    searcher->SetTrialProgress(index.id(t), static_cast<double>(length));
-    absorb(std::move(searcher->ValidationCompleted(index.id(t), Spread(t), length)).value());
+    searcher->SetTrialProgress(ids[t], static_cast<double>(length));
+    absorb(std::move(searcher->ValidationCompleted(ids[t], Spread(t), length)).value());
   }
   f.seconds = CpuNow() - start;
   f.trials = static_cast<int64_t>(trials.size());

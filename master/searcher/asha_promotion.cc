@@ -72,7 +72,7 @@ std::vector<Action> AshaPromotionMethod::TrialCreated(SearchContext& ctx, TrialH
   Trial* t = Find(trial);
   if (t == nullptr || !t->awaiting || t->exited) return actions;
   actions.emplace_back(std::in_place_type<ValidateAfterAction>,
-                       ValidateAfterAction{.request_id = ctx.ids.id(trial),
+                       ValidateAfterAction{.request_id = std::string(ctx.ids.id(trial)),
                                            .length = units_[static_cast<size_t>(t->rung)]});
   return actions;
 }
@@ -110,7 +110,7 @@ void AshaPromotionMethod::Promote(SearchContext& ctx, uint32_t handle, double me
     rung.ranking.Insert(metric, handle);
     if (!t.exited && !t.closed) {
       actions->emplace_back(std::in_place_type<CloseAction>,
-                            CloseAction{.request_id = ctx.ids.id(t.trial)});
+                            CloseAction{.request_id = std::string(ctx.ids.id(t.trial))});
     }
     Finish(t);
   } else if (std::optional<uint32_t> pid = Promotions(r, handle, metric)) {
@@ -120,7 +120,7 @@ void AshaPromotionMethod::Promote(SearchContext& ctx, uint32_t handle, double me
     rungs_[static_cast<size_t>(r + 1)].outstanding++;
     if (!p.exited) {
       actions->emplace_back(std::in_place_type<ValidateAfterAction>,
-                            ValidateAfterAction{.request_id = ctx.ids.id(p.trial),
+                            ValidateAfterAction{.request_id = std::string(ctx.ids.id(p.trial)),
                                                 .length = units_[static_cast<size_t>(r + 1)]});
       added_training = true;
     } else {
@@ -143,7 +143,7 @@ void AshaPromotionMethod::CloseOut(const RequestIdIndex& ids, std::vector<Action
       if (t.rung > static_cast<int>(r) || t.closed) continue;  // promoted, or done already
       if (!t.exited) {
         actions->emplace_back(std::in_place_type<CloseAction>,
-                              CloseAction{.request_id = ids.id(t.trial)});
+                              CloseAction{.request_id = std::string(ids.id(t.trial))});
       }
       Finish(t);
     }
@@ -156,11 +156,12 @@ Result<std::vector<Action>> AshaPromotionMethod::ValidationCompleted(SearchConte
                                                                      uint64_t length) {
   std::vector<Action> actions;
   uint32_t local = Local(trial);
-  if (local == kNoTrial) return NotFound("no trial with request id " + ctx.ids.id(trial));
+  if (local == kNoTrial)
+    return NotFound("no trial with request id " + std::string(ctx.ids.id(trial)));
   Trial& t = trials_[local];
   if (!t.awaiting || t.exited || length != units_[static_cast<size_t>(t.rung)]) {
-    return InvalidArgument("trial " + ctx.ids.id(trial) + " owes no validation at length " +
-                           std::to_string(length));
+    return InvalidArgument("trial " + std::string(ctx.ids.id(trial)) +
+                           " owes no validation at length " + std::to_string(length));
   }
   Promote(ctx, local, smaller_is_better_ ? metric : -metric, &actions);
   return actions;
@@ -179,7 +180,7 @@ std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx, Tr
     }
     t.exited = true;
     actions.emplace_back(std::in_place_type<CloseAction>,
-                         CloseAction{.request_id = ctx.ids.id(trial)});
+                         CloseAction{.request_id = std::string(ctx.ids.id(trial))});
     if (t.reached) --reached_;
     t.invalid = true;
     t.closed = true;
@@ -223,7 +224,8 @@ nlohmann::json AshaPromotionMethod::Snapshot(const RequestIdIndex& ids) const {
     json entries = json::array();
     for (const RungRanking::Entry& e : rungs_[r].ranking.Sorted()) {
       const Trial& t = trials_[e.trial];
-      entries.push_back(json::array({ids.id(t.trial), e.metric, t.rung > static_cast<int>(r)}));
+      entries.push_back(
+          json::array({std::string(ids.id(t.trial)), e.metric, t.rung > static_cast<int>(r)}));
     }
     rungs.push_back(json{{"entries", std::move(entries)},
                          {"outstanding", rungs_[r].outstanding},
@@ -231,7 +233,7 @@ nlohmann::json AshaPromotionMethod::Snapshot(const RequestIdIndex& ids) const {
   }
   json trials = json::object();
   for (const Trial& t : trials_) {
-    trials[ids.id(t.trial)] =
+    trials[std::string(ids.id(t.trial))] =
         json::array({t.rung, t.awaiting, t.exited, t.closed, t.invalid, t.reached, t.counted_done});
   }
   return json{{"rungs", std::move(rungs)},

@@ -71,7 +71,7 @@ std::vector<Action> AshaStoppingMethod::InitialOperations(SearchContext& ctx) {
 }
 
 std::vector<Action> AshaStoppingMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (mode_ != Mode::kOperations || it == trials_.end() || it->second.stopped) return actions;
@@ -118,7 +118,7 @@ Result<std::vector<Action>> AshaStoppingMethod::ValidationCompleted(SearchContex
                                                                     TrialHandle trial,
                                                                     double metric,
                                                                     uint64_t length) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end()) return NotFound("no trial with request id " + id);
@@ -132,7 +132,7 @@ Result<std::vector<Action>> AshaStoppingMethod::ValidationCompleted(SearchContex
 
 Result<std::vector<Action>> AshaStoppingMethod::ValidationMetricsReported(
     SearchContext& ctx, TrialHandle trial, const nlohmann::json& metrics) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   if (mode_ != Mode::kTime) return actions;
   auto it = trials_.find(id);
@@ -158,7 +158,7 @@ Result<std::vector<Action>> AshaStoppingMethod::ValidationMetricsReported(
 
 std::vector<Action> AshaStoppingMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                          ExitedReason reason) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end() || it->second.exited) return actions;
@@ -187,7 +187,7 @@ std::vector<Action> AshaStoppingMethod::TrialExitedEarly(SearchContext& ctx, Tri
 }
 
 std::vector<Action> AshaStoppingMethod::TrialExited(SearchContext& ctx, TrialHandle trial) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end()) return actions;

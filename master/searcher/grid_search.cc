@@ -161,7 +161,7 @@ std::vector<Action> GridMethod::InitialOperations(SearchContext& ctx) {
 }
 
 std::vector<Action> GridMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   if (max_length_) {
     actions.emplace_back(std::in_place_type<ValidateAfterAction>,
@@ -172,7 +172,7 @@ std::vector<Action> GridMethod::TrialCreated(SearchContext& ctx, TrialHandle tri
 
 Result<std::vector<Action>> GridMethod::ValidationCompleted(SearchContext& ctx, TrialHandle trial,
                                                             double metric, uint64_t length) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = finished_.find(id);
   if (it == finished_.end() || it->second) return actions;
@@ -183,14 +183,14 @@ Result<std::vector<Action>> GridMethod::ValidationCompleted(SearchContext& ctx, 
 
 std::vector<Action> GridMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                  ExitedReason reason) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   auto it = finished_.find(id);
   if (it != finished_.end()) it->second = true;
   return std::vector<Action>();
 }
 
 std::vector<Action> GridMethod::TrialExited(SearchContext& ctx, TrialHandle trial) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = finished_.find(id);
   if (it == finished_.end()) return actions;

@@ -156,7 +156,7 @@ nlohmann::json MethodSearcher::Snapshot() const {
   json trials = json::object();
   for (TrialHandle h = 0; h < trials_.size(); ++h) {
     const TrialRecord& t = trials_[h];
-    trials[ids_.id(h)] = json{
+    trials[std::string(ids_.id(h))] = json{
         {"created", t.created}, {"closed", t.closed},
         {"done", t.done},       {"exited", t.exited},
         {"failed", t.failed},   {"canceled", t.canceled},

@@ -74,7 +74,7 @@ std::vector<Action> PbtMethod::InitialOperations(SearchContext& ctx) {
 }
 
 std::vector<Action> PbtMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end() || !it->second.awaiting || it->second.exited) return actions;
@@ -160,7 +160,7 @@ void PbtMethod::RunRounds(SearchContext& ctx, std::vector<Action>* actions) {
 
 Result<std::vector<Action>> PbtMethod::ValidationCompleted(SearchContext& ctx, TrialHandle trial,
                                                            double metric, uint64_t length) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end()) return NotFound("no trial with request id " + id);
@@ -177,7 +177,7 @@ Result<std::vector<Action>> PbtMethod::ValidationCompleted(SearchContext& ctx, T
 
 std::vector<Action> PbtMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                 ExitedReason reason) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end() || it->second.exited) return actions;
@@ -190,7 +190,7 @@ std::vector<Action> PbtMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle 
 }
 
 std::vector<Action> PbtMethod::TrialExited(SearchContext& ctx, TrialHandle trial) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   auto it = trials_.find(id);
   if (it == trials_.end()) return std::vector<Action>();
   if (!it->second.exited && !it->second.closed) {

@@ -11,7 +11,7 @@ size_t RequestIdIndex::Probe(std::string_view id, uint64_t hash) const {
   auto tag = static_cast<uint32_t>(hash >> 32);
   for (size_t i = static_cast<size_t>(hash) & mask;; i = (i + 1) & mask) {
     const Slot& s = slots_[i];
-    if (s.handle == kNoTrial || (s.tag == tag && ids_[s.handle] == id)) return i;
+    if (s.handle == kNoTrial || (s.tag == tag && this->id(s.handle) == id)) return i;
   }
 }
 
@@ -22,22 +22,25 @@ TrialHandle RequestIdIndex::Find(std::string_view id) const {
 
 TrialHandle RequestIdIndex::Add(std::string_view id) {
   // Every layer of a search registers the Create it emits: the id just added comes back at once.
-  if (!ids_.empty() && ids_.back() == id) return static_cast<TrialHandle>(ids_.size() - 1);
-  if (2 * (ids_.size() + 1) > slots_.size()) Grow();
+  if (size() > 0 && this->id(static_cast<TrialHandle>(size() - 1)) == id) {
+    return static_cast<TrialHandle>(size() - 1);
+  }
+  if (2 * (size() + 1) > slots_.size()) Grow();
   uint64_t hash = Hash(id);
   Slot& s = slots_[Probe(id, hash)];
   if (s.handle != kNoTrial) return s.handle;
   s.tag = static_cast<uint32_t>(hash >> 32);
-  s.handle = static_cast<TrialHandle>(ids_.size());
-  ids_.emplace_back(id);
+  s.handle = static_cast<TrialHandle>(size());
+  text_.append(id);
+  ends_.push_back(text_.size());
   return s.handle;
 }
 
 void RequestIdIndex::Grow() {
   slots_.assign(slots_.empty() ? 16 : 2 * slots_.size(), Slot{});
   size_t mask = slots_.size() - 1;
-  for (TrialHandle h = 0; h < ids_.size(); ++h) {
-    uint64_t hash = Hash(ids_[h]);
+  for (TrialHandle h = 0; h < size(); ++h) {
+    uint64_t hash = Hash(id(h));
     size_t i = static_cast<size_t>(hash) & mask;
     while (slots_[i].handle != kNoTrial) i = (i + 1) & mask;
     slots_[i] = Slot{static_cast<uint32_t>(hash >> 32), h};
@@ -45,7 +48,8 @@ void RequestIdIndex::Grow() {
 }
 
 void RequestIdIndex::Clear() {
-  ids_.clear();
+  text_.clear();
+  ends_.assign(1, 0);
   slots_.clear();
 }
 

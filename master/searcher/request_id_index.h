@@ -4,8 +4,8 @@
 // order its id was first added, so per-trial state lives in vectors indexed by handle instead of
 // maps keyed by 36-byte strings. The id -> handle lookup is one open-addressing table (linear
 // probing, load at most 1/2, a 32-bit tag per slot so a probe compares a string only when the
-// hashes agree): O(1) with one or two cache lines touched, at any number of trials. Ids are never
-// removed. Pure, not thread-safe.
+// hashes agree) over the ids stored end to end in one buffer: O(1) with about three cache lines
+// touched, at any number of trials. Ids are never removed. Pure, not thread-safe.
 
 #include <cstdint>
 #include <limits>
@@ -24,9 +24,11 @@ class RequestIdIndex {
   TrialHandle Add(std::string_view id);
   // The handle of `id`, or kNoTrial.
   TrialHandle Find(std::string_view id) const;
-  // REQUIRES: handle < size().
-  const std::string& id(TrialHandle handle) const { return ids_[handle]; }
-  size_t size() const { return ids_.size(); }
+  // REQUIRES: handle < size(). Valid until the next Add or Clear.
+  std::string_view id(TrialHandle handle) const {
+    return std::string_view(text_).substr(ends_[handle], ends_[handle + 1] - ends_[handle]);
+  }
+  size_t size() const { return ends_.size() - 1; }
   void Clear();
 
  private:
@@ -40,8 +42,9 @@ class RequestIdIndex {
   size_t Probe(std::string_view id, uint64_t hash) const;
   void Grow();
 
-  std::vector<std::string> ids_;
-  std::vector<Slot> slots_;  // size 0 or a power of two
+  std::string text_;                // every id, end to end, in handle order
+  std::vector<size_t> ends_ = {0};  // id h is text_[ends_[h], ends_[h + 1])
+  std::vector<Slot> slots_;         // size 0 or a power of two
 };
 
 }  // namespace det::master::searcher

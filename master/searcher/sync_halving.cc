@@ -84,7 +84,7 @@ std::vector<Action> SyncHalvingMethod::InitialOperations(SearchContext& ctx) {
 }
 
 std::vector<Action> SyncHalvingMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end() || !it->second.awaiting || it->second.exited) return actions;
@@ -140,7 +140,7 @@ void SyncHalvingMethod::Report(const std::string& id, double metric, std::vector
 Result<std::vector<Action>> SyncHalvingMethod::ValidationCompleted(SearchContext& ctx,
                                                                    TrialHandle trial, double metric,
                                                                    uint64_t length) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end()) return NotFound("no trial with request id " + id);
@@ -155,7 +155,7 @@ Result<std::vector<Action>> SyncHalvingMethod::ValidationCompleted(SearchContext
 
 std::vector<Action> SyncHalvingMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                         ExitedReason reason) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end() || it->second.exited) return actions;
@@ -167,7 +167,7 @@ std::vector<Action> SyncHalvingMethod::TrialExitedEarly(SearchContext& ctx, Tria
 }
 
 std::vector<Action> SyncHalvingMethod::TrialExited(SearchContext& ctx, TrialHandle trial) {
-  const std::string& id = ctx.ids.id(trial);
+  const std::string id(ctx.ids.id(trial));
   auto it = trials_.find(id);
   if (it == trials_.end()) return std::vector<Action>();
   if (!it->second.exited && !it->second.closed) {

@@ -45,7 +45,7 @@ Result<std::vector<Action>> TournamentMethod::ValidationCompleted(SearchContext&
                                                                   TrialHandle trial, double metric,
                                                                   uint64_t length) {
   int b = BracketOf(trial);
-  if (b < 0) return NotFound("no trial with request id " + ctx.ids.id(trial));
+  if (b < 0) return NotFound("no trial with request id " + std::string(ctx.ids.id(trial)));
   DET_ASSIGN_OR_RETURN(std::vector<Action> actions,
                        brackets_[b]->ValidationCompleted(ctx, trial, metric, length));
   return Own(ctx, b, std::move(actions));
@@ -54,7 +54,7 @@ Result<std::vector<Action>> TournamentMethod::ValidationCompleted(SearchContext&
 Result<std::vector<Action>> TournamentMethod::ValidationMetricsReported(
     SearchContext& ctx, TrialHandle trial, const nlohmann::json& metrics) {
   int b = BracketOf(trial);
-  if (b < 0) return NotFound("no trial with request id " + ctx.ids.id(trial));
+  if (b < 0) return NotFound("no trial with request id " + std::string(ctx.ids.id(trial)));
   DET_ASSIGN_OR_RETURN(std::vector<Action> actions,
                        brackets_[b]->ValidationMetricsReported(ctx, trial, metrics));
   return Own(ctx, b, std::move(actions));
@@ -85,7 +85,7 @@ nlohmann::json TournamentMethod::Snapshot(const RequestIdIndex& ids) const {
   for (const auto& b : brackets_) brackets.push_back(b->Snapshot(ids));
   json owner = json::object();  // ordered by request id
   for (TrialHandle t = 0; t < owner_.size(); ++t) {
-    if (owner_[t] != kNoBracket) owner[ids.id(t)] = owner_[t];
+    if (owner_[t] != kNoBracket) owner[std::string(ids.id(t))] = owner_[t];
   }
   return json{{"brackets", std::move(brackets)}, {"owner", std::move(owner)}};
 }
