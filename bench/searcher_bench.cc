@@ -102,12 +102,15 @@ double Spread(uint64_t i) {
 // by request id (the searcher's own RequestIdIndex) and a swap-remove pick among the trials with
 // a pending operation.
 Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
+  // 16 bytes: the driver's own per-trial state should not be what grows with the trials.
   struct Trial {
-    std::vector<uint64_t> ops;  // pending lengths, oldest first (rarely more than one)
+    uint64_t op = 0;  // the oldest pending length, when has_op
+    bool has_op = false;
     bool closed = false;
     bool exited = false;
-    int64_t runnable_at = -1;  // index in `runnable`, -1 when absent
+    int32_t runnable_at = -1;  // index in `runnable`, -1 when absent
   };
+  std::unordered_map<uint32_t, std::deque<uint64_t>> more_ops;  // pending after `op` (rare)
   auto searcher = std::move(s::Searcher::Create(cfg)).value();
   std::vector<Trial> trials;
   std::vector<std::string> ids;  // the master keeps each trial's request id
@@ -119,7 +122,7 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
   Figures f;
 
   auto drop_runnable = [&](uint32_t t) {
-    int64_t at = trials[t].runnable_at;
+    int32_t at = trials[t].runnable_at;
     if (at < 0) return;
     uint32_t last = runnable.back();
     runnable[static_cast<size_t>(at)] = last;
@@ -136,7 +139,8 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
   auto exit_trial = [&](uint32_t t) {
     if (trials[t].exited) return;
     trials[t].exited = true;
-    trials[t].ops.clear();
+    trials[t].has_op = false;
+    more_ops.erase(t);
     drop_runnable(t);
     absorb(searcher->TrialExited(ids[t]));
   };
@@ -155,9 +159,14 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
       } else if (auto* v = std::get_if<s::ValidateAfterAction>(&a)) {
         uint32_t t = index.Find(v->request_id);
         if (trials[t].closed || trials[t].exited) continue;
-        trials[t].ops.push_back(v->length);
+        if (trials[t].has_op) {
+          more_ops[t].push_back(v->length);
+        } else {
+          trials[t].op = v->length;
+          trials[t].has_op = true;
+        }
         if (trials[t].runnable_at < 0) {
-          trials[t].runnable_at = static_cast<int64_t>(runnable.size());
+          trials[t].runnable_at = static_cast<int32_t>(runnable.size());
           runnable.push_back(t);
         }
       } else if (auto* cl = std::get_if<s::CloseAction>(&a)) {
@@ -176,9 +185,15 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
     }
     std::uniform_int_distribution<size_t> pick(0, runnable.size() - 1);
     uint32_t t = runnable[pick(order)];
-    uint64_t length = trials[t].ops.front();
-    trials[t].ops.erase(trials[t].ops.begin());
-    if (trials[t].ops.empty()) drop_runnable(t);
+    uint64_t length = trials[t].op;
+    trials[t].has_op = false;
+    if (auto more = more_ops.find(t); more != more_ops.end()) {
+      trials[t].op = more->second.front();
+      trials[t].has_op = true;
+      more->second.pop_front();
+      if (more->second.empty()) more_ops.erase(more);
+    }
+    if (!trials[t].has_op) drop_runnable(t);
     searcher->SetTrialProgress(ids[t], static_cast<double>(length));
     absorb(std::move(searcher->ValidationCompleted(ids[t], Spread(t), length)).value());
   }

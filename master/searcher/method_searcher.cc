@@ -32,10 +32,7 @@ std::vector<Action> MethodSearcher::Record(std::vector<Action> actions) {
   for (const Action& action : actions) {
     if (const auto* c = std::get_if<CreateAction>(&action)) {
       TrialHandle trial = ids_.Add(c->request_id);  // the method may have added it already
-      if (trial >= trials_.size()) {
-        trials_.resize(trial + 1);
-        units_.resize(trial + 1, std::numeric_limits<double>::quiet_NaN());
-      }
+      if (trial >= trials_.size()) trials_.resize(trial + 1);
     } else if (const auto* v = std::get_if<ValidateAfterAction>(&action)) {
       TrialHandle trial = ids_.Find(v->request_id);
       if (trial != kNoTrial && !trials_[trial].done) trials_[trial].pending.push_back(v->length);
@@ -75,7 +72,7 @@ std::vector<Action> MethodSearcher::TrialCreated(const std::string& request_id) 
     return std::vector<Action>();
   }
   trials_[trial].created = true;
-  units_[trial] = 0;
+  trials_[trial].units = 0;
   SearchContext ctx = Context();
   return Record(method_->TrialCreated(ctx, trial));
 }
@@ -92,7 +89,7 @@ Result<std::vector<Action>> MethodSearcher::ValidationCompleted(const std::strin
   }
   if (!std::isfinite(metric)) return InvalidArgument("searcher metric: must be a finite number");
   trial.pending.erase(op);
-  double& units = units_[handle];
+  double& units = trial.units;
   units = std::isnan(units) ? static_cast<double>(length)
                             : std::max(units, static_cast<double>(length));
   SearchContext ctx = Context();
@@ -141,13 +138,25 @@ std::vector<Action> MethodSearcher::TrialExited(const std::string& request_id) {
 
 void MethodSearcher::SetTrialProgress(const std::string& request_id, double units) {
   TrialHandle trial = Known(request_id);
-  if (trial == kNoTrial || std::isnan(units_[trial]) || !std::isfinite(units)) return;
-  units_[trial] = std::max(units_[trial], units);
+  if (trial == kNoTrial || std::isnan(trials_[trial].units) || !std::isfinite(units)) return;
+  trials_[trial].units = std::max(trials_[trial].units, units);
 }
 
 double MethodSearcher::Progress() const {
   if (shutdown_) return 1.0;
-  double p = method_->Progress(TrialUnits(ids_, units_));
+  class Units : public TrialUnits {
+   public:
+    Units(const RequestIdIndex& ids, const std::vector<TrialRecord>& trials)
+        : TrialUnits(ids), trials_(trials) {}
+    std::optional<double> Of(TrialHandle trial) const override {
+      if (trial >= trials_.size() || std::isnan(trials_[trial].units)) return std::nullopt;
+      return trials_[trial].units;
+    }
+
+   private:
+    const std::vector<TrialRecord>& trials_;
+  };
+  double p = method_->Progress(Units(ids_, trials_));
   if (!std::isfinite(p)) return 0;
   return std::clamp(p, 0.0, 1.0);
 }
@@ -160,7 +169,7 @@ nlohmann::json MethodSearcher::Snapshot() const {
         {"created", t.created}, {"closed", t.closed},
         {"done", t.done},       {"exited", t.exited},
         {"failed", t.failed},   {"canceled", t.canceled},
-        {"pending", t.pending}, {"units", std::isnan(units_[h]) ? json(nullptr) : json(units_[h])}};
+        {"pending", t.pending}, {"units", std::isnan(t.units) ? json(nullptr) : json(t.units)}};
   }
   return json{{"version", kSnapshotVersion},
               {"search_method_type", name_},
@@ -187,7 +196,6 @@ Status MethodSearcher::LoadSnapshot(const nlohmann::json& snapshot) {
     // Handles in request-id order (the snapshot's): only lookups depend on them.
     RequestIdIndex ids;
     std::vector<TrialRecord> trials;
-    std::vector<double> units;
     int64_t exited = 0;
     for (const auto& [id, t] : snapshot.at("trials").items()) {
       TrialRecord r;
@@ -198,8 +206,7 @@ Status MethodSearcher::LoadSnapshot(const nlohmann::json& snapshot) {
       r.failed = t.at("failed").get<bool>();
       r.canceled = t.at("canceled").get<bool>();
       r.pending = t.at("pending").get<std::vector<uint64_t>>();
-      units.push_back(t.at("units").is_null() ? std::numeric_limits<double>::quiet_NaN()
-                                              : t.at("units").get<double>());
+      if (!t.at("units").is_null()) r.units = t.at("units").get<double>();
       exited += r.exited;
       ids.Add(id);
       trials.push_back(std::move(r));
@@ -210,7 +217,6 @@ Status MethodSearcher::LoadSnapshot(const nlohmann::json& snapshot) {
     shutdown_ = snapshot.at("shutdown").get<bool>();
     ids_ = std::move(ids);
     trials_ = std::move(trials);
-    units_ = std::move(units);
     exited_count_ = exited;
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("invalid searcher snapshot: ") + e.what());

@@ -23,6 +23,7 @@
 //     restoring it and snapshotting again gives the identical JSON text.
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -59,6 +60,8 @@ class MethodSearcher : public Searcher {
 
  private:
   struct TrialRecord {
+    // NaN until TrialCreated (next to the flags: an event touches one record).
+    double units = std::numeric_limits<double>::quiet_NaN();
     bool created = false;
     bool closed = false;
     bool done = false;
@@ -86,7 +89,6 @@ class MethodSearcher : public Searcher {
   // request id (JSON objects are ordered by key), so handles never reach the stored state.
   RequestIdIndex ids_;
   std::vector<TrialRecord> trials_;  // by handle
-  std::vector<double> units_;        // by handle; NaN until TrialCreated
 };
 
 }  // namespace det::master::searcher

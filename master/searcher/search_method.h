@@ -47,18 +47,14 @@ struct SearchContext {
 // Units trained so far per trial (the largest value reported or validated), by handle.
 class TrialUnits {
  public:
-  // `units[h]` is NaN until trial h's creation is reported.
-  TrialUnits(const RequestIdIndex& ids, const std::vector<double>& units)
-      : ids_(ids), units_(units) {}
-  std::optional<double> Of(TrialHandle trial) const {
-    if (trial >= units_.size() || std::isnan(units_[trial])) return std::nullopt;
-    return units_[trial];
-  }
+  explicit TrialUnits(const RequestIdIndex& ids) : ids_(ids) {}
+  virtual ~TrialUnits() = default;
+  // nullopt until the trial's creation is reported.
+  virtual std::optional<double> Of(TrialHandle trial) const = 0;
   std::optional<double> Of(std::string_view id) const { return Of(ids_.Find(id)); }
 
  private:
   const RequestIdIndex& ids_;
-  const std::vector<double>& units_;
 };
 
 class SearchMethod {
