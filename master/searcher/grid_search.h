@@ -25,6 +25,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,14 +63,22 @@ class GridMethod : public SearchMethod {
   Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) override;
 
  private:
+  enum class State : uint8_t { kNotOurs, kRunning, kFinished };
+
   CreateAction Next(SearchContext& ctx);
+  void Run(TrialHandle trial);
+  // Marks a grid trial finished (closed or exited); false when it is not one of the grid's.
+  bool Finish(TrialHandle trial);
 
   std::vector<GridAxis> axes_;
   uint64_t size_;
   std::optional<uint64_t> max_length_;
   int64_t max_concurrent_trials_;
-  uint64_t next_ = 0;                     // points handed out so far
-  std::map<std::string, bool> finished_;  // created trials -> closed or exited
+  uint64_t next_ = 0;  // points handed out so far
+  // By trial handle: so an event is O(1) and Progress sums only the running trials.
+  std::vector<State> state_;
+  std::set<TrialHandle> running_;  // ascending: Progress adds in a fixed order
+  int64_t finished_ = 0;
 };
 
 }  // namespace det::master::searcher
