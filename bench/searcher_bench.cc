@@ -11,7 +11,8 @@
 // events; each search prints its cost per event next to the baseline's and the ratio, i.e. what
 // the searcher's own bookkeeping costs on top of drawing its trials. Times are this thread's CPU
 // time (CLOCK_THREAD_CPUTIME_ID), so other processes on a shared machine do not count, and each
-// figure is the best of three runs (the least disturbed one).
+// figure is the best of five runs (the least disturbed one: on a shared machine the other processes
+// evict the searcher's working set from the caches at random).
 //
 // Usage: searcher_bench [--quick] [--only NAME]
 //   --quick: 1,000 trials only, one run each, no snapshots or PBT
@@ -300,7 +301,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
   }
-  int runs = quick ? 1 : 3;
+  int runs = quick ? 1 : 5;
   std::printf(
       "searcher_bench: in-process searches, 64 trials at a time finishing in random order, "
       "best of %d\n",
