@@ -13,6 +13,9 @@
 //  3. The worst metric is kWorstMetric (MaxFloat64, finite so snapshots round-trip).
 //  4. TrialExited of a trial the method has neither closed nor seen exit early is handled as an
 //     early exit (the trial left without reporting what it owed), so no search waits forever.
+//  5. Trials are named by TrialHandle (dense, search-wide: SearchContext::ids), never by request
+//     id, below MethodSearcher; request ids appear only in actions and snapshots. A method keeps
+//     per-trial state in vectors by handle where an event must stay O(1) at any number of trials.
 
 #include <cmath>
 #include <cstdint>
@@ -63,7 +66,7 @@ class SearchMethod {
 
   virtual std::vector<Action> InitialOperations(SearchContext& ctx) = 0;
   virtual std::vector<Action> TrialCreated(SearchContext& ctx, TrialHandle trial) = 0;
-  // REQUIRES: `length` was a pending ValidateAfter of `id` (MethodSearcher checks it).
+  // REQUIRES: `length` was a pending ValidateAfter of `trial` (MethodSearcher checks it).
   virtual Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, TrialHandle trial,
                                                           double metric, uint64_t length) = 0;
   virtual Result<std::vector<Action>> ValidationMetricsReported(SearchContext& ctx,
