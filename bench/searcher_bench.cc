@@ -11,7 +11,8 @@
 // events; each search prints its cost per event next to the baseline's and the ratio, i.e. what
 // the searcher's own bookkeeping costs on top of drawing its trials. Times are this thread's CPU
 // time (CLOCK_THREAD_CPUTIME_ID), so other processes on a shared machine do not count, and each
-// figure is the best of three runs (the least disturbed one).
+// figure is the best of five runs (the least disturbed one: on a shared machine the other processes
+// evict the searcher's working set from the caches at random).
 //
 // Usage: searcher_bench [--quick] [--only NAME]
 //   --quick: 1,000 trials only, one run each, no snapshots or PBT
@@ -32,6 +33,7 @@
 #include "master/config/experiment_config.h"
 #include "master/searcher/hparam_sampling.h"
 #include "master/searcher/nprand.h"
+#include "master/searcher/request_id_index.h"
 #include "master/searcher/searcher.h"
 
 namespace {
@@ -97,26 +99,31 @@ double Spread(uint64_t i) {
   return out;
 }
 
-// Runs one search to its end. Work outside the searcher is O(1) per event: a hash lookup by
-// request id and a swap-remove pick among the trials with a pending operation.
+// Runs one search to its end. Work outside the searcher is O(1) per event: a flat-table lookup
+// by request id (the searcher's own RequestIdIndex) and a swap-remove pick among the trials with
+// a pending operation.
 Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
+  // 16 bytes: the driver's own per-trial state should not be what grows with the trials.
   struct Trial {
-    std::deque<uint64_t> ops;
+    uint64_t op = 0;  // the oldest pending length, when has_op
+    bool has_op = false;
     bool closed = false;
     bool exited = false;
-    int64_t runnable_at = -1;  // index in `runnable`, -1 when absent
+    int32_t runnable_at = -1;  // index in `runnable`, -1 when absent
   };
+  std::unordered_map<uint32_t, std::deque<uint64_t>> more_ops;  // pending after `op` (rare)
   auto searcher = std::move(s::Searcher::Create(cfg)).value();
-  std::vector<std::string> ids;
   std::vector<Trial> trials;
-  std::unordered_map<std::string, uint32_t> index;
+  std::vector<std::string> ids;  // the master keeps each trial's request id
+  s::RequestIdIndex index;       // handles in creation order: the index into `trials`
+  uint32_t oldest_live = 0;      // every trial before it has exited
   std::vector<uint32_t> runnable;
   std::deque<s::Action> queue;
   std::mt19937 order(order_seed);
   Figures f;
 
   auto drop_runnable = [&](uint32_t t) {
-    int64_t at = trials[t].runnable_at;
+    int32_t at = trials[t].runnable_at;
     if (at < 0) return;
     uint32_t last = runnable.back();
     runnable[static_cast<size_t>(at)] = last;
@@ -133,7 +140,8 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
   auto exit_trial = [&](uint32_t t) {
     if (trials[t].exited) return;
     trials[t].exited = true;
-    trials[t].ops.clear();
+    trials[t].has_op = false;
+    more_ops.erase(t);
     drop_runnable(t);
     absorb(searcher->TrialExited(ids[t]));
   };
@@ -145,21 +153,25 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
       s::Action a = std::move(queue.front());
       queue.pop_front();
       if (auto* c = std::get_if<s::CreateAction>(&a)) {
-        auto t = static_cast<uint32_t>(trials.size());
-        index.emplace(c->request_id, t);
+        index.Add(c->request_id);
         ids.push_back(c->request_id);
         trials.emplace_back();
         absorb(searcher->TrialCreated(c->request_id));
       } else if (auto* v = std::get_if<s::ValidateAfterAction>(&a)) {
-        uint32_t t = index.at(v->request_id);
+        uint32_t t = index.Find(v->request_id);
         if (trials[t].closed || trials[t].exited) continue;
-        trials[t].ops.push_back(v->length);
+        if (trials[t].has_op) {
+          more_ops[t].push_back(v->length);
+        } else {
+          trials[t].op = v->length;
+          trials[t].has_op = true;
+        }
         if (trials[t].runnable_at < 0) {
-          trials[t].runnable_at = static_cast<int64_t>(runnable.size());
+          trials[t].runnable_at = static_cast<int32_t>(runnable.size());
           runnable.push_back(t);
         }
       } else if (auto* cl = std::get_if<s::CloseAction>(&a)) {
-        uint32_t t = index.at(cl->request_id);
+        uint32_t t = index.Find(cl->request_id);
         trials[t].closed = true;
         exit_trial(t);
       }
@@ -167,21 +179,22 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
     if (runnable.empty()) {
       // Nothing owed: a live trial without an operation (random/grid without max_length
       // never happens here) ends on its own; ASHA never leaves one.
-      bool any = false;
-      for (uint32_t t = 0; t < trials.size() && !any; ++t) {
-        if (!trials[t].exited) {
-          exit_trial(t);
-          any = true;
-        }
-      }
-      if (!any) break;
+      while (oldest_live < trials.size() && trials[oldest_live].exited) ++oldest_live;
+      if (oldest_live == trials.size()) break;
+      exit_trial(oldest_live);
       continue;
     }
     std::uniform_int_distribution<size_t> pick(0, runnable.size() - 1);
     uint32_t t = runnable[pick(order)];
-    uint64_t length = trials[t].ops.front();
-    trials[t].ops.pop_front();
-    if (trials[t].ops.empty()) drop_runnable(t);
+    uint64_t length = trials[t].op;
+    trials[t].has_op = false;
+    if (auto more = more_ops.find(t); more != more_ops.end()) {
+      trials[t].op = more->second.front();
+      trials[t].has_op = true;
+      more->second.pop_front();
+      if (more->second.empty()) more_ops.erase(more);
+    }
+    if (!trials[t].has_op) drop_runnable(t);
     searcher->SetTrialProgress(ids[t], static_cast<double>(length));
     absorb(std::move(searcher->ValidationCompleted(ids[t], Spread(t), length)).value());
   }
@@ -288,7 +301,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
   }
-  int runs = quick ? 1 : 3;
+  int runs = quick ? 1 : 5;
   std::printf(
       "searcher_bench: in-process searches, 64 trials at a time finishing in random order, "
       "best of %d\n",

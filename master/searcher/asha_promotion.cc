@@ -21,16 +21,24 @@ AshaPromotionMethod::AshaPromotionMethod(int num_rungs, uint64_t max_length, dou
       smaller_is_better_(smaller_is_better),
       rungs_(static_cast<size_t>(num_rungs), Rung(divisor)) {}
 
-AshaPromotionMethod::Trial* AshaPromotionMethod::Find(const std::string& id) {
-  auto it = handles_.find(id);
-  return it == handles_.end() ? nullptr : &trials_[it->second];
+uint32_t AshaPromotionMethod::Local(TrialHandle trial) const {
+  return trial < local_.size() ? local_[trial] : kNoTrial;
+}
+
+AshaPromotionMethod::Trial* AshaPromotionMethod::Find(TrialHandle trial) {
+  uint32_t local = Local(trial);
+  return local == kNoTrial ? nullptr : &trials_[local];
 }
 
 void AshaPromotionMethod::CreateTrial(SearchContext& ctx, std::vector<Action>* actions) {
   CreateAction create = NewCreateAction(ctx.hparams, ctx.rng);
-  auto [it, fresh] = handles_.emplace(create.request_id, static_cast<uint32_t>(trials_.size()));
-  if (fresh) trials_.push_back(Trial{.id = create.request_id});
-  Trial& t = trials_[it->second];
+  TrialHandle trial = ctx.ids.Add(create.request_id);
+  if (trial >= local_.size()) local_.resize(trial + 1, kNoTrial);
+  if (local_[trial] == kNoTrial) {
+    local_[trial] = static_cast<uint32_t>(trials_.size());
+    trials_.push_back(Trial{.trial = trial});
+  }
+  Trial& t = trials_[local_[trial]];
   t.rung = 0;
   t.awaiting = true;
   rungs_[0].outstanding++;
@@ -59,13 +67,13 @@ std::vector<Action> AshaPromotionMethod::InitialOperations(SearchContext& ctx) {
   return actions;
 }
 
-std::vector<Action> AshaPromotionMethod::TrialCreated(SearchContext& ctx, const std::string& id) {
+std::vector<Action> AshaPromotionMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
   std::vector<Action> actions;
-  Trial* t = Find(id);
+  Trial* t = Find(trial);
   if (t == nullptr || !t->awaiting || t->exited) return actions;
-  actions.emplace_back(
-      std::in_place_type<ValidateAfterAction>,
-      ValidateAfterAction{.request_id = id, .length = units_[static_cast<size_t>(t->rung)]});
+  actions.emplace_back(std::in_place_type<ValidateAfterAction>,
+                       ValidateAfterAction{.request_id = std::string(ctx.ids.id(trial)),
+                                           .length = units_[static_cast<size_t>(t->rung)]});
   return actions;
 }
 
@@ -101,7 +109,8 @@ void AshaPromotionMethod::Promote(SearchContext& ctx, uint32_t handle, double me
   if (r == top) {
     rung.ranking.Insert(metric, handle);
     if (!t.exited && !t.closed) {
-      actions->emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = t.id});
+      actions->emplace_back(std::in_place_type<CloseAction>,
+                            CloseAction{.request_id = std::string(ctx.ids.id(t.trial))});
     }
     Finish(t);
   } else if (std::optional<uint32_t> pid = Promotions(r, handle, metric)) {
@@ -110,9 +119,9 @@ void AshaPromotionMethod::Promote(SearchContext& ctx, uint32_t handle, double me
     p.awaiting = true;
     rungs_[static_cast<size_t>(r + 1)].outstanding++;
     if (!p.exited) {
-      actions->emplace_back(
-          std::in_place_type<ValidateAfterAction>,
-          ValidateAfterAction{.request_id = p.id, .length = units_[static_cast<size_t>(r + 1)]});
+      actions->emplace_back(std::in_place_type<ValidateAfterAction>,
+                            ValidateAfterAction{.request_id = std::string(ctx.ids.id(p.trial)),
+                                                .length = units_[static_cast<size_t>(r + 1)]});
       added_training = true;
     } else {
       Promote(ctx, *pid, kWorstMetric, actions);
@@ -120,10 +129,10 @@ void AshaPromotionMethod::Promote(SearchContext& ctx, uint32_t handle, double me
   }
   int64_t all = static_cast<int64_t>(trials_.size()) - invalid_;
   if (!added_training && all < max_trials_) CreateTrial(ctx, actions);
-  if (static_cast<int64_t>(rungs_[0].ranking.size()) >= max_trials_) CloseOut(actions);
+  if (static_cast<int64_t>(rungs_[0].ranking.size()) >= max_trials_) CloseOut(ctx.ids, actions);
 }
 
-void AshaPromotionMethod::CloseOut(std::vector<Action>* actions) {
+void AshaPromotionMethod::CloseOut(const RequestIdIndex& ids, std::vector<Action>* actions) {
   for (size_t r = 0; r < rungs_.size(); ++r) {
     Rung& rung = rungs_[r];
     if (rung.outstanding > 0) break;
@@ -133,7 +142,8 @@ void AshaPromotionMethod::CloseOut(std::vector<Action>* actions) {
       Trial& t = trials_[e.trial];
       if (t.rung > static_cast<int>(r) || t.closed) continue;  // promoted, or done already
       if (!t.exited) {
-        actions->emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = t.id});
+        actions->emplace_back(std::in_place_type<CloseAction>,
+                              CloseAction{.request_id = std::string(ids.id(t.trial))});
       }
       Finish(t);
     }
@@ -141,27 +151,27 @@ void AshaPromotionMethod::CloseOut(std::vector<Action>* actions) {
 }
 
 Result<std::vector<Action>> AshaPromotionMethod::ValidationCompleted(SearchContext& ctx,
-                                                                     const std::string& id,
+                                                                     TrialHandle trial,
                                                                      double metric,
                                                                      uint64_t length) {
   std::vector<Action> actions;
-  auto it = handles_.find(id);
-  if (it == handles_.end()) return NotFound("no trial with request id " + id);
-  Trial& t = trials_[it->second];
+  uint32_t local = Local(trial);
+  if (local == kNoTrial)
+    return NotFound("no trial with request id " + std::string(ctx.ids.id(trial)));
+  Trial& t = trials_[local];
   if (!t.awaiting || t.exited || length != units_[static_cast<size_t>(t.rung)]) {
-    return InvalidArgument("trial " + id + " owes no validation at length " +
-                           std::to_string(length));
+    return InvalidArgument("trial " + std::string(ctx.ids.id(trial)) +
+                           " owes no validation at length " + std::to_string(length));
   }
-  Promote(ctx, it->second, smaller_is_better_ ? metric : -metric, &actions);
+  Promote(ctx, local, smaller_is_better_ ? metric : -metric, &actions);
   return actions;
 }
 
-std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx, const std::string& id,
+std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                           ExitedReason reason) {
   std::vector<Action> actions;
-  auto it = handles_.find(id);
-  if (it == handles_.end() || trials_[it->second].exited) return actions;
-  uint32_t handle = it->second;
+  uint32_t handle = Local(trial);
+  if (handle == kNoTrial || trials_[handle].exited) return actions;
   Trial& t = trials_[handle];
   if (reason == ExitedReason::kInvalidHp || reason == ExitedReason::kInitInvalidHp) {
     if (t.closed) {  // already finished: nothing left to undo
@@ -169,7 +179,8 @@ std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx, co
       return actions;
     }
     t.exited = true;
-    actions.emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = id});
+    actions.emplace_back(std::in_place_type<CloseAction>,
+                         CloseAction{.request_id = std::string(ctx.ids.id(trial))});
     if (t.reached) --reached_;
     t.invalid = true;
     t.closed = true;
@@ -192,11 +203,11 @@ std::vector<Action> AshaPromotionMethod::TrialExitedEarly(SearchContext& ctx, co
   return actions;
 }
 
-std::vector<Action> AshaPromotionMethod::TrialExited(SearchContext& ctx, const std::string& id) {
-  Trial* t = Find(id);
+std::vector<Action> AshaPromotionMethod::TrialExited(SearchContext& ctx, TrialHandle trial) {
+  Trial* t = Find(trial);
   if (t == nullptr) return std::vector<Action>();
   if (!t->exited && !t->closed) {
-    return TrialExitedEarly(ctx, id, ExitedReason::kUserRequestedStop);
+    return TrialExitedEarly(ctx, trial, ExitedReason::kUserRequestedStop);
   }
   t->exited = true;
   return std::vector<Action>();
@@ -207,13 +218,14 @@ double AshaPromotionMethod::Progress(const TrialUnits& units) const {
   return 0.5 * static_cast<double>(reached_ + finished_) / static_cast<double>(max_trials_);
 }
 
-nlohmann::json AshaPromotionMethod::Snapshot() const {
+nlohmann::json AshaPromotionMethod::Snapshot(const RequestIdIndex& ids) const {
   json rungs = json::array();
   for (size_t r = 0; r < rungs_.size(); ++r) {
     json entries = json::array();
     for (const RungRanking::Entry& e : rungs_[r].ranking.Sorted()) {
       const Trial& t = trials_[e.trial];
-      entries.push_back(json::array({t.id, e.metric, t.rung > static_cast<int>(r)}));
+      entries.push_back(
+          json::array({std::string(ids.id(t.trial)), e.metric, t.rung > static_cast<int>(r)}));
     }
     rungs.push_back(json{{"entries", std::move(entries)},
                          {"outstanding", rungs_[r].outstanding},
@@ -221,7 +233,7 @@ nlohmann::json AshaPromotionMethod::Snapshot() const {
   }
   json trials = json::object();
   for (const Trial& t : trials_) {
-    trials[t.id] =
+    trials[std::string(ids.id(t.trial))] =
         json::array({t.rung, t.awaiting, t.exited, t.closed, t.invalid, t.reached, t.counted_done});
   }
   return json{{"rungs", std::move(rungs)},
@@ -231,17 +243,16 @@ nlohmann::json AshaPromotionMethod::Snapshot() const {
               {"finished", finished_}};
 }
 
-Status AshaPromotionMethod::Restore(const nlohmann::json& snapshot) {
+Status AshaPromotionMethod::Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) {
   const json& rungs = snapshot.at("rungs");
   if (rungs.size() != rungs_.size()) {
     return InvalidArgument("invalid searcher snapshot: rung count differs from the config");
   }
   std::deque<Trial> trials;
-  std::unordered_map<std::string, uint32_t> handles;
+  std::vector<uint32_t> local(ids.size(), kNoTrial);
   // Handles in request-id order (the snapshot's); only lookups depend on them.
   for (const auto& [id, a] : snapshot.at("trials").items()) {
     Trial t;
-    t.id = id;
     t.rung = a.at(0).get<int>();
     t.awaiting = a.at(1).get<bool>();
     t.exited = a.at(2).get<bool>();
@@ -252,19 +263,24 @@ Status AshaPromotionMethod::Restore(const nlohmann::json& snapshot) {
     if (t.rung < 0 || t.rung >= static_cast<int>(rungs_.size())) {
       return InvalidArgument("invalid searcher snapshot: rung out of range");
     }
-    handles.emplace(id, static_cast<uint32_t>(trials.size()));
+    t.trial = ids.Find(id);
+    if (t.trial == kNoTrial) {
+      return InvalidArgument("invalid searcher snapshot: ASHA state of unknown trial " + id);
+    }
+    local[t.trial] = static_cast<uint32_t>(trials.size());
     trials.push_back(std::move(t));
   }
   std::vector<Rung> restored(rungs_.size(), Rung(divisor_));
   for (size_t i = 0; i < rungs.size(); ++i) {
     std::vector<RungRanking::Entry> entries;
     for (const json& e : rungs[i].at("entries")) {
-      auto h = handles.find(e.at(0).get<std::string>());
-      if (h == handles.end()) {
+      TrialHandle trial = ids.Find(e.at(0).get<std::string>());
+      uint32_t h = trial == kNoTrial ? kNoTrial : local[trial];
+      if (h == kNoTrial) {
         return InvalidArgument("invalid searcher snapshot: rung entry of unknown trial " +
                                e.at(0).dump());
       }
-      entries.push_back(RungRanking::Entry{.metric = e.at(1).get<double>(), .trial = h->second});
+      entries.push_back(RungRanking::Entry{.metric = e.at(1).get<double>(), .trial = h});
     }
     restored[i].ranking.Assign(entries);
     restored[i].outstanding = rungs[i].at("outstanding").get<int64_t>();
@@ -272,7 +288,7 @@ Status AshaPromotionMethod::Restore(const nlohmann::json& snapshot) {
   }
   rungs_ = std::move(restored);
   trials_ = std::move(trials);
-  handles_ = std::move(handles);
+  local_ = std::move(local);
   invalid_ = snapshot.at("invalid").get<int64_t>();
   reached_ = snapshot.at("reached").get<int64_t>();
   finished_ = snapshot.at("finished").get<int64_t>();

@@ -29,8 +29,9 @@
 //     finishes), half when it finishes (closed or exited). Invalid trials do not count.
 //
 // Cost: an event is O(log n) in the trials of a rung (RungRanking; an entry of rung r is
-// promoted exactly when its trial's rung is above r, so no flag is stored per entry) plus
-// hash lookups by request id; closing out a rung and snapshots sort a rung once.
+// promoted exactly when its trial's rung is above r, so no flag is stored per entry) plus one
+// vector index (search-wide trial handle -> this method's handle); closing out a rung and
+// snapshots sort a rung once.
 
 #include <cstdint>
 #include <deque>
@@ -51,15 +52,15 @@ class AshaPromotionMethod : public SearchMethod {
                       int64_t max_concurrent_trials, bool smaller_is_better);
 
   std::vector<Action> InitialOperations(SearchContext& ctx) override;
-  std::vector<Action> TrialCreated(SearchContext& ctx, const std::string& id) override;
-  Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, const std::string& id,
+  std::vector<Action> TrialCreated(SearchContext& ctx, TrialHandle trial) override;
+  Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, TrialHandle trial,
                                                   double metric, uint64_t length) override;
-  std::vector<Action> TrialExitedEarly(SearchContext& ctx, const std::string& id,
+  std::vector<Action> TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                        ExitedReason reason) override;
-  std::vector<Action> TrialExited(SearchContext& ctx, const std::string& id) override;
+  std::vector<Action> TrialExited(SearchContext& ctx, TrialHandle trial) override;
   double Progress(const TrialUnits& units) const override;
-  nlohmann::json Snapshot() const override;
-  Status Restore(const nlohmann::json& snapshot) override;
+  nlohmann::json Snapshot(const RequestIdIndex& ids) const override;
+  Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) override;
 
   const std::vector<uint64_t>& rung_units() const { return units_; }
 
@@ -72,7 +73,7 @@ class AshaPromotionMethod : public SearchMethod {
     bool closed_out = false;
   };
   struct Trial {
-    std::string id;
+    TrialHandle trial = kNoTrial;  // search-wide handle (its request id: ctx.ids)
     int rung = 0;
     bool awaiting = false;  // owes a validation at `rung`
     bool exited = false;    // exited early (or its process ended)
@@ -86,8 +87,10 @@ class AshaPromotionMethod : public SearchMethod {
   void Promote(SearchContext& ctx, uint32_t trial, double metric, std::vector<Action>* actions);
   // Inserts `trial` into rung `rung`; returns the trial promoted by it, if any.
   std::optional<uint32_t> Promotions(int rung, uint32_t trial, double metric);
-  void CloseOut(std::vector<Action>* actions);
-  Trial* Find(const std::string& id);
+  void CloseOut(const RequestIdIndex& ids, std::vector<Action>* actions);
+  // This method's handle of the search-wide `trial`, or kNoTrial.
+  uint32_t Local(TrialHandle trial) const;
+  Trial* Find(TrialHandle trial);
   void Finish(Trial& t);
   void Reach(Trial& t);
 
@@ -100,7 +103,7 @@ class AshaPromotionMethod : public SearchMethod {
   std::vector<Rung> rungs_;
   // Creation order; handle = index. A deque: references stay valid while trials are created.
   std::deque<Trial> trials_;
-  std::unordered_map<std::string, uint32_t> handles_;  // request id -> handle
+  std::vector<uint32_t> local_;  // search-wide trial handle -> handle here, or kNoTrial
   int64_t invalid_ = 0;
   int64_t reached_ = 0;   // valid trials that reported rung 0 or finished
   int64_t finished_ = 0;  // valid trials closed or exited

@@ -12,10 +12,10 @@ namespace {
 using nlohmann::json;
 }  // namespace
 
-AshaStoppingMethod::AshaStoppingMethod(Mode mode, int num_rungs, double max_units,
-                                       double divisor, int64_t max_trials,
-                                       int64_t max_concurrent_trials, bool smaller_is_better,
-                                       std::string metric_name, std::string time_metric)
+AshaStoppingMethod::AshaStoppingMethod(Mode mode, int num_rungs, double max_units, double divisor,
+                                       int64_t max_trials, int64_t max_concurrent_trials,
+                                       bool smaller_is_better, std::string metric_name,
+                                       std::string time_metric)
     : mode_(mode),
       units_(MakeRungUnits(num_rungs, max_units, divisor)),
       divisor_(divisor),
@@ -70,7 +70,8 @@ std::vector<Action> AshaStoppingMethod::InitialOperations(SearchContext& ctx) {
   return actions;
 }
 
-std::vector<Action> AshaStoppingMethod::TrialCreated(SearchContext& ctx, const std::string& id) {
+std::vector<Action> AshaStoppingMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (mode_ != Mode::kOperations || it == trials_.end() || it->second.stopped) return actions;
@@ -79,8 +80,8 @@ std::vector<Action> AshaStoppingMethod::TrialCreated(SearchContext& ctx, const s
   return actions;
 }
 
-void AshaStoppingMethod::Decide(SearchContext& ctx, const std::string& id, double value,
-                                uint64_t t, std::vector<Action>* actions) {
+void AshaStoppingMethod::Decide(SearchContext& ctx, const std::string& id, double value, uint64_t t,
+                                std::vector<Action>* actions) {
   Trial& trial = trials_[id];
   int top = static_cast<int>(units_.size()) - 1;
   bool stop = false;
@@ -114,9 +115,10 @@ void AshaStoppingMethod::Decide(SearchContext& ctx, const std::string& id, doubl
 }
 
 Result<std::vector<Action>> AshaStoppingMethod::ValidationCompleted(SearchContext& ctx,
-                                                                    const std::string& id,
+                                                                    TrialHandle trial,
                                                                     double metric,
                                                                     uint64_t length) {
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end()) return NotFound("no trial with request id " + id);
@@ -129,7 +131,8 @@ Result<std::vector<Action>> AshaStoppingMethod::ValidationCompleted(SearchContex
 }
 
 Result<std::vector<Action>> AshaStoppingMethod::ValidationMetricsReported(
-    SearchContext& ctx, const std::string& id, const nlohmann::json& metrics) {
+    SearchContext& ctx, TrialHandle trial, const nlohmann::json& metrics) {
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   if (mode_ != Mode::kTime) return actions;
   auto it = trials_.find(id);
@@ -153,9 +156,9 @@ Result<std::vector<Action>> AshaStoppingMethod::ValidationMetricsReported(
   return actions;
 }
 
-std::vector<Action> AshaStoppingMethod::TrialExitedEarly(SearchContext& ctx,
-                                                         const std::string& id,
+std::vector<Action> AshaStoppingMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                          ExitedReason reason) {
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end() || it->second.exited) return actions;
@@ -183,7 +186,8 @@ std::vector<Action> AshaStoppingMethod::TrialExitedEarly(SearchContext& ctx,
   return actions;
 }
 
-std::vector<Action> AshaStoppingMethod::TrialExited(SearchContext& ctx, const std::string& id) {
+std::vector<Action> AshaStoppingMethod::TrialExited(SearchContext& ctx, TrialHandle trial) {
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end()) return actions;
@@ -202,7 +206,7 @@ double AshaStoppingMethod::Progress(const TrialUnits& units) const {
   return 0.5 * static_cast<double>(reached_ + finished_) / static_cast<double>(max_trials_);
 }
 
-nlohmann::json AshaStoppingMethod::Snapshot() const {
+nlohmann::json AshaStoppingMethod::Snapshot(const RequestIdIndex& ids) const {
   json rungs = json::array();
   for (const auto& r : rungs_) {
     json entries = json::array();
@@ -214,12 +218,14 @@ nlohmann::json AshaStoppingMethod::Snapshot() const {
     trials[id] = json::array(
         {t.rung, t.stopped, t.exited, t.invalid, t.released, t.reached, t.counted_done});
   }
-  return json{{"rungs", std::move(rungs)}, {"trials", std::move(trials)},
-              {"invalid", invalid_},        {"reached", reached_},
+  return json{{"rungs", std::move(rungs)},
+              {"trials", std::move(trials)},
+              {"invalid", invalid_},
+              {"reached", reached_},
               {"finished", finished_}};
 }
 
-Status AshaStoppingMethod::Restore(const nlohmann::json& snapshot) {
+Status AshaStoppingMethod::Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) {
   const json& rungs = snapshot.at("rungs");
   if (rungs.size() != rungs_.size()) {
     return InvalidArgument("invalid searcher snapshot: rung count differs from the config");

@@ -28,10 +28,9 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "master/searcher/search_method.h"
 
@@ -42,23 +41,22 @@ class AshaStoppingMethod : public SearchMethod {
   enum class Mode { kOperations, kTime };
 
   // `max_units` is max_length (operations mode) or max_time (time mode).
-  AshaStoppingMethod(Mode mode, int num_rungs, double max_units, double divisor,
-                     int64_t max_trials, int64_t max_concurrent_trials, bool smaller_is_better,
-                     std::string metric_name, std::string time_metric);
+  AshaStoppingMethod(Mode mode, int num_rungs, double max_units, double divisor, int64_t max_trials,
+                     int64_t max_concurrent_trials, bool smaller_is_better, std::string metric_name,
+                     std::string time_metric);
 
   std::vector<Action> InitialOperations(SearchContext& ctx) override;
-  std::vector<Action> TrialCreated(SearchContext& ctx, const std::string& id) override;
-  Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, const std::string& id,
+  std::vector<Action> TrialCreated(SearchContext& ctx, TrialHandle trial) override;
+  Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, TrialHandle trial,
                                                   double metric, uint64_t length) override;
-  Result<std::vector<Action>> ValidationMetricsReported(SearchContext& ctx,
-                                                        const std::string& id,
+  Result<std::vector<Action>> ValidationMetricsReported(SearchContext& ctx, TrialHandle trial,
                                                         const nlohmann::json& metrics) override;
-  std::vector<Action> TrialExitedEarly(SearchContext& ctx, const std::string& id,
+  std::vector<Action> TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                        ExitedReason reason) override;
-  std::vector<Action> TrialExited(SearchContext& ctx, const std::string& id) override;
+  std::vector<Action> TrialExited(SearchContext& ctx, TrialHandle trial) override;
   double Progress(const TrialUnits& units) const override;
-  nlohmann::json Snapshot() const override;
-  Status Restore(const nlohmann::json& snapshot) override;
+  nlohmann::json Snapshot(const RequestIdIndex& ids) const override;
+  Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) override;
 
   const std::vector<uint64_t>& rung_units() const { return units_; }
 
@@ -69,7 +67,7 @@ class AshaStoppingMethod : public SearchMethod {
   };
   struct Trial {
     int rung = 0;
-    bool stopped = false;   // closed by the searcher, exited, or invalid
+    bool stopped = false;  // closed by the searcher, exited, or invalid
     bool exited = false;
     bool invalid = false;
     bool released = false;  // its slot has been given back

@@ -43,8 +43,8 @@ Status AxisValues(const std::string& path, const Hyperparameter& hp, std::vector
       return Status::Ok();
     }
     for (int64_t i = 0; i < c; ++i) {
-      double v = static_cast<double>(lo) +
-                 static_cast<double>(i * (hi - lo)) / static_cast<double>(c - 1);
+      double v =
+          static_cast<double>(lo) + static_cast<double>(i * (hi - lo)) / static_cast<double>(c - 1);
       out->push_back(json(static_cast<int64_t>(std::round(v))));
     }
     return Status::Ok();
@@ -145,8 +145,26 @@ CreateAction GridMethod::Next(SearchContext& ctx) {
   json hparams = GridPoint(axes_, size_ - 1 - next_);
   ++next_;
   CreateAction create = NewCreateActionWithHparams(std::move(hparams), ctx.rng);
-  finished_[create.request_id] = false;
+  TrialHandle trial = ctx.ids.Add(create.request_id);
+  if (trial >= state_.size()) state_.resize(trial + 1, State::kNotOurs);
+  if (state_[trial] == State::kFinished) --finished_;
+  if (state_[trial] != State::kRunning) Run(trial);
   return create;
+}
+
+void GridMethod::Run(TrialHandle trial) {
+  state_[trial] = State::kRunning;
+  running_.insert(trial);
+}
+
+bool GridMethod::Finish(TrialHandle trial) {
+  if (trial >= state_.size() || state_[trial] == State::kNotOurs) return false;
+  if (state_[trial] == State::kRunning) {
+    state_[trial] = State::kFinished;
+    running_.erase(trial);
+    ++finished_;
+  }
+  return true;
 }
 
 std::vector<Action> GridMethod::InitialOperations(SearchContext& ctx) {
@@ -155,69 +173,86 @@ std::vector<Action> GridMethod::InitialOperations(SearchContext& ctx) {
   if (max_concurrent_trials_ > 0) {
     initial = std::min<uint64_t>(size_, static_cast<uint64_t>(max_concurrent_trials_));
   }
-  for (uint64_t i = 0; i < initial; ++i) actions.emplace_back(std::in_place_type<CreateAction>, Next(ctx));
+  for (uint64_t i = 0; i < initial; ++i)
+    actions.emplace_back(std::in_place_type<CreateAction>, Next(ctx));
   return actions;
 }
 
-std::vector<Action> GridMethod::TrialCreated(SearchContext& ctx, const std::string& id) {
+std::vector<Action> GridMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
   std::vector<Action> actions;
   if (max_length_) {
-    actions.emplace_back(std::in_place_type<ValidateAfterAction>,
-                         ValidateAfterAction{.request_id = id, .length = *max_length_});
+    actions.emplace_back(
+        std::in_place_type<ValidateAfterAction>,
+        ValidateAfterAction{.request_id = std::string(ctx.ids.id(trial)), .length = *max_length_});
   }
   return actions;
 }
 
-Result<std::vector<Action>> GridMethod::ValidationCompleted(SearchContext& ctx,
-                                                            const std::string& id, double metric,
-                                                            uint64_t length) {
+Result<std::vector<Action>> GridMethod::ValidationCompleted(SearchContext& ctx, TrialHandle trial,
+                                                            double metric, uint64_t length) {
   std::vector<Action> actions;
-  auto it = finished_.find(id);
-  if (it == finished_.end() || it->second) return actions;
-  it->second = true;
-  actions.emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = id});
+  if (trial >= state_.size() || state_[trial] != State::kRunning) return actions;
+  Finish(trial);
+  actions.emplace_back(std::in_place_type<CloseAction>,
+                       CloseAction{.request_id = std::string(ctx.ids.id(trial))});
   return actions;
 }
 
-std::vector<Action> GridMethod::TrialExitedEarly(SearchContext& ctx, const std::string& id,
+std::vector<Action> GridMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                  ExitedReason reason) {
-  auto it = finished_.find(id);
-  if (it != finished_.end()) it->second = true;
+  Finish(trial);
   return std::vector<Action>();
 }
 
-std::vector<Action> GridMethod::TrialExited(SearchContext& ctx, const std::string& id) {
+std::vector<Action> GridMethod::TrialExited(SearchContext& ctx, TrialHandle trial) {
   std::vector<Action> actions;
-  auto it = finished_.find(id);
-  if (it == finished_.end()) return actions;
-  it->second = true;
+  if (!Finish(trial)) return actions;
   if (next_ < size_) actions.emplace_back(std::in_place_type<CreateAction>, Next(ctx));
   return actions;
 }
 
 double GridMethod::Progress(const TrialUnits& units) const {
   if (size_ == 0) return 1;
-  double sum = 0;
-  for (const auto& [id, finished] : finished_) {
-    if (finished) {
-      sum += 1;
-    } else if (max_length_ && *max_length_ > 0) {
-      auto u = units.find(id);
-      if (u != units.end()) {
-        sum += std::clamp(u->second / static_cast<double>(*max_length_), 0.0, 1.0);
+  // Finished trials count 1 each; only the running ones are summed (rule 6).
+  double sum = static_cast<double>(finished_);
+  if (max_length_ && *max_length_ > 0) {
+    for (TrialHandle trial : running_) {
+      if (std::optional<double> u = units.Of(trial)) {
+        sum += std::clamp(*u / static_cast<double>(*max_length_), 0.0, 1.0);
       }
     }
   }
   return sum / static_cast<double>(size_);
 }
 
-nlohmann::json GridMethod::Snapshot() const {
-  return json{{"next", next_}, {"finished", finished_}};
+nlohmann::json GridMethod::Snapshot(const RequestIdIndex& ids) const {
+  json finished = json::object();  // ordered by request id
+  for (TrialHandle t = 0; t < state_.size(); ++t) {
+    if (state_[t] != State::kNotOurs)
+      finished[std::string(ids.id(t))] = state_[t] == State::kFinished;
+  }
+  return json{{"next", next_}, {"finished", std::move(finished)}};
 }
 
-Status GridMethod::Restore(const nlohmann::json& snapshot) {
-  next_ = snapshot.at("next").get<uint64_t>();
-  finished_ = snapshot.at("finished").get<std::map<std::string, bool>>();
+Status GridMethod::Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) {
+  uint64_t next = snapshot.at("next").get<uint64_t>();
+  auto finished = snapshot.at("finished").get<std::map<std::string, bool>>();
+  std::vector<State> state(ids.size(), State::kNotOurs);
+  for (const auto& [id, done] : finished) {
+    TrialHandle trial = ids.Find(id);
+    if (trial == kNoTrial) {
+      return InvalidArgument("invalid searcher snapshot: grid state of unknown trial " + id);
+    }
+    state[trial] = done ? State::kFinished : State::kRunning;
+  }
+  next_ = next;
+  state_ = std::move(state);
+  running_.clear();
+  finished_ = 0;
+  for (TrialHandle t = 0; t < state_.size(); ++t) {
+    if (state_[t] == State::kRunning) running_.insert(t);
+    if (state_[t] == State::kFinished) ++finished_;
+  }
   return Status::Ok();
 }
 

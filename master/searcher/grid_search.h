@@ -23,11 +23,11 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "master/config/experiment_config.h"
 #include "master/searcher/search_method.h"
@@ -52,25 +52,33 @@ class GridMethod : public SearchMethod {
              int64_t max_concurrent_trials);
 
   std::vector<Action> InitialOperations(SearchContext& ctx) override;
-  std::vector<Action> TrialCreated(SearchContext& ctx, const std::string& id) override;
-  Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, const std::string& id,
+  std::vector<Action> TrialCreated(SearchContext& ctx, TrialHandle trial) override;
+  Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, TrialHandle trial,
                                                   double metric, uint64_t length) override;
-  std::vector<Action> TrialExitedEarly(SearchContext& ctx, const std::string& id,
+  std::vector<Action> TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                        ExitedReason reason) override;
-  std::vector<Action> TrialExited(SearchContext& ctx, const std::string& id) override;
+  std::vector<Action> TrialExited(SearchContext& ctx, TrialHandle trial) override;
   double Progress(const TrialUnits& units) const override;
-  nlohmann::json Snapshot() const override;
-  Status Restore(const nlohmann::json& snapshot) override;
+  nlohmann::json Snapshot(const RequestIdIndex& ids) const override;
+  Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) override;
 
  private:
+  enum class State : uint8_t { kNotOurs, kRunning, kFinished };
+
   CreateAction Next(SearchContext& ctx);
+  void Run(TrialHandle trial);
+  // Marks a grid trial finished (closed or exited); false when it is not one of the grid's.
+  bool Finish(TrialHandle trial);
 
   std::vector<GridAxis> axes_;
   uint64_t size_;
   std::optional<uint64_t> max_length_;
   int64_t max_concurrent_trials_;
-  uint64_t next_ = 0;                      // points handed out so far
-  std::map<std::string, bool> finished_;   // created trials -> closed or exited
+  uint64_t next_ = 0;  // points handed out so far
+  // By trial handle: so an event is O(1) and Progress sums only the running trials.
+  std::vector<State> state_;
+  std::set<TrialHandle> running_;  // ascending: Progress adds in a fixed order
+  int64_t finished_ = 0;
 };
 
 }  // namespace det::master::searcher

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace det::master::searcher {
 
@@ -20,24 +21,32 @@ MethodSearcher::MethodSearcher(const config::ExperimentConfig& config,
       rng_(config.experiment_seed),
       method_(std::move(method)) {}
 
+TrialHandle MethodSearcher::Known(const std::string& request_id) const {
+  TrialHandle trial = ids_.Find(request_id);
+  // A method registers its Creates before they reach Record: an id it registered in a call
+  // that then failed has no record.
+  return trial < trials_.size() ? trial : kNoTrial;
+}
+
 std::vector<Action> MethodSearcher::Record(std::vector<Action> actions) {
   for (const Action& action : actions) {
     if (const auto* c = std::get_if<CreateAction>(&action)) {
-      trials_[c->request_id];
+      TrialHandle trial = ids_.Add(c->request_id);  // the method may have added it already
+      if (trial >= trials_.size()) trials_.resize(trial + 1);
     } else if (const auto* v = std::get_if<ValidateAfterAction>(&action)) {
-      auto it = trials_.find(v->request_id);
-      if (it != trials_.end() && !it->second.done) it->second.pending.push_back(v->length);
+      TrialHandle trial = ids_.Find(v->request_id);
+      if (trial != kNoTrial && !trials_[trial].done) trials_[trial].pending.push_back(v->length);
     } else if (const auto* cl = std::get_if<CloseAction>(&action)) {
-      auto it = trials_.find(cl->request_id);
-      if (it != trials_.end()) {
-        it->second.closed = true;
-        it->second.pending.clear();
+      TrialHandle trial = ids_.Find(cl->request_id);
+      if (trial != kNoTrial) {
+        trials_[trial].closed = true;
+        trials_[trial].pending.clear();
       }
     }
   }
   if (initialized_ && !shutdown_ && exited_count_ == static_cast<int64_t>(trials_.size())) {
-    int64_t failures = 0, cancels = 0;
-    for (const auto& [id, t] : trials_) {
+    int64_t failures = 0, cancels = 0;  // once per search: the scan is not per event
+    for (const TrialRecord& t : trials_) {
       failures += t.failed;
       cancels += t.canceled;
     }
@@ -53,24 +62,26 @@ std::vector<Action> MethodSearcher::Record(std::vector<Action> actions) {
 std::vector<Action> MethodSearcher::InitialOperations() {
   if (initialized_) return std::vector<Action>();
   initialized_ = true;
-  SearchContext ctx{rng_, hparams_};
+  SearchContext ctx = Context();
   return Record(method_->InitialOperations(ctx));
 }
 
 std::vector<Action> MethodSearcher::TrialCreated(const std::string& request_id) {
-  auto it = trials_.find(request_id);
-  if (it == trials_.end() || it->second.created || it->second.done) return std::vector<Action>();
-  it->second.created = true;
-  units_[request_id] = 0;
-  SearchContext ctx{rng_, hparams_};
-  return Record(method_->TrialCreated(ctx, request_id));
+  TrialHandle trial = Known(request_id);
+  if (trial == kNoTrial || trials_[trial].created || trials_[trial].done) {
+    return std::vector<Action>();
+  }
+  trials_[trial].created = true;
+  trials_[trial].units = 0;
+  SearchContext ctx = Context();
+  return Record(method_->TrialCreated(ctx, trial));
 }
 
 Result<std::vector<Action>> MethodSearcher::ValidationCompleted(const std::string& request_id,
                                                                 double metric, uint64_t length) {
-  auto it = trials_.find(request_id);
-  if (it == trials_.end()) return NotFound("no trial with request id " + request_id);
-  TrialRecord& trial = it->second;
+  TrialHandle handle = Known(request_id);
+  if (handle == kNoTrial) return NotFound("no trial with request id " + request_id);
+  TrialRecord& trial = trials_[handle];
   auto op = std::find(trial.pending.begin(), trial.pending.end(), length);
   if (op == trial.pending.end()) {
     return InvalidArgument("trial " + request_id + " has no pending validation at length " +
@@ -78,79 +89,95 @@ Result<std::vector<Action>> MethodSearcher::ValidationCompleted(const std::strin
   }
   if (!std::isfinite(metric)) return InvalidArgument("searcher metric: must be a finite number");
   trial.pending.erase(op);
-  double& units = units_[request_id];
-  units = std::max(units, static_cast<double>(length));
-  SearchContext ctx{rng_, hparams_};
+  double& units = trial.units;
+  units = std::isnan(units) ? static_cast<double>(length)
+                            : std::max(units, static_cast<double>(length));
+  SearchContext ctx = Context();
   DET_ASSIGN_OR_RETURN(std::vector<Action> actions,
-                       method_->ValidationCompleted(ctx, request_id, metric, length));
+                       method_->ValidationCompleted(ctx, handle, metric, length));
   return Record(std::move(actions));
 }
 
 Result<std::vector<Action>> MethodSearcher::ValidationMetricsReported(
     const std::string& request_id, const nlohmann::json& metrics) {
-  auto it = trials_.find(request_id);
-  if (it == trials_.end()) return NotFound("no trial with request id " + request_id);
-  if (it->second.done || it->second.closed) return std::vector<Action>();
-  SearchContext ctx{rng_, hparams_};
+  TrialHandle trial = Known(request_id);
+  if (trial == kNoTrial) return NotFound("no trial with request id " + request_id);
+  if (trials_[trial].done || trials_[trial].closed) return std::vector<Action>();
+  SearchContext ctx = Context();
   DET_ASSIGN_OR_RETURN(std::vector<Action> actions,
-                       method_->ValidationMetricsReported(ctx, request_id, metrics));
+                       method_->ValidationMetricsReported(ctx, trial, metrics));
   return Record(std::move(actions));
 }
 
 std::vector<Action> MethodSearcher::TrialExitedEarly(const std::string& request_id,
                                                      ExitedReason reason) {
-  auto it = trials_.find(request_id);
-  if (it == trials_.end() || it->second.done) return std::vector<Action>();
-  TrialRecord& trial = it->second;
+  TrialHandle handle = Known(request_id);
+  if (handle == kNoTrial || trials_[handle].done) return std::vector<Action>();
+  TrialRecord& trial = trials_[handle];
   trial.done = true;
   trial.pending.clear();
   if (reason == ExitedReason::kErrored) trial.failed = true;
   if (reason == ExitedReason::kUserCanceled) trial.canceled = true;
-  SearchContext ctx{rng_, hparams_};
-  return Record(method_->TrialExitedEarly(ctx, request_id, reason));
+  SearchContext ctx = Context();
+  return Record(method_->TrialExitedEarly(ctx, handle, reason));
 }
 
 std::vector<Action> MethodSearcher::TrialExited(const std::string& request_id) {
-  auto it = trials_.find(request_id);
-  if (it == trials_.end() || it->second.exited) return std::vector<Action>();
-  TrialRecord& trial = it->second;
+  TrialHandle handle = Known(request_id);
+  if (handle == kNoTrial || trials_[handle].exited) return std::vector<Action>();
+  TrialRecord& trial = trials_[handle];
   trial.exited = true;
   ++exited_count_;
   if (!trial.done) {
     trial.done = true;
     trial.pending.clear();
   }
-  SearchContext ctx{rng_, hparams_};
-  return Record(method_->TrialExited(ctx, request_id));
+  SearchContext ctx = Context();
+  return Record(method_->TrialExited(ctx, handle));
 }
 
 void MethodSearcher::SetTrialProgress(const std::string& request_id, double units) {
-  auto it = units_.find(request_id);
-  if (it == units_.end() || !std::isfinite(units)) return;
-  it->second = std::max(it->second, units);
+  TrialHandle trial = Known(request_id);
+  if (trial == kNoTrial || std::isnan(trials_[trial].units) || !std::isfinite(units)) return;
+  trials_[trial].units = std::max(trials_[trial].units, units);
 }
 
 double MethodSearcher::Progress() const {
   if (shutdown_) return 1.0;
-  double p = method_->Progress(units_);
+  class Units : public TrialUnits {
+   public:
+    Units(const RequestIdIndex& ids, const std::vector<TrialRecord>& trials)
+        : TrialUnits(ids), trials_(trials) {}
+    std::optional<double> Of(TrialHandle trial) const override {
+      if (trial >= trials_.size() || std::isnan(trials_[trial].units)) return std::nullopt;
+      return trials_[trial].units;
+    }
+
+   private:
+    const std::vector<TrialRecord>& trials_;
+  };
+  double p = method_->Progress(Units(ids_, trials_));
   if (!std::isfinite(p)) return 0;
   return std::clamp(p, 0.0, 1.0);
 }
 
 nlohmann::json MethodSearcher::Snapshot() const {
   json trials = json::object();
-  for (const auto& [id, t] : trials_) {
-    auto u = units_.find(id);
-    trials[id] = json{
+  for (TrialHandle h = 0; h < trials_.size(); ++h) {
+    const TrialRecord& t = trials_[h];
+    trials[std::string(ids_.id(h))] = json{
         {"created", t.created}, {"closed", t.closed},
         {"done", t.done},       {"exited", t.exited},
         {"failed", t.failed},   {"canceled", t.canceled},
-        {"pending", t.pending}, {"units", u == units_.end() ? json(nullptr) : json(u->second)}};
+        {"pending", t.pending}, {"units", std::isnan(t.units) ? json(nullptr) : json(t.units)}};
   }
-  return json{{"version", kSnapshotVersion},  {"search_method_type", name_},
-              {"rand", rng_.Snapshot()},      {"initialized", initialized_},
-              {"shutdown", shutdown_},        {"trials", std::move(trials)},
-              {"method", method_->Snapshot()}};
+  return json{{"version", kSnapshotVersion},
+              {"search_method_type", name_},
+              {"rand", rng_.Snapshot()},
+              {"initialized", initialized_},
+              {"shutdown", shutdown_},
+              {"trials", std::move(trials)},
+              {"method", method_->Snapshot(ids_)}};
 }
 
 Status MethodSearcher::LoadSnapshot(const nlohmann::json& snapshot) {
@@ -166,8 +193,9 @@ Status MethodSearcher::LoadSnapshot(const nlohmann::json& snapshot) {
     }
     auto rng = NpRand::TryFromSnapshot(snapshot.at("rand"));
     if (!rng) return InvalidArgument("invalid searcher snapshot: bad rand state");
-    std::unordered_map<std::string, TrialRecord> trials;
-    TrialUnits units;
+    // Handles in request-id order (the snapshot's): only lookups depend on them.
+    RequestIdIndex ids;
+    std::vector<TrialRecord> trials;
     int64_t exited = 0;
     for (const auto& [id, t] : snapshot.at("trials").items()) {
       TrialRecord r;
@@ -178,16 +206,17 @@ Status MethodSearcher::LoadSnapshot(const nlohmann::json& snapshot) {
       r.failed = t.at("failed").get<bool>();
       r.canceled = t.at("canceled").get<bool>();
       r.pending = t.at("pending").get<std::vector<uint64_t>>();
-      if (!t.at("units").is_null()) units[id] = t.at("units").get<double>();
+      if (!t.at("units").is_null()) r.units = t.at("units").get<double>();
       exited += r.exited;
-      trials.emplace(id, std::move(r));
+      ids.Add(id);
+      trials.push_back(std::move(r));
     }
-    DET_RETURN_IF_ERROR(method_->Restore(snapshot.at("method")));
+    DET_RETURN_IF_ERROR(method_->Restore(snapshot.at("method"), ids));
     rng_ = *rng;
     initialized_ = snapshot.at("initialized").get<bool>();
     shutdown_ = snapshot.at("shutdown").get<bool>();
+    ids_ = std::move(ids);
     trials_ = std::move(trials);
-    units_ = std::move(units);
     exited_count_ = exited;
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("invalid searcher snapshot: ") + e.what());

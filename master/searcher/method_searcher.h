@@ -23,6 +23,7 @@
 //     restoring it and snapshotting again gives the identical JSON text.
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -32,6 +33,7 @@
 
 #include "master/config/experiment_config.h"
 #include "master/searcher/nprand.h"
+#include "master/searcher/request_id_index.h"
 #include "master/searcher/search_method.h"
 #include "master/searcher/searcher.h"
 
@@ -58,6 +60,8 @@ class MethodSearcher : public Searcher {
 
  private:
   struct TrialRecord {
+    // NaN until TrialCreated (next to the flags: an event touches one record).
+    double units = std::numeric_limits<double>::quiet_NaN();
     bool created = false;
     bool closed = false;
     bool done = false;
@@ -69,6 +73,9 @@ class MethodSearcher : public Searcher {
 
   // Bookkeeping for actions the method returned; appends Shutdown when due.
   std::vector<Action> Record(std::vector<Action> actions);
+  // The handle of a recorded trial, or kNoTrial.
+  TrialHandle Known(const std::string& request_id) const;
+  SearchContext Context() { return SearchContext{rng_, hparams_, ids_}; }
 
   std::string name_;
   config::Hyperparameters hparams_;
@@ -77,10 +84,11 @@ class MethodSearcher : public Searcher {
   bool initialized_ = false;
   bool shutdown_ = false;
   int64_t exited_count_ = 0;
-  // Hash maps: lookups per event stay O(1) at any number of trials; snapshots sort (JSON
-  // objects are ordered by key).
-  std::unordered_map<std::string, TrialRecord> trials_;
-  TrialUnits units_;
+  // Request ids become dense handles at this boundary (one flat-table lookup per event); every
+  // layer below keeps per-trial state in vectors indexed by handle. Snapshots name trials by
+  // request id (JSON objects are ordered by key), so handles never reach the stored state.
+  RequestIdIndex ids_;
+  std::vector<TrialRecord> trials_;  // by handle
 };
 
 }  // namespace det::master::searcher

@@ -51,8 +51,8 @@ nlohmann::json PbtExplore(const config::Hyperparameters& space, const nlohmann::
 }
 
 PbtMethod::PbtMethod(int64_t population_size, int64_t num_rounds, uint64_t length_per_round,
-                     double truncate_fraction, double resample_probability,
-                     double perturb_factor, bool smaller_is_better)
+                     double truncate_fraction, double resample_probability, double perturb_factor,
+                     bool smaller_is_better)
     : population_size_(population_size),
       num_rounds_(num_rounds),
       length_per_round_(length_per_round),
@@ -73,7 +73,8 @@ std::vector<Action> PbtMethod::InitialOperations(SearchContext& ctx) {
   return actions;
 }
 
-std::vector<Action> PbtMethod::TrialCreated(SearchContext& ctx, const std::string& id) {
+std::vector<Action> PbtMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end() || !it->second.awaiting || it->second.exited) return actions;
@@ -157,9 +158,9 @@ void PbtMethod::RunRounds(SearchContext& ctx, std::vector<Action>* actions) {
   }
 }
 
-Result<std::vector<Action>> PbtMethod::ValidationCompleted(SearchContext& ctx,
-                                                           const std::string& id, double metric,
-                                                           uint64_t length) {
+Result<std::vector<Action>> PbtMethod::ValidationCompleted(SearchContext& ctx, TrialHandle trial,
+                                                           double metric, uint64_t length) {
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end()) return NotFound("no trial with request id " + id);
@@ -174,8 +175,9 @@ Result<std::vector<Action>> PbtMethod::ValidationCompleted(SearchContext& ctx,
   return actions;
 }
 
-std::vector<Action> PbtMethod::TrialExitedEarly(SearchContext& ctx, const std::string& id,
+std::vector<Action> PbtMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                 ExitedReason reason) {
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end() || it->second.exited) return actions;
@@ -187,11 +189,12 @@ std::vector<Action> PbtMethod::TrialExitedEarly(SearchContext& ctx, const std::s
   return actions;
 }
 
-std::vector<Action> PbtMethod::TrialExited(SearchContext& ctx, const std::string& id) {
+std::vector<Action> PbtMethod::TrialExited(SearchContext& ctx, TrialHandle trial) {
+  const std::string id(ctx.ids.id(trial));
   auto it = trials_.find(id);
   if (it == trials_.end()) return std::vector<Action>();
   if (!it->second.exited && !it->second.closed) {
-    return TrialExitedEarly(ctx, id, ExitedReason::kUserRequestedStop);
+    return TrialExitedEarly(ctx, trial, ExitedReason::kUserRequestedStop);
   }
   it->second.exited = true;
   return std::vector<Action>();
@@ -203,15 +206,15 @@ double PbtMethod::Progress(const TrialUnits& units) const {
   double partial = 0;
   auto lpr = static_cast<double>(length_per_round_);
   for (const auto& [id, rounds_done] : awaiting_) {
-    auto u = units.find(id);
-    if (u == units.end()) continue;
+    std::optional<double> u = units.Of(id);
+    if (!u) continue;
     double base = lpr * static_cast<double>(rounds_done);
-    partial += std::clamp((u->second - base) / lpr, 0.0, 1.0);
+    partial += std::clamp((*u - base) / lpr, 0.0, 1.0);
   }
   return std::min(1.0, (static_cast<double>(results_) + partial) / total);
 }
 
-nlohmann::json PbtMethod::Snapshot() const {
+nlohmann::json PbtMethod::Snapshot(const RequestIdIndex& ids) const {
   json trials = json::object();
   for (const auto& [id, t] : trials_) {
     trials[id] = json{{"hparams", t.hparams},
@@ -220,12 +223,14 @@ nlohmann::json PbtMethod::Snapshot() const {
                       {"exited", t.exited},
                       {"closed", t.closed}};
   }
-  return json{{"trials", std::move(trials)}, {"metrics", metrics_},
-              {"rounds", rounds_},          {"results", results_},
+  return json{{"trials", std::move(trials)},
+              {"metrics", metrics_},
+              {"rounds", rounds_},
+              {"results", results_},
               {"done", done_}};
 }
 
-Status PbtMethod::Restore(const nlohmann::json& snapshot) {
+Status PbtMethod::Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) {
   std::map<std::string, Trial> trials;
   for (const auto& [id, a] : snapshot.at("trials").items()) {
     Trial t;

@@ -29,11 +29,10 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "master/config/experiment_config.h"
 #include "master/searcher/nprand.h"
@@ -52,15 +51,15 @@ class PbtMethod : public SearchMethod {
             bool smaller_is_better);
 
   std::vector<Action> InitialOperations(SearchContext& ctx) override;
-  std::vector<Action> TrialCreated(SearchContext& ctx, const std::string& id) override;
-  Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, const std::string& id,
+  std::vector<Action> TrialCreated(SearchContext& ctx, TrialHandle trial) override;
+  Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, TrialHandle trial,
                                                   double metric, uint64_t length) override;
-  std::vector<Action> TrialExitedEarly(SearchContext& ctx, const std::string& id,
+  std::vector<Action> TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                        ExitedReason reason) override;
-  std::vector<Action> TrialExited(SearchContext& ctx, const std::string& id) override;
+  std::vector<Action> TrialExited(SearchContext& ctx, TrialHandle trial) override;
   double Progress(const TrialUnits& units) const override;
-  nlohmann::json Snapshot() const override;
-  Status Restore(const nlohmann::json& snapshot) override;
+  nlohmann::json Snapshot(const RequestIdIndex& ids) const override;
+  Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) override;
 
  private:
   struct Trial {
@@ -84,10 +83,10 @@ class PbtMethod : public SearchMethod {
   bool smaller_is_better_;
 
   std::map<std::string, Trial> trials_;
-  std::map<std::string, double> metrics_;  // this round's results
+  std::map<std::string, double> metrics_;    // this round's results
   std::map<std::string, int64_t> awaiting_;  // trials owing a validation -> rounds done (derived)
   int64_t rounds_ = 0;
-  int64_t results_ = 0;                     // results recorded over all rounds
+  int64_t results_ = 0;  // results recorded over all rounds
   bool done_ = false;
 };
 

@@ -19,17 +19,20 @@
 //  7. Progress = sum over created, non-replaced trials of (1 if closed or done, else
 //     units / max_length clamped to [0, 1]) divided by max(max_trials, that count), so it
 //     never goes down as later trials start (with all trials created it is their mean).
+//
+// Cost: trials are dense handles (RequestIdIndex) with counters kept as they change, so an
+// event is O(1) and Progress is O(trials still running); snapshots sort by request id.
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "master/config/experiment_config.h"
 #include "master/searcher/nprand.h"
+#include "master/searcher/request_id_index.h"
 #include "master/searcher/searcher.h"
 
 namespace det::master::searcher {
@@ -46,8 +49,7 @@ class RandomSearcher : public Searcher {
   std::vector<Action> TrialCreated(const std::string& request_id) override;
   Result<std::vector<Action>> ValidationCompleted(const std::string& request_id, double metric,
                                                   uint64_t length) override;
-  std::vector<Action> TrialExitedEarly(const std::string& request_id,
-                                       ExitedReason reason) override;
+  std::vector<Action> TrialExitedEarly(const std::string& request_id, ExitedReason reason) override;
   std::vector<Action> TrialExited(const std::string& request_id) override;
   void SetTrialProgress(const std::string& request_id, double units) override;
   double Progress() const override;
@@ -55,19 +57,29 @@ class RandomSearcher : public Searcher {
 
  private:
   struct TrialState {
-    int64_t seq = 0;             // order of its Create
-    bool created = false;        // TrialCreated seen
-    bool closed = false;         // its validation completed and Close was emitted
-    bool done = false;           // first exit report seen
-    bool process_exited = false; // TrialExited seen
+    int64_t seq = 0;              // order of its Create
+    bool created = false;         // TrialCreated seen
+    bool closed = false;          // its validation completed and Close was emitted
+    bool done = false;            // first exit report seen
+    bool process_exited = false;  // TrialExited seen
     bool failed = false;
     bool canceled = false;
-    bool replaced = false;       // invalid hyperparameters; a new trial takes its place
+    bool replaced = false;  // invalid hyperparameters; a new trial takes its place
     double units = 0;
   };
 
+  // How a trial counts in Progress (rule 7).
+  enum class Count : uint8_t { kNone, kRunning, kFinished };
+
   CreateAction NewTrial();
   void MaybeShutdown(std::vector<Action>* actions);
+  // The handle of `request_id`, or kNoTrial.
+  TrialHandle Find(const std::string& request_id) const;
+  static Count CountOf(const TrialState& t);
+  // Moves trial `h` from the count `before` (taken before its state changed) to its count now.
+  void Recount(TrialHandle h, Count before);
+  // Rebuilds every counter from trials_ (after a restore).
+  void RecountAll();
 
   std::string name_;
   config::Hyperparameters hparams_;
@@ -80,7 +92,13 @@ class RandomSearcher : public Searcher {
   bool shutdown_ = false;
   int64_t trials_requested_ = 0;
   int64_t created_trials_ = 0;  // counts against max_trials; replaced trials give theirs back
-  std::map<std::string, TrialState> trials_;
+  RequestIdIndex ids_;
+  std::vector<TrialState> trials_;  // by handle
+  // Kept as trials change (rule 6 and 7 without a scan).
+  int64_t done_ = 0, failures_ = 0, cancels_ = 0;
+  int64_t finished_ = 0;              // counted trials that are closed or done
+  std::vector<TrialHandle> running_;  // counted trials still running, in no order
+  std::vector<int64_t> running_at_;   // by handle: index in running_, or -1
 };
 
 }  // namespace det::master::searcher

@@ -13,54 +13,76 @@
 //  3. The worst metric is kWorstMetric (MaxFloat64, finite so snapshots round-trip).
 //  4. TrialExited of a trial the method has neither closed nor seen exit early is handled as an
 //     early exit (the trial left without reporting what it owed), so no search waits forever.
+//  5. Trials are named by TrialHandle (dense, search-wide: SearchContext::ids), never by request
+//     id, below MethodSearcher; request ids appear only in actions and snapshots. A method keeps
+//     per-trial state in vectors by handle where an event must stay O(1) at any number of trials.
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
 #include "master/config/experiment_config.h"
 #include "master/searcher/nprand.h"
+#include "master/searcher/request_id_index.h"
 #include "master/searcher/searcher.h"
 
 namespace det::master::searcher {
 
 inline constexpr double kWorstMetric = std::numeric_limits<double>::max();
 
-// What a method may use besides its own state. Both outlive every call.
+// What a method may use besides its own state. All outlive every call.
 struct SearchContext {
   NpRand& rng;
   const config::Hyperparameters& hparams;
+  // Every trial of the search: a method registers each Create it emits (ids.Add) and gets its
+  // handle; events name trials by handle, actions by ids.id(handle).
+  RequestIdIndex& ids;
 };
 
-// Units trained so far per request id (the largest value reported or validated).
-using TrialUnits = std::unordered_map<std::string, double>;
+// Units trained so far per trial (the largest value reported or validated), by handle.
+class TrialUnits {
+ public:
+  explicit TrialUnits(const RequestIdIndex& ids) : ids_(ids) {}
+  virtual ~TrialUnits() = default;
+  // nullopt until the trial's creation is reported.
+  virtual std::optional<double> Of(TrialHandle trial) const = 0;
+  std::optional<double> Of(std::string_view id) const { return Of(ids_.Find(id)); }
+
+ private:
+  const RequestIdIndex& ids_;
+};
 
 class SearchMethod {
  public:
   virtual ~SearchMethod() = default;
 
   virtual std::vector<Action> InitialOperations(SearchContext& ctx) = 0;
-  virtual std::vector<Action> TrialCreated(SearchContext& ctx, const std::string& id) = 0;
-  // REQUIRES: `length` was a pending ValidateAfter of `id` (MethodSearcher checks it).
-  virtual Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, const std::string& id,
+  virtual std::vector<Action> TrialCreated(SearchContext& ctx, TrialHandle trial) = 0;
+  // REQUIRES: `length` was a pending ValidateAfter of `trial` (MethodSearcher checks it).
+  virtual Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, TrialHandle trial,
                                                           double metric, uint64_t length) = 0;
   virtual Result<std::vector<Action>> ValidationMetricsReported(SearchContext& ctx,
-                                                                const std::string& id,
+                                                                TrialHandle trial,
                                                                 const nlohmann::json& metrics) {
     return std::vector<Action>();
   }
-  virtual std::vector<Action> TrialExitedEarly(SearchContext& ctx, const std::string& id,
+  virtual std::vector<Action> TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                ExitedReason reason) = 0;
-  virtual std::vector<Action> TrialExited(SearchContext& ctx, const std::string& id) = 0;
+  virtual std::vector<Action> TrialExited(SearchContext& ctx, TrialHandle trial) = 0;
   // In [0, 1] (MethodSearcher clamps and maps NaN to 0).
   virtual double Progress(const TrialUnits& units) const = 0;
-  virtual nlohmann::json Snapshot() const = 0;
-  virtual Status Restore(const nlohmann::json& snapshot) = 0;
+  // Request ids come from `ids` (snapshots name trials by request id, never by handle).
+  virtual nlohmann::json Snapshot(const RequestIdIndex& ids) const = 0;
+  // `ids` holds every trial the method created (restored first by MethodSearcher).
+  virtual Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) = 0;
 };
 
 }  // namespace det::master::searcher

@@ -19,8 +19,8 @@ int64_t TruncToInt(double v) {
 
 }  // namespace
 
-std::vector<SyncRung> SyncHalvingRungsForBudget(int num_rungs, uint64_t max_length,
-                                                uint64_t budget, double divisor) {
+std::vector<SyncRung> SyncHalvingRungsForBudget(int num_rungs, uint64_t max_length, uint64_t budget,
+                                                double divisor) {
   std::vector<SyncRung> rungs(static_cast<size_t>(num_rungs));
   for (int k = 0; k < num_rungs; ++k) {
     double c = std::pow(divisor, static_cast<double>(num_rungs - 1 - k));
@@ -45,8 +45,8 @@ std::vector<SyncRung> SyncHalvingRungsForBudget(int num_rungs, uint64_t max_leng
   return rungs;
 }
 
-std::vector<SyncRung> SyncHalvingRungsForTrials(int num_rungs, uint64_t max_length,
-                                                int64_t trials, double divisor) {
+std::vector<SyncRung> SyncHalvingRungsForTrials(int num_rungs, uint64_t max_length, int64_t trials,
+                                                double divisor) {
   std::vector<SyncRung> rungs(static_cast<size_t>(num_rungs));
   for (int k = 0; k < num_rungs; ++k) {
     double c = std::pow(divisor, static_cast<double>(num_rungs - 1 - k));
@@ -83,7 +83,8 @@ std::vector<Action> SyncHalvingMethod::InitialOperations(SearchContext& ctx) {
   return actions;
 }
 
-std::vector<Action> SyncHalvingMethod::TrialCreated(SearchContext& ctx, const std::string& id) {
+std::vector<Action> SyncHalvingMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end() || !it->second.awaiting || it->second.exited) return actions;
@@ -92,8 +93,7 @@ std::vector<Action> SyncHalvingMethod::TrialCreated(SearchContext& ctx, const st
   return actions;
 }
 
-void SyncHalvingMethod::Report(const std::string& id, double metric,
-                               std::vector<Action>* actions) {
+void SyncHalvingMethod::Report(const std::string& id, double metric, std::vector<Action>* actions) {
   Trial& t = trials_[id];
   t.awaiting = false;
   auto k = static_cast<size_t>(t.rung);
@@ -138,9 +138,9 @@ void SyncHalvingMethod::Report(const std::string& id, double metric,
 }
 
 Result<std::vector<Action>> SyncHalvingMethod::ValidationCompleted(SearchContext& ctx,
-                                                                   const std::string& id,
-                                                                   double metric,
+                                                                   TrialHandle trial, double metric,
                                                                    uint64_t length) {
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end()) return NotFound("no trial with request id " + id);
@@ -153,8 +153,9 @@ Result<std::vector<Action>> SyncHalvingMethod::ValidationCompleted(SearchContext
   return actions;
 }
 
-std::vector<Action> SyncHalvingMethod::TrialExitedEarly(SearchContext& ctx, const std::string& id,
+std::vector<Action> SyncHalvingMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                         ExitedReason reason) {
+  const std::string id(ctx.ids.id(trial));
   std::vector<Action> actions;
   auto it = trials_.find(id);
   if (it == trials_.end() || it->second.exited) return actions;
@@ -165,11 +166,12 @@ std::vector<Action> SyncHalvingMethod::TrialExitedEarly(SearchContext& ctx, cons
   return actions;
 }
 
-std::vector<Action> SyncHalvingMethod::TrialExited(SearchContext& ctx, const std::string& id) {
+std::vector<Action> SyncHalvingMethod::TrialExited(SearchContext& ctx, TrialHandle trial) {
+  const std::string id(ctx.ids.id(trial));
   auto it = trials_.find(id);
   if (it == trials_.end()) return std::vector<Action>();
   if (!it->second.exited && !it->second.closed) {
-    return TrialExitedEarly(ctx, id, ExitedReason::kUserRequestedStop);
+    return TrialExitedEarly(ctx, trial, ExitedReason::kUserRequestedStop);
   }
   it->second.exited = true;
   return std::vector<Action>();
@@ -179,14 +181,13 @@ double SyncHalvingMethod::Progress(const TrialUnits& units) const {
   if (expected_units_ <= 0) return 1;
   double sum = 0;
   for (const auto& [id, t] : trials_) {
-    auto u = units.find(id);
-    double trained = u == units.end() ? 0 : u->second;
+    double trained = units.Of(id).value_or(0);
     sum += std::min(trained, static_cast<double>(rungs_[static_cast<size_t>(t.rung)].units));
   }
   return sum / expected_units_;
 }
 
-nlohmann::json SyncHalvingMethod::Snapshot() const {
+nlohmann::json SyncHalvingMethod::Snapshot(const RequestIdIndex& ids) const {
   json entries = json::array();
   for (const auto& rung : entries_) {
     json list = json::array();
@@ -200,7 +201,7 @@ nlohmann::json SyncHalvingMethod::Snapshot() const {
   return json{{"entries", std::move(entries)}, {"trials", std::move(trials)}};
 }
 
-Status SyncHalvingMethod::Restore(const nlohmann::json& snapshot) {
+Status SyncHalvingMethod::Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) {
   const json& entries = snapshot.at("entries");
   if (entries.size() != rungs_.size()) {
     return InvalidArgument("invalid searcher snapshot: rung count differs from the config");

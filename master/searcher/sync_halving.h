@@ -27,10 +27,9 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "master/searcher/search_method.h"
 
@@ -42,25 +41,25 @@ struct SyncRung {
   int64_t promote = 0;  // 0 at the top rung
 };
 
-std::vector<SyncRung> SyncHalvingRungsForBudget(int num_rungs, uint64_t max_length,
-                                                uint64_t budget, double divisor);
-std::vector<SyncRung> SyncHalvingRungsForTrials(int num_rungs, uint64_t max_length,
-                                                int64_t trials, double divisor);
+std::vector<SyncRung> SyncHalvingRungsForBudget(int num_rungs, uint64_t max_length, uint64_t budget,
+                                                double divisor);
+std::vector<SyncRung> SyncHalvingRungsForTrials(int num_rungs, uint64_t max_length, int64_t trials,
+                                                double divisor);
 
 class SyncHalvingMethod : public SearchMethod {
  public:
   SyncHalvingMethod(std::vector<SyncRung> rungs, bool smaller_is_better);
 
   std::vector<Action> InitialOperations(SearchContext& ctx) override;
-  std::vector<Action> TrialCreated(SearchContext& ctx, const std::string& id) override;
-  Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, const std::string& id,
+  std::vector<Action> TrialCreated(SearchContext& ctx, TrialHandle trial) override;
+  Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, TrialHandle trial,
                                                   double metric, uint64_t length) override;
-  std::vector<Action> TrialExitedEarly(SearchContext& ctx, const std::string& id,
+  std::vector<Action> TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                        ExitedReason reason) override;
-  std::vector<Action> TrialExited(SearchContext& ctx, const std::string& id) override;
+  std::vector<Action> TrialExited(SearchContext& ctx, TrialHandle trial) override;
   double Progress(const TrialUnits& units) const override;
-  nlohmann::json Snapshot() const override;
-  Status Restore(const nlohmann::json& snapshot) override;
+  nlohmann::json Snapshot(const RequestIdIndex& ids) const override;
+  Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) override;
 
   const std::vector<SyncRung>& rungs() const { return rungs_; }
 

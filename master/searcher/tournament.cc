@@ -9,62 +9,68 @@ using nlohmann::json;
 TournamentMethod::TournamentMethod(std::vector<std::unique_ptr<SearchMethod>> brackets)
     : brackets_(std::move(brackets)) {}
 
-std::vector<Action> TournamentMethod::Own(size_t bracket, std::vector<Action> actions) {
+std::vector<Action> TournamentMethod::Own(SearchContext& ctx, size_t bracket,
+                                          std::vector<Action> actions) {
   for (const Action& a : actions) {
-    if (const auto* c = std::get_if<CreateAction>(&a)) owner_[c->request_id] = bracket;
+    if (const auto* c = std::get_if<CreateAction>(&a)) {
+      TrialHandle trial = ctx.ids.Add(c->request_id);
+      if (trial >= owner_.size()) owner_.resize(trial + 1, kNoBracket);
+      owner_[trial] = static_cast<uint16_t>(bracket);
+    }
   }
   return actions;
 }
 
-int TournamentMethod::BracketOf(const std::string& id) const {
-  auto it = owner_.find(id);
-  return it == owner_.end() ? -1 : static_cast<int>(it->second);
+int TournamentMethod::BracketOf(TrialHandle trial) const {
+  return trial < owner_.size() && owner_[trial] != kNoBracket ? owner_[trial] : -1;
 }
 
 std::vector<Action> TournamentMethod::InitialOperations(SearchContext& ctx) {
   std::vector<Action> all;
   for (size_t i = 0; i < brackets_.size(); ++i) {
-    for (Action& a : Own(i, brackets_[i]->InitialOperations(ctx))) all.push_back(std::move(a));
+    for (Action& a : Own(ctx, i, brackets_[i]->InitialOperations(ctx))) {
+      all.push_back(std::move(a));
+    }
   }
   return all;
 }
 
-std::vector<Action> TournamentMethod::TrialCreated(SearchContext& ctx, const std::string& id) {
-  auto it = owner_.find(id);
-  if (it == owner_.end()) return std::vector<Action>();
-  return Own(it->second, brackets_[it->second]->TrialCreated(ctx, id));
+std::vector<Action> TournamentMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
+  int b = BracketOf(trial);
+  if (b < 0) return std::vector<Action>();
+  return Own(ctx, b, brackets_[b]->TrialCreated(ctx, trial));
 }
 
 Result<std::vector<Action>> TournamentMethod::ValidationCompleted(SearchContext& ctx,
-                                                                  const std::string& id,
-                                                                  double metric, uint64_t length) {
-  auto it = owner_.find(id);
-  if (it == owner_.end()) return NotFound("no trial with request id " + id);
+                                                                  TrialHandle trial, double metric,
+                                                                  uint64_t length) {
+  int b = BracketOf(trial);
+  if (b < 0) return NotFound("no trial with request id " + std::string(ctx.ids.id(trial)));
   DET_ASSIGN_OR_RETURN(std::vector<Action> actions,
-                       brackets_[it->second]->ValidationCompleted(ctx, id, metric, length));
-  return Own(it->second, std::move(actions));
+                       brackets_[b]->ValidationCompleted(ctx, trial, metric, length));
+  return Own(ctx, b, std::move(actions));
 }
 
 Result<std::vector<Action>> TournamentMethod::ValidationMetricsReported(
-    SearchContext& ctx, const std::string& id, const nlohmann::json& metrics) {
-  auto it = owner_.find(id);
-  if (it == owner_.end()) return NotFound("no trial with request id " + id);
+    SearchContext& ctx, TrialHandle trial, const nlohmann::json& metrics) {
+  int b = BracketOf(trial);
+  if (b < 0) return NotFound("no trial with request id " + std::string(ctx.ids.id(trial)));
   DET_ASSIGN_OR_RETURN(std::vector<Action> actions,
-                       brackets_[it->second]->ValidationMetricsReported(ctx, id, metrics));
-  return Own(it->second, std::move(actions));
+                       brackets_[b]->ValidationMetricsReported(ctx, trial, metrics));
+  return Own(ctx, b, std::move(actions));
 }
 
-std::vector<Action> TournamentMethod::TrialExitedEarly(SearchContext& ctx, const std::string& id,
+std::vector<Action> TournamentMethod::TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                                        ExitedReason reason) {
-  auto it = owner_.find(id);
-  if (it == owner_.end()) return std::vector<Action>();
-  return Own(it->second, brackets_[it->second]->TrialExitedEarly(ctx, id, reason));
+  int b = BracketOf(trial);
+  if (b < 0) return std::vector<Action>();
+  return Own(ctx, b, brackets_[b]->TrialExitedEarly(ctx, trial, reason));
 }
 
-std::vector<Action> TournamentMethod::TrialExited(SearchContext& ctx, const std::string& id) {
-  auto it = owner_.find(id);
-  if (it == owner_.end()) return std::vector<Action>();
-  return Own(it->second, brackets_[it->second]->TrialExited(ctx, id));
+std::vector<Action> TournamentMethod::TrialExited(SearchContext& ctx, TrialHandle trial) {
+  int b = BracketOf(trial);
+  if (b < 0) return std::vector<Action>();
+  return Own(ctx, b, brackets_[b]->TrialExited(ctx, trial));
 }
 
 double TournamentMethod::Progress(const TrialUnits& units) const {
@@ -74,25 +80,35 @@ double TournamentMethod::Progress(const TrialUnits& units) const {
   return sum / static_cast<double>(brackets_.size());
 }
 
-nlohmann::json TournamentMethod::Snapshot() const {
+nlohmann::json TournamentMethod::Snapshot(const RequestIdIndex& ids) const {
   json brackets = json::array();
-  for (const auto& b : brackets_) brackets.push_back(b->Snapshot());
+  for (const auto& b : brackets_) brackets.push_back(b->Snapshot(ids));
   json owner = json::object();  // ordered by request id
-  for (const auto& [id, b] : owner_) owner[id] = b;
+  for (TrialHandle t = 0; t < owner_.size(); ++t) {
+    if (owner_[t] != kNoBracket) owner[std::string(ids.id(t))] = owner_[t];
+  }
   return json{{"brackets", std::move(brackets)}, {"owner", std::move(owner)}};
 }
 
-Status TournamentMethod::Restore(const nlohmann::json& snapshot) {
+Status TournamentMethod::Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) {
   const json& brackets = snapshot.at("brackets");
   if (brackets.size() != brackets_.size()) {
     return InvalidArgument("invalid searcher snapshot: bracket count differs from the config");
   }
-  auto owner = snapshot.at("owner").get<std::unordered_map<std::string, size_t>>();
-  for (const auto& [id, b] : owner) {
-    if (b >= brackets_.size()) return InvalidArgument("invalid searcher snapshot: bad bracket");
+  std::vector<uint16_t> owner(ids.size(), kNoBracket);
+  for (const auto& [id, b] : snapshot.at("owner").items()) {
+    auto bracket = b.get<size_t>();
+    if (bracket >= brackets_.size()) {
+      return InvalidArgument("invalid searcher snapshot: bad bracket");
+    }
+    TrialHandle trial = ids.Find(id);
+    if (trial == kNoTrial) {
+      return InvalidArgument("invalid searcher snapshot: bracket owner of unknown trial " + id);
+    }
+    owner[trial] = static_cast<uint16_t>(bracket);
   }
   for (size_t i = 0; i < brackets_.size(); ++i) {
-    DET_RETURN_IF_ERROR(brackets_[i]->Restore(brackets[i]));
+    DET_RETURN_IF_ERROR(brackets_[i]->Restore(brackets[i], ids));
   }
   owner_ = std::move(owner);
   return Status::Ok();

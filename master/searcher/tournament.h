@@ -5,8 +5,9 @@
 //
 // Rules:
 //  1. InitialOperations concatenates the sub-searches' initial operations in bracket order.
-//  2. Every Create a sub-search emits is recorded in a table request id -> bracket; every later
-//     event for that id is routed to that bracket only (unknown ids are ignored).
+//  2. Every Create a sub-search emits is registered (ctx.ids) and recorded in a table trial
+//     handle -> bracket; every later event for that trial is routed to that bracket only
+//     (unknown trials are ignored).
 //  3. Progress is the mean of the sub-searches' progress (each on its own trials).
 //  4. Snapshot = {brackets: [sub snapshots], owner: {request id: bracket}}.
 
@@ -27,27 +28,29 @@ class TournamentMethod : public SearchMethod {
   explicit TournamentMethod(std::vector<std::unique_ptr<SearchMethod>> brackets);
 
   std::vector<Action> InitialOperations(SearchContext& ctx) override;
-  std::vector<Action> TrialCreated(SearchContext& ctx, const std::string& id) override;
-  Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, const std::string& id,
+  std::vector<Action> TrialCreated(SearchContext& ctx, TrialHandle trial) override;
+  Result<std::vector<Action>> ValidationCompleted(SearchContext& ctx, TrialHandle trial,
                                                   double metric, uint64_t length) override;
-  Result<std::vector<Action>> ValidationMetricsReported(SearchContext& ctx, const std::string& id,
+  Result<std::vector<Action>> ValidationMetricsReported(SearchContext& ctx, TrialHandle trial,
                                                         const nlohmann::json& metrics) override;
-  std::vector<Action> TrialExitedEarly(SearchContext& ctx, const std::string& id,
+  std::vector<Action> TrialExitedEarly(SearchContext& ctx, TrialHandle trial,
                                        ExitedReason reason) override;
-  std::vector<Action> TrialExited(SearchContext& ctx, const std::string& id) override;
+  std::vector<Action> TrialExited(SearchContext& ctx, TrialHandle trial) override;
   double Progress(const TrialUnits& units) const override;
-  nlohmann::json Snapshot() const override;
-  Status Restore(const nlohmann::json& snapshot) override;
+  nlohmann::json Snapshot(const RequestIdIndex& ids) const override;
+  Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) override;
 
   size_t num_brackets() const { return brackets_.size(); }
-  // The bracket that created `id`, or -1.
-  int BracketOf(const std::string& id) const;
+  // The bracket that created `trial`, or -1.
+  int BracketOf(TrialHandle trial) const;
 
  private:
-  std::vector<Action> Own(size_t bracket, std::vector<Action> actions);
+  static constexpr uint16_t kNoBracket = 0xffff;
+
+  std::vector<Action> Own(SearchContext& ctx, size_t bracket, std::vector<Action> actions);
 
   std::vector<std::unique_ptr<SearchMethod>> brackets_;
-  std::unordered_map<std::string, size_t> owner_;
+  std::vector<uint16_t> owner_;  // by trial handle; kNoBracket: not created by a bracket
 };
 
 }  // namespace det::master::searcher
