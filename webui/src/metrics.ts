@@ -33,8 +33,14 @@ export interface TrialMetrics {
   names: MetricKey[];
 }
 
-// Points per series a chart asks the server for (about two per horizontal pixel).
+// Points per series a chart asks the server for: about one per horizontal pixel of the window
+// (a chart is at most as wide), within [200, 2000]. More would not draw differently and cost
+// the server a seek, and the page a parse, per point.
 export const MAX_DATAPOINTS = 2000;
+export function chartDatapoints(): number {
+  const width = typeof window === 'undefined' ? MAX_DATAPOINTS : Math.ceil(window.innerWidth || 0);
+  return Math.min(MAX_DATAPOINTS, Math.max(200, width));
+}
 
 // Whether the master downsamples: unknown until the first answer.
 let downsampling: 'unknown' | 'yes' | 'no' = 'unknown';
@@ -104,7 +110,7 @@ async function loadDownsampled(trialIds: number[], maxDatapoints: number, signal
 }
 
 // Every trial's series, downsampled on the server when it can (see above).
-export async function loadTrialMetrics(trialIds: number[], signal: AbortSignal, maxDatapoints = MAX_DATAPOINTS): Promise<TrialMetrics> {
+export async function loadTrialMetrics(trialIds: number[], signal: AbortSignal, maxDatapoints = chartDatapoints()): Promise<TrialMetrics> {
   if (downsampling !== 'no' && trialIds.length) {
     const out = await loadDownsampled(trialIds, maxDatapoints, signal);
     // No series at all may be a route that wants metric names: the full read is cheap then.
