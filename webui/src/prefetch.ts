@@ -4,7 +4,7 @@
 // from after React's first commit to the moment the script runs; only the first load of a
 // page is served this way (later polls ask the master).
 import { api, getToken } from './api';
-import { chartDatapoints, loadTrialMetrics, type TrialMetrics } from './metrics';
+import { chartDatapoints, keyString, loadTrialMetrics, type MetricKey, type TrialMetrics } from './metrics';
 import { BASE, match } from './router';
 
 const pending = new Map<string, Promise<unknown>>();
@@ -23,10 +23,17 @@ export function takePrefetched<T>(key: string): Promise<T> | undefined {
 }
 
 export const experimentKey = (id: number) => `experiments/${id}`;
-export const curvesKey = (trialIds: string) => `curves/${trialIds}/${chartDatapoints()}`;
+export const curvesKey = (trialIds: string, only: MetricKey | undefined) =>
+  `curves/${trialIds}/${chartDatapoints()}/${only ? keyString(only) : ''}`;
+
+// The metric an experiment's page draws first: the searcher's, from validation reports.
+export function firstCurve(config: any): MetricKey | undefined {
+  const metric = config?.searcher?.metric;
+  return typeof metric === 'string' && metric ? { group: 'validation', name: metric } : undefined;
+}
 
 // Starts the first requests of the page at `pathname` (the experiment page: the experiment,
-// then its trials' curves as soon as it names them).
+// then its trials' curves of the searcher metric as soon as it names them).
 export function startPrefetch(pathname: string): void {
   if (!getToken() || !pathname.startsWith(BASE)) return;
   const m = match('/experiments/:id', pathname.slice(BASE.length));
@@ -36,8 +43,9 @@ export function startPrefetch(pathname: string): void {
     (r: any) => {
       const ids = r?.experiment?.trialIds;
       if (!Array.isArray(ids)) return;
+      const only = firstCurve(r?.config ?? r?.experiment?.config);
       const never = new AbortController().signal;
-      keep<TrialMetrics>(curvesKey(ids.join(',')), loadTrialMetrics(ids, never));
+      keep<TrialMetrics>(curvesKey(ids.join(','), only), loadTrialMetrics(ids, never, undefined, only));
     },
     () => undefined,
   );

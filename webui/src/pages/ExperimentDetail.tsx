@@ -1,7 +1,7 @@
 // One experiment: state and progress with its lifecycle actions (fork included), learning curves
 // of every trial, hyperparameters against the metric (with an adaptive search's rungs), the trials
 // table, checkpoints, the submitted config and the code.
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api } from '../api';
 import { ExperimentActions } from '../components/Actions';
 import { ErrorBanner, Link, Loading, Progress, StateBadge, Tabs } from '../components/common';
@@ -13,7 +13,7 @@ import { fmtDuration, fmtNumber, fmtTime, TERMINAL_STATES } from '../format';
 import { bracketsOf, rungs, SERVER_RUNGS } from '../hparams';
 import { usePoll } from '../hooks';
 import { loadTrialMetrics, type TrialMetrics } from '../metrics';
-import { curvesKey, experimentKey, takePrefetched } from '../prefetch';
+import { curvesKey, experimentKey, firstCurve, takePrefetched } from '../prefetch';
 
 type Tab = 'Overview' | 'Hyperparameters' | 'Trials' | 'Checkpoints' | 'Configuration' | 'Code';
 const TABS: Tab[] = ['Overview', 'Hyperparameters', 'Trials', 'Checkpoints', 'Configuration', 'Code'];
@@ -69,15 +69,28 @@ export function ExperimentDetail({ id }: { id: number }) {
   );
   const trialList: any[] = trials.data?.trials ?? [];
   const trialIds = (idsFromExp ? (expTrialIds as number[]) : trialList.map((t) => t.id)).join(',');
+  // The first load asks for the searcher metric alone (what the chart draws first); the answer
+  // marked partial is followed at once by the load of every metric, for the metric picker.
+  const allMetrics = useRef(false);
   const metrics = usePoll(
-    (signal) =>
-      !exp.data
-        ? untilAborted(signal)
-        : (takePrefetched<TrialMetrics>(curvesKey(trialIds)) ??
-          loadTrialMetrics(trialIds ? trialIds.split(',').map(Number) : [], signal)),
+    (signal) => {
+      if (!exp.data) return untilAborted(signal);
+      const only = allMetrics.current ? undefined : firstCurve(exp.data.config ?? exp.data.experiment?.config);
+      return (
+        takePrefetched<TrialMetrics>(curvesKey(trialIds, only)) ??
+        loadTrialMetrics(trialIds ? trialIds.split(',').map(Number) : [], signal, undefined, only)
+      );
+    },
     [trialIds, !!exp.data],
     10000,
   );
+  const reloadMetrics = metrics.reload;
+  useEffect(() => {
+    if (metrics.data?.partial) {
+      allMetrics.current = true;
+      reloadMetrics();
+    }
+  }, [metrics.data, reloadMetrics]);
   const curvesIn = metrics.data !== undefined || metrics.error !== null;
   const listNow = !!exp.data && (!idsFromExp || tab !== 'Overview' || curvesIn);
   useEffect(() => {
