@@ -45,6 +45,8 @@ class CliContext {
 void RegisterUserCommands(CLI::App& app, CliContext& ctx);
 void RegisterMasterCommands(CLI::App& app, CliContext& ctx);  // master info, agent list
 void RegisterAgentAdminCommands(CLI::App& app, CLI::App& agent, CliContext& ctx);
+// `det slot list` (commands_slot_list.cc), under the `slot` command.
+void RegisterSlotListCommand(CLI::App& slot, CliContext& ctx);
 void RegisterExperimentCommands(CLI::App& app, CliContext& ctx);
 void RegisterTrialCommands(CLI::App& app, CliContext& ctx);
 void RegisterDeployCommands(CLI::App& app, CliContext& ctx);

@@ -178,6 +178,7 @@ void RegisterAgentAdminCommands(CLI::App& app, CLI::App& agent, CliContext& ctx)
 
   CLI::App* slot = app.add_subcommand("slot", "manage slots")->alias("s");
   slot->require_subcommand(1);
+  RegisterSlotListCommand(*slot, ctx);  // list (the default), enable, disable
   for (bool enable : {true, false}) {
     const std::string name = enable ? "enable" : "disable";
     auto args = std::make_shared<SlotPatchArgs>();

@@ -227,7 +227,14 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
         if (!v.ok()) return ErrorResponse(v.status());
         std::string job_state =
             v->presented_state == "STATE_RUNNING" ? "STATE_SCHEDULED" : "STATE_QUEUED";
-        return JsonResponse({{"experiment", PlacedExperimentJson(master, *v)},
+        // Determined's GetExperiment lists the trial ids (its list route leaves them out): the
+        // web UI asks for their series with them before the trial list is in.
+        int64_t total = 0;
+        auto trial_ids = master->series()->TrialIdsPage(*id, store::Page{}, false, &total);
+        if (!trial_ids.ok()) return ErrorResponse(trial_ids.status());
+        json experiment = PlacedExperimentJson(master, *v);
+        experiment["trialIds"] = *trial_ids;
+        return JsonResponse({{"experiment", std::move(experiment)},
                              {"jobSummary", {{"state", job_state}, {"jobsAhead", 0}}},
                              {"config", v->row.config}});
       }));

@@ -31,10 +31,18 @@ export interface TrialMetrics {
   // group -> trial id -> rows [batches, {name: value}]
   rows: Record<Group, Map<number, { batches: number; values: Record<string, unknown> }[]>>;
   names: MetricKey[];
+  // Only the one metric asked for (loadTrialMetrics' `only`): the other names are not known yet.
+  partial?: boolean;
 }
 
-// Points per series a chart asks the server for (about two per horizontal pixel).
+// Points per series a chart asks the server for: about one per horizontal pixel of the window
+// (a chart is at most as wide), within [200, 2000]. More would not draw differently and cost
+// the server a seek, and the page a parse, per point.
 export const MAX_DATAPOINTS = 2000;
+export function chartDatapoints(): number {
+  const width = typeof window === 'undefined' ? MAX_DATAPOINTS : Math.ceil(window.innerWidth || 0);
+  return Math.min(MAX_DATAPOINTS, Math.max(200, width));
+}
 
 // Whether the master downsamples: unknown until the first answer.
 let downsampling: 'unknown' | 'yes' | 'no' = 'unknown';
@@ -80,14 +88,20 @@ function addDownsampled(out: TrialMetrics, seen: Set<string>, trialId: number, m
 }
 
 // The trials' downsampled series; null when the master has no such route.
-async function loadDownsampled(trialIds: number[], maxDatapoints: number, signal: AbortSignal): Promise<TrialMetrics | null> {
+async function loadDownsampled(
+  trialIds: number[],
+  maxDatapoints: number,
+  signal: AbortSignal,
+  only?: MetricKey,
+): Promise<TrialMetrics | null> {
   const out = emptyMetrics();
   const seen = new Set<string>();
+  const metric = only ? `&metricIds=${encodeURIComponent(`${only.group}.${only.name}`)}` : '';
   for (let i = 0; i < trialIds.length; i += TRIALS_PER_REQUEST) {
     const ids = trialIds.slice(i, i + TRIALS_PER_REQUEST).map((id) => `trialIds=${id}`).join('&');
     let r: any;
     try {
-      r = await api('GET', `trials/time-series?${ids}&maxDatapoints=${maxDatapoints}`, undefined, signal);
+      r = await api('GET', `trials/time-series?${ids}&maxDatapoints=${maxDatapoints}${metric}`, undefined, signal);
     } catch (e) {
       // A master without the route reads "time-series" as a trial id (400) or knows no route (404).
       if (downsampling === 'unknown' && e instanceof ApiError && [400, 404, 405, 501].includes(e.status)) {
@@ -103,9 +117,21 @@ async function loadDownsampled(trialIds: number[], maxDatapoints: number, signal
   return out;
 }
 
-// Every trial's series, downsampled on the server when it can (see above).
-export async function loadTrialMetrics(trialIds: number[], signal: AbortSignal, maxDatapoints = MAX_DATAPOINTS): Promise<TrialMetrics> {
+// Every trial's series, downsampled on the server when it can (see above). With `only`, just
+// that metric (a `partial` answer) when the master downsamples and some trial reported it: the
+// first paint of a chart needs one metric, and each more group costs the master a seek per point.
+export async function loadTrialMetrics(
+  trialIds: number[],
+  signal: AbortSignal,
+  maxDatapoints = chartDatapoints(),
+  only?: MetricKey,
+): Promise<TrialMetrics> {
   if (downsampling !== 'no' && trialIds.length) {
+    if (only) {
+      const one = await loadDownsampled(trialIds, maxDatapoints, signal, only);
+      if (one && one.names.length) return { ...one, partial: true };
+    }
+    if (downsamplingSupport() === 'no') return loadAllRows(trialIds, signal); // the first answer told
     const out = await loadDownsampled(trialIds, maxDatapoints, signal);
     // No series at all may be a route that wants metric names: the full read is cheap then.
     if (out && out.names.length) return out;

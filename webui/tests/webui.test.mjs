@@ -218,10 +218,33 @@ test('the experiment page draws a learning curve that is not blank', async () =>
   assert.equal(bad.status, 400);
   assert.match((await bad.json()).error.error, /sortBy: "SORT_BY_NOPE"/);
 
+  // Curves first: the searcher metric's series are asked for with the experiment's trialIds
+  // before the trial list (which reads every validation), with about one point per pixel; every
+  // metric (for the picker) right after.
+  const asked = [];
+  const onRequest = (r) => {
+    const u = r.url();
+    if (u.includes('/api/v1/trials/time-series') || u.includes(`/api/v1/experiments/${searchId}/trials`)) asked.push(u);
+  };
+  page.on('request', onRequest);
   await page.goto(`${url}/det/experiments/${searchId}`);
   const canvas = page.locator('[data-testid=learning-curve] canvas');
   await canvas.waitFor();
   await page.locator('[data-testid=trials-table]').waitFor();
+  // Both metric groups in the picker once every metric is in.
+  await page.locator('select[aria-label=metric] option', { hasText: 'training: x' }).waitFor({ state: 'attached' });
+  page.off('request', onRequest);
+  const exp = (await rest('GET', `experiments/${searchId}`)).experiment;
+  const listed = (await rest('GET', `experiments/${searchId}/trials`)).trials.map((t) => t.id);
+  assert.deepEqual(exp.trialIds, listed);
+  assert.match(asked[0] ?? '', /trials\/time-series\?/, asked.join('\n'));
+  const first = new URL(asked[0]);
+  assert.deepEqual(first.searchParams.getAll('trialIds').map(Number), listed);
+  assert.equal(first.searchParams.get('maxDatapoints'), '1400'); // the window's width
+  assert.equal(first.searchParams.get('metricIds'), 'validation.x');
+  const all = asked.find((u) => u.includes('time-series') && !u.includes('metricIds'));
+  assert.ok(all, asked.join('\n'));
+  assert.ok(asked.some((u) => u.includes(`/experiments/${searchId}/trials`)), asked.join('\n'));
   // Lines in colour: pixels whose channels differ clearly (the axes and grid are grey).
   const coloured = await waitFor('coloured pixels', () =>
     canvas.evaluate((c) => {

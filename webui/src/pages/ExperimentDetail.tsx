@@ -1,7 +1,7 @@
 // One experiment: state and progress with its lifecycle actions (fork included), learning curves
 // of every trial, hyperparameters against the metric (with an adaptive search's rungs), the trials
 // table, checkpoints, the submitted config and the code.
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api } from '../api';
 import { ExperimentActions } from '../components/Actions';
 import { ErrorBanner, Link, Loading, Progress, StateBadge, Tabs } from '../components/common';
@@ -13,6 +13,7 @@ import { fmtDuration, fmtNumber, fmtTime, TERMINAL_STATES } from '../format';
 import { bracketsOf, rungs, SERVER_RUNGS } from '../hparams';
 import { usePoll } from '../hooks';
 import { loadTrialMetrics, type TrialMetrics } from '../metrics';
+import { curvesKey, experimentKey, firstCurve, takePrefetched } from '../prefetch';
 
 type Tab = 'Overview' | 'Hyperparameters' | 'Trials' | 'Checkpoints' | 'Configuration' | 'Code';
 const TABS: Tab[] = ['Overview', 'Hyperparameters', 'Trials', 'Checkpoints', 'Configuration', 'Code'];
@@ -38,17 +39,63 @@ function metricOf(v: any, name: string | undefined): string {
   return fmtNumber(m[name]);
 }
 
+// A load that waits for a later render: settles only when `signal` aborts (usePoll's deps
+// changed), so the poll shows no data rather than an empty answer.
+function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) =>
+    signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))),
+  );
+}
+
 export function ExperimentDetail({ id }: { id: number }) {
   const [tab, setTab] = useState<Tab>('Overview');
-  const exp = usePoll((signal) => api('GET', `experiments/${id}`, undefined, signal), [id]);
-  const trials = usePoll((signal) => api('GET', `experiments/${id}/trials?limit=1000`, undefined, signal), [id]);
+  const exp = usePoll(
+    (signal) => takePrefetched<any>(experimentKey(id)) ?? api('GET', `experiments/${id}`, undefined, signal),
+    [id],
+  );
+  // The experiment lists its trial ids (Determined's GetExperiment), so the curves are asked for
+  // as soon as it is in, without the trial list; a master that leaves them out has them from it.
+  const expTrialIds: unknown = exp.data?.experiment?.trialIds;
+  const idsFromExp = Array.isArray(expTrialIds);
+  // Curves first: on the overview the trial list (best and latest validation of every trial, a
+  // read of its validations and checkpoints) is asked for once the curves are in, so that it does
+  // not hold up the series on the master's store. Latched per experiment: later reloads of the
+  // curves do not stop the list's polling.
+  const [listFor, setListFor] = useState<number | null>(null);
+  const trials = usePoll(
+    (signal) =>
+      listFor === id ? api('GET', `experiments/${id}/trials?limit=1000`, undefined, signal) : untilAborted(signal),
+    [id, listFor === id],
+  );
   const trialList: any[] = trials.data?.trials ?? [];
-  const trialIds = trialList.map((t) => t.id).join(',');
+  const trialIds = (idsFromExp ? (expTrialIds as number[]) : trialList.map((t) => t.id)).join(',');
+  // The first load asks for the searcher metric alone (what the chart draws first); the answer
+  // marked partial is followed at once by the load of every metric, for the metric picker.
+  const allMetrics = useRef(false);
   const metrics = usePoll(
-    (signal) => loadTrialMetrics(trialIds ? trialIds.split(',').map(Number) : [], signal),
-    [trialIds],
+    (signal) => {
+      if (!exp.data) return untilAborted(signal);
+      const only = allMetrics.current ? undefined : firstCurve(exp.data.config ?? exp.data.experiment?.config);
+      return (
+        takePrefetched<TrialMetrics>(curvesKey(trialIds, only)) ??
+        loadTrialMetrics(trialIds ? trialIds.split(',').map(Number) : [], signal, undefined, only)
+      );
+    },
+    [trialIds, !!exp.data],
     10000,
   );
+  const reloadMetrics = metrics.reload;
+  useEffect(() => {
+    if (metrics.data?.partial) {
+      allMetrics.current = true;
+      reloadMetrics();
+    }
+  }, [metrics.data, reloadMetrics]);
+  const curvesIn = metrics.data !== undefined || metrics.error !== null;
+  const listNow = !!exp.data && (!idsFromExp || tab !== 'Overview' || curvesIn);
+  useEffect(() => {
+    if (listNow && listFor !== id) setListFor(id);
+  }, [listNow, listFor, id]);
   const ckpts = usePoll(
     (signal) => (tab === 'Checkpoints' ? api('GET', `experiments/${id}/checkpoints?limit=1000`, undefined, signal) : Promise.resolve(null)),
     [id, tab],
@@ -114,7 +161,7 @@ export function ExperimentDetail({ id }: { id: number }) {
         <section>
           <h2>Trials</h2>
           <ErrorBanner error={trials.error} />
-          <TrialsTable trials={trialList} experimentId={id} metric={searcherMetric} />
+          {trials.data ? <TrialsTable trials={trialList} experimentId={id} metric={searcherMetric} /> : trials.error ? null : <Loading />}
         </section>
       )}
       {tab === 'Checkpoints' && (
