@@ -161,6 +161,14 @@ HttpResponse Router::Run(const RouteMatch& match, HttpRequest& req) {
   return resp;
 }
 
-HttpResponse Router::Dispatch(HttpRequest& req) const { return Run(Match(req), req); }
+HttpResponse Router::Dispatch(HttpRequest& req) const {
+  HttpResponse resp = Run(Match(req), req);
+  if (resp.on_worker) {
+    auto rest = std::move(resp.on_worker);
+    // A synchronous caller (tests, fuzzing): an inline handler's OnWorker part runs here too.
+    resp = rest();
+  }
+  return resp;
+}
 
 }  // namespace det::master::server
