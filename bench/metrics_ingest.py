@@ -49,6 +49,12 @@ def load(cluster: Cluster, *args: str, check: bool = True) -> dict:
     return json.loads(proc.stdout)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (all its threads)."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def stored_steps(db: pathlib.Path, exp_id: int, first_step: int) -> list:
     """(trial, step) of every training row at or beyond first_step."""
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
@@ -84,8 +90,16 @@ def main() -> None:
         common = ["--connections", str(args.connections), "--seconds", str(args.seconds)]
         report = ["--target", "metrics", "--token", cluster.token(), "--trial-ids", ids]
 
+        # The master's CPU per request too: on a shared machine the rates swing with what else
+        # runs, the cost of a request much less.
+        pid = cluster.master_pid()
+        cpu0 = cpu_seconds(pid)
         info = load(cluster, "--target", "info", *common)
+        cpu1 = cpu_seconds(pid)
         ingest = load(cluster, *report, *common)
+        cpu2 = cpu_seconds(pid)
+        info_us = (cpu1 - cpu0) / max(info["ok"], 1) * 1e6
+        report_us = (cpu2 - cpu1) / max(ingest["ok"], 1) * 1e6
         print(f"baseline: GET /info, {args.connections} keep-alive clients: "
               f"{info['rps']:.0f} req/s")
         print(f"metric reports POST /api/v1/trials/{{id}}/metrics, {args.connections} keep-alive "
@@ -93,6 +107,10 @@ def main() -> None:
               f"{ingest['errors']} errors, each committed before its answer)")
         print(f"ratio reports/info: {ingest['rps'] / info['rps']:.2f} "
               f"(targets: >= 50000 reports/s, >= 0.5)")
+        print(f"master CPU per request: GET /info {info_us:.0f} us, metric report {report_us:.0f} us "
+              f"(ratio info/report {info_us / max(report_us, 1e-9):.2f}; the master used "
+              f"{(cpu1 - cpu0) / info['seconds']:.2f} and {(cpu2 - cpu1) / ingest['seconds']:.2f} "
+              f"cores)")
 
         # Durability: SIGKILL the master while the clients post, restart it, count rows.
         acks = tmp / "acks.txt"

@@ -337,7 +337,8 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
         return JsonResponse({{"metrics", out}});
       }));
 
-  router->Add("POST", "/api/v1/trials/{id}/metrics",
+  // Inline: memory checks, then a deferred answer once the report is committed (a hot path).
+  router->AddInline("POST", "/api/v1/trials/{id}/metrics",
               WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal& who) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
@@ -352,7 +353,11 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                   group = g->get<std::string>();
                 }
                 if (core::IsSystemMetricGroup(group)) {
-                  return ReportSystemMetricsResponse(master, who, *id, group, *metrics);
+                  // Written synchronously: on a worker, not the io thread.
+                  return server::HttpResponse::OnWorker(
+                      [master, who, id = *id, group, metrics = *metrics] {
+                        return ReportSystemMetricsResponse(master, who, id, group, metrics);
+                      });
                 }
                 Result<int64_t> run = IntField(*metrics, "trialRunId", "trial_run_id");
                 if (!run.ok()) return ErrorResponse(run.status());
@@ -365,8 +370,12 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 json payload = MetricsPayload(*inner, group);
                 // Unmanaged trials have no run in the master: their service checks the run id.
                 if (!who.is_allocation && master->unmanaged()->IsUnmanagedTrial(*id)) {
-                  Status st = master->unmanaged()->ReportMetrics(*id, *run, *steps, group, payload);
-                  return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                  return server::HttpResponse::OnWorker(
+                      [master, id = *id, run = *run, steps = *steps, group, payload] {
+                        Status st =
+                            master->unmanaged()->ReportMetrics(id, run, steps, group, payload);
+                        return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                      });
                 }
                 // Answered once the report is committed; no thread waits meanwhile.
                 return server::HttpResponse::Deferred(

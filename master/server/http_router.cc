@@ -114,7 +114,11 @@ void Router::ForEachRoute(
   for (const auto& [prefix, r] : prefix_routes_) fn(r.method, prefix + "/{path}", r.handler);
 }
 
-HttpResponse Router::Dispatch(HttpRequest& req) const {
+void Router::AddInline(const std::string& method, const std::string& pattern, Handler handler) {
+  routes_.push_back(Route{method, SplitPath(pattern), std::move(handler), true});
+}
+
+RouteMatch Router::Match(HttpRequest& req) const {
   std::vector<std::string> segs = SplitPath(req.path);
   bool path_matched = false;
   for (const Route& r : routes_) {
@@ -133,7 +137,7 @@ HttpResponse Router::Dispatch(HttpRequest& req) const {
     path_matched = true;
     if (r.method != req.method) continue;
     req.params = std::move(params);
-    return r.handler(req);
+    return RouteMatch{&r.handler, r.run_inline, 200};
   }
   if (!path_matched) {
     for (const auto& [prefix, r] : prefix_routes_) {
@@ -142,16 +146,27 @@ HttpResponse Router::Dispatch(HttpRequest& req) const {
       path_matched = true;
       if (r.method != req.method) continue;
       req.params.clear();
-      return r.handler(req);
+      return RouteMatch{&r.handler, false, 200};
     }
   }
+  return RouteMatch{nullptr, false, path_matched ? 405 : 404};
+}
+
+HttpResponse Router::Run(const RouteMatch& match, HttpRequest& req) {
+  if (match.handler != nullptr) return (*match.handler)(req);
   HttpResponse resp;
-  if (path_matched) {
-    resp.status = 405;
-    resp.body = ErrorJson(12, "Unimplemented", "method not allowed");
-  } else {
-    resp.status = 404;
-    resp.body = ErrorJson(5, "NotFound", "not found");
+  resp.status = match.status;
+  resp.body = match.status == 405 ? ErrorJson(12, "Unimplemented", "method not allowed")
+                                  : ErrorJson(5, "NotFound", "not found");
+  return resp;
+}
+
+HttpResponse Router::Dispatch(HttpRequest& req) const {
+  HttpResponse resp = Run(Match(req), req);
+  if (resp.on_worker) {
+    auto rest = std::move(resp.on_worker);
+    // A synchronous caller (tests, fuzzing): an inline handler's OnWorker part runs here too.
+    resp = rest();
   }
   return resp;
 }

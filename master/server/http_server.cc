@@ -233,21 +233,44 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     req->body = std::move(msg.body());
     req->remote_address = remote_;
-    net::post(*core_->workers, [self = shared_from_this(), req, keep_alive, version] {
-      self->Handle(*req, keep_alive, version);
+    RouteMatch route = core_->router->Match(*req);
+    // A handler that never waits runs here; any other on a worker, so it holds no io thread.
+    if (route.run_inline) return Handle(route, req, keep_alive, version);
+    net::post(*core_->workers, [self = shared_from_this(), route, req, keep_alive, version] {
+      self->Handle(route, req, keep_alive, version);
     });
   }
 
-  // On a worker thread.
-  void Handle(HttpRequest& req, bool keep_alive, unsigned version) {
+  // On a worker thread, or the connection's strand for an inline route.
+  void Handle(const RouteMatch& route, const std::shared_ptr<HttpRequest>& req, bool keep_alive,
+              unsigned version) {
     HttpResponse resp;
     try {
-      resp = core_->router->Dispatch(req);
+      resp = Router::Run(route, *req);
     } catch (const std::exception& e) {
       // A handler bug must not take the master down; answer 500 and keep serving.
-      spdlog::error("handler {} {} threw: {}", req.method, req.path, e.what());
+      spdlog::error("handler {} {} threw: {}", req->method, req->path, e.what());
       resp = InternalError();
     }
+    if (resp.on_worker) {
+      // An inline handler's case that may wait: the rest runs on a worker.
+      return net::post(*core_->workers, [self = shared_from_this(), req, keep_alive, version,
+                                         fn = std::move(resp.on_worker)] {
+        HttpResponse r;
+        try {
+          r = fn();
+        } catch (const std::exception& e) {
+          spdlog::error("handler {} {} threw: {}", req->method, req->path, e.what());
+          r = InternalError();
+        }
+        if (r.on_worker) r = InternalError();  // one hand-off only
+        self->Answer(std::move(r), *req, keep_alive, version);
+      });
+    }
+    Answer(std::move(resp), *req, keep_alive, version);
+  }
+
+  void Answer(HttpResponse resp, const HttpRequest& req, bool keep_alive, unsigned version) {
     if (resp.deferred) {
       auto start = std::move(resp.deferred);
       auto pending = std::make_shared<Pending>(shared_from_this(), keep_alive, version);

@@ -66,6 +66,16 @@ struct HttpResponse {
   // closes the connection once it returns (the /proxy/ route's tunnels).
   std::function<void(int fd, const std::string& read_ahead)> takeover;
 
+  // When set (only by a handler of an inline route, Router::AddInline), the request continues on
+  // a worker thread: the server answers with what this returns there. For the cases of an
+  // inline route that may wait (a synchronous store write).
+  std::function<HttpResponse()> on_worker;
+
+  static HttpResponse OnWorker(std::function<HttpResponse()> run) {
+    HttpResponse r;
+    r.on_worker = std::move(run);
+    return r;
+  }
   static HttpResponse Deferred(std::function<void(Responder)> start) {
     HttpResponse r;
     r.deferred = std::move(start);
@@ -75,15 +85,28 @@ struct HttpResponse {
 
 using Handler = std::function<HttpResponse(HttpRequest&)>;
 
+// Where Router::Match sends a request: its handler, or (none) the 404/405 to answer.
+struct RouteMatch {
+  const Handler* handler = nullptr;
+  bool run_inline = false;  // added with AddInline
+  int status = 404;
+};
+
 // Router: matches "METHOD /a/{name}/b" patterns; `{name}` binds one path segment.
 class Router {
  public:
   void Add(const std::string& method, const std::string& pattern, Handler handler);
+  // Like Add, for a handler that never waits long (memory only, then a deferred answer): the
+  // server runs it on the connection's io thread, sparing the hand-off to a worker and back.
+  void AddInline(const std::string& method, const std::string& pattern, Handler handler);
   // A handler for `prefix` itself and every path below it ("/det" takes /det, /det/ and
   // /det/a/b), tried only when no pattern route matches the path.
   void AddPrefix(const std::string& method, const std::string& prefix, Handler handler);
   // Returns 404/405 JSON errors when nothing matches.
   HttpResponse Dispatch(HttpRequest& req) const;
+  // The route `req` goes to (sets req.params); Run answers it as Dispatch does.
+  RouteMatch Match(HttpRequest& req) const;
+  static HttpResponse Run(const RouteMatch& match, HttpRequest& req);
 
   // Every registered route as {method, pattern}, in registration order; a prefix route reads
   // "<prefix>/{path}" (its own path and everything below). The REST contract test compares these
@@ -99,6 +122,7 @@ class Router {
     std::string method;
     std::vector<std::string> segments;
     Handler handler;
+    bool run_inline = false;
   };
   std::vector<Route> routes_;
   std::vector<std::pair<std::string, Route>> prefix_routes_;  // prefix -> method and handler

@@ -10,6 +10,7 @@
 #include <boost/beast/http.hpp>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "master/server/waiters.h"
@@ -148,6 +149,45 @@ TEST(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
   // Unknown paths and methods keep their JSON errors.
   EXPECT_EQ(c.Call("GET", "/nope").result_int(), 404);
   EXPECT_EQ(c.Call("POST", "/echo/x").result_int(), 405);
+}
+
+TEST(HttpServerTest, InlineRouteRunsOffTheWorkerPoolAndOnWorkerHandsBack) {
+  // One io thread and one worker: a normal route's handler runs on the worker, an inline one on
+  // the io thread, and what an inline handler returns with OnWorker runs on the worker again.
+  Router router;
+  std::mutex mu;
+  std::thread::id normal, inline_handler, handed_back;
+  router.Add("GET", "/normal", [&](HttpRequest&) {
+    std::lock_guard<std::mutex> lock(mu);
+    normal = std::this_thread::get_id();
+    return Text("normal");
+  });
+  router.AddInline("GET", "/inline/{id}", [&](HttpRequest& req) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      inline_handler = std::this_thread::get_id();
+    }
+    if (req.Query("wait") != "1") return Text("inline:" + req.params["id"]);
+    return HttpResponse::OnWorker([&, id = req.params["id"]] {
+      std::lock_guard<std::mutex> lock(mu);
+      handed_back = std::this_thread::get_id();
+      return Text("worker:" + id);
+    });
+  });
+  HttpServerOptions options;
+  options.io_threads = 1;
+  options.worker_threads = 1;
+  Served s(&router, options);
+  Conn c(s.server.port());
+  EXPECT_EQ(c.Call("GET", "/normal").body(), "normal");
+  EXPECT_EQ(c.Call("GET", "/inline/7").body(), "inline:7");
+  EXPECT_EQ(c.Call("GET", "/inline/8?wait=1").body(), "worker:8");
+  // Routes and errors read as before.
+  EXPECT_EQ(c.Call("POST", "/inline/9").result_int(), 405);
+  EXPECT_EQ(router.Routes().back(), (std::pair<std::string, std::string>{"GET", "/inline/{id}"}));
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_NE(inline_handler, normal);
+  EXPECT_EQ(handed_back, normal);
 }
 
 TEST(HttpServerTest, PipelinedRequestsAnswerInOrder) {

@@ -1,17 +1,79 @@
 // Db over SQLite: a thin layer over sqlite3 prepared statements.
 #include <sqlite3.h>
 
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
 #include "master/store/sqlite/db.h"
 
 namespace det::master::store {
 namespace {
 
+// Finished statements kept for their SQL text's next use: compiling a statement costs more than
+// running most of them (the metric writer prepares the same few per batch and per trial). A
+// statement comes back reset with its bindings cleared, so it holds no lock and no value. When
+// the pool is full it starts over, which bounds it under SQL built with inlined values.
+class StatementPool {
+ public:
+  static constexpr size_t kMaxIdle = 256;
+
+  ~StatementPool() { Clear(); }
+
+  // A compiled statement for `sql`, or nullptr when none is idle.
+  sqlite3_stmt* Take(const std::string& sql) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = idle_.find(sql);
+    if (it == idle_.end() || it->second.empty()) return nullptr;
+    sqlite3_stmt* stmt = it->second.back();
+    it->second.pop_back();
+    --count_;
+    return stmt;
+  }
+
+  void Give(std::string sql, sqlite3_stmt* stmt) {
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (count_ >= kMaxIdle) ClearLocked();
+    idle_[std::move(sql)].push_back(stmt);
+    ++count_;
+  }
+
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ClearLocked();
+  }
+
+ private:
+  void ClearLocked() {
+    for (auto& [sql, stmts] : idle_) {
+      for (sqlite3_stmt* s : stmts) sqlite3_finalize(s);
+    }
+    idle_.clear();
+    count_ = 0;
+  }
+
+  std::mutex mu_;
+  std::unordered_map<std::string, std::vector<sqlite3_stmt*>> idle_;
+  size_t count_ = 0;
+};
+
 class SqliteStatement : public StatementImpl {
  public:
-  SqliteStatement(sqlite3* db, const char* sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  SqliteStatement(sqlite3* db, const char* sql, StatementPool* pool)
+      : db_(db), pool_(pool), sql_(sql) {
+    stmt_ = pool_->Take(sql_);
+    rc_ = stmt_ != nullptr ? SQLITE_OK : sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
   }
-  ~SqliteStatement() override { sqlite3_finalize(stmt_); }
+  ~SqliteStatement() override {
+    if (rc_ == SQLITE_OK && stmt_ != nullptr) {
+      pool_->Give(std::move(sql_), stmt_);
+    } else {
+      sqlite3_finalize(stmt_);
+    }
+  }
 
   Status prepared() const override {
     if (rc_ == SQLITE_OK) return Status::Ok();
@@ -50,6 +112,8 @@ class SqliteStatement : public StatementImpl {
 
  private:
   sqlite3* db_;
+  StatementPool* pool_;
+  std::string sql_;  // the pool's key
   sqlite3_stmt* stmt_ = nullptr;
   int rc_;
 };
@@ -57,11 +121,14 @@ class SqliteStatement : public StatementImpl {
 class SqliteDb : public Db {
  public:
   explicit SqliteDb(sqlite3* db) : db_(db) {}
-  ~SqliteDb() override { sqlite3_close(db_); }
+  ~SqliteDb() override {
+    pool_.Clear();  // close fails while any statement is unfinalized
+    sqlite3_close(db_);
+  }
 
   Dialect dialect() const override { return Dialect::kSqlite; }
   std::unique_ptr<StatementImpl> Prepare(const char* sql) override {
-    return std::make_unique<SqliteStatement>(db_, sql);
+    return std::make_unique<SqliteStatement>(db_, sql, &pool_);
   }
   Status Exec(const std::string& sql) override {
     char* err = nullptr;
@@ -78,6 +145,7 @@ class SqliteDb : public Db {
 
  private:
   sqlite3* db_;
+  StatementPool pool_;
 };
 
 }  // namespace

@@ -250,6 +250,11 @@ class SqliteStore : public Store {
   std::mutex mu_;
   std::unique_ptr<Db> conn_;
   Db* db_;
+  // Metric ingestion: the trial summaries its last commits stored, parsed, so the next batch
+  // folds into them without reading and parsing the row again. Filled only after a COMMIT, taken
+  // out while a batch uses one; a writer of trial_summaries other than the metric batches must
+  // clear it (BulkInsert does). Guarded by mu_.
+  std::map<int64_t, nlohmann::json> summary_cache_;
   // Group commit of metric reports (see AddMetrics).
   std::mutex batch_mu_;
   std::condition_variable batch_cv_;

@@ -121,6 +121,34 @@ TEST_P(TrialSummaryStore, ARollbackRecomputesFromTheRowsLeft) {
   EXPECT_DOUBLE_EQ(loss["last"].get<double>(), 1.0);
 }
 
+TEST_P(TrialSummaryStore, SummaryKeptBetweenBatchesSurvivesAFailedRowsRetry) {
+  // The first commit leaves the summary parsed in the store; a batch whose other row fails (an
+  // unknown trial) rolls back and is written again row by row; the good row counts once.
+  Report("training", 1, 10, {{"loss", 1.0}}, 1);
+  MetricRow good;
+  good.trial_id = trial_id_;
+  good.trial_run_id = 1;
+  good.total_batches = 20;
+  good.group = "training";
+  good.metrics = {{"avg_metrics", {{"loss", 3.0}}}};
+  good.report_time = 2;
+  MetricRow bad = good;
+  bad.trial_id = trial_id_ + 100;
+  std::vector<MetricRow> rows = {good, bad};
+  std::vector<Status> results = store_->AddMetricsBatch(rows);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[0].ok()) << results[0].ToString();
+  EXPECT_FALSE(results[1].ok());
+  Report("training", 1, 30, {{"loss", 5.0}}, 3);
+  json loss = Summary()["avg_metrics"]["loss"];
+  EXPECT_EQ(loss["count"], 3);
+  EXPECT_DOUBLE_EQ(loss["mean"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(loss["last"].get<double>(), 5.0);
+  // And as stored: a fresh store (nothing cached) reads the same.
+  Open();
+  EXPECT_EQ(Summary()["avg_metrics"]["loss"], loss);
+}
+
 TEST_P(TrialSummaryStore, ATrialFromBeforeTheMigrationIsComputedOnFirstRead) {
   Report("training", 1, 10, {{"loss", 2.0}}, 1);
   Report("validation", 1, 10, {{"acc", 0.7}}, 2);

@@ -79,6 +79,9 @@ class MetricWriter {
   Db* db_;
 };
 
+// Trials whose parsed summary stays between batches (a few KiB each).
+constexpr size_t kMaxCachedSummaries = 16384;
+
 }  // namespace
 
 std::vector<Status> SqliteStore::AddMetricsBatch(std::span<const MetricRow> rows) {
@@ -109,6 +112,13 @@ std::vector<Status> SqliteStore::WriteMetricsLocked(std::span<const MetricRow* c
     bool failed = false;
     for (size_t i = 0; i < rows.size() && !failed; ++i) {
       const MetricRow& row = *rows[i];
+      if (!summaries.contains(row.trial_id)) {
+        // The summary the last commit stored, still parsed; the batch owns it until its commit.
+        if (auto cached = summary_cache_.find(row.trial_id); cached != summary_cache_.end()) {
+          summaries.emplace(row.trial_id, std::move(cached->second));
+          summary_cache_.erase(cached);
+        }
+      }
       auto write = [&]() -> Status {
         bool added = false;
         DET_RETURN_IF_ERROR(writer.Run(row, &added));
@@ -149,6 +159,8 @@ std::vector<Status> SqliteStore::WriteMetricsLocked(std::span<const MetricRow* c
       (void)Exec("ROLLBACK");
       return fail_all(st);
     }
+    if (summary_cache_.size() + summaries.size() > kMaxCachedSummaries) summary_cache_.clear();
+    for (auto& [trial_id, summary] : summaries) summary_cache_[trial_id] = std::move(summary);
     return results;
   }
   return results;  // not reached: the second pass always returns

@@ -31,6 +31,7 @@ Status SqliteStore::BulkInsert(const std::vector<ExperimentRow>& experiments,
                                const std::vector<TrialRow>& trials,
                                const std::vector<MetricRow>& metrics) {
   std::lock_guard<std::mutex> lock(mu_);
+  summary_cache_.clear();  // it writes trial summaries itself
   DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   auto insert_all = [&]() -> Status {
     const Dialect d = db_->dialect();
