@@ -8,10 +8,10 @@
 #include "master/core/lifecycle.h"
 #include "master/core/unmanaged_states.h"
 #include "master/server/master.h"
-#include "master/server/task_service.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
 #include "master/server/slurm_service.h"
+#include "master/server/task_service.h"
 
 namespace det::master::server {
 
@@ -60,7 +60,7 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   bool never_started = alloc.state == AllocationRuntime::State::kPending;
   alloc.state = AllocationRuntime::State::kTerminated;
   auth_->EndAllocationToken(alloc.token);  // refused from now on
-  if (slurm_) slurm_->Forget(alloc.id);  // its Slurm job ends with it
+  if (slurm_) slurm_->Forget(alloc.id);    // its Slurm job ends with it
   NotifyAllocationLocked(alloc.id);
   pending_.erase(std::remove(pending_.begin(), pending_.end(), alloc.id), pending_.end());
   // Work the scheduler took back and had to kill is rescheduled like an infrastructure loss.
@@ -472,23 +472,14 @@ bool Master::TrialFinished(int64_t trial_id) {
 
 Result<TrialView> Master::GetTrial(int64_t trial_id) {
   DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
-  DET_ASSIGN_OR_RETURN(store::ExperimentRow exp, store_->GetExperiment(row.experiment_id));
   TrialView v;
   DET_ASSIGN_OR_RETURN(v.task_ids, store_->ListTaskIds(trial_id));
   if (v.task_ids.empty()) v.task_ids.push_back(row.task_id);
   DET_ASSIGN_OR_RETURN(v.summary_metrics, store_->GetTrialSummaryMetrics(trial_id));
-  DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
-                       store_->ListMetrics(trial_id, "validation"));
-  const config::SearcherMetric metric = config::SearcherMetric::FromConfigJson(exp.config);
-  std::optional<double> best_value;
-  for (auto& m : vals) {
-    v.latest_validation = m;
-    std::optional<double> val = metric.ValueInReport(m.metrics);
-    if (val && (!best_value || metric.Better(*val, *best_value))) {
-      best_value = val;
-      v.best_validation = m;
-    }
-  }
+  // Kept on the trial row as reports arrive: two rows read, not every validation report.
+  DET_ASSIGN_OR_RETURN(store::TrialValidationReports vals, store_->GetTrialValidations(trial_id));
+  v.latest_validation = std::move(vals.latest);
+  v.best_validation = std::move(vals.best);
   DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
                        store_->ListCheckpointsForTrial(trial_id));
   for (auto& c : ckpts) {
@@ -532,18 +523,8 @@ Result<std::string> Master::GetContextForTask(const std::string& task_id) {
 
 Result<std::optional<double>> Master::BestValidationMetric(int64_t experiment_id) {
   DET_ASSIGN_OR_RETURN(store::ExperimentRow exp, store_->GetExperiment(experiment_id));
-  DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trials, store_->ListTrials(experiment_id));
   const config::SearcherMetric metric = config::SearcherMetric::FromConfigJson(exp.config);
-  std::optional<double> best;
-  for (const auto& t : trials) {
-    DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> vals,
-                         store_->ListMetrics(t.id, "validation"));
-    for (const auto& m : vals) {
-      std::optional<double> v = metric.ValueInReport(m.metrics);
-      if (v && (!best || metric.Better(*v, *best))) best = v;
-    }
-  }
-  return best;
+  return store_->BestExperimentValidation(experiment_id, metric.smaller_is_better);
 }
 
 Result<std::vector<store::MetricRow>> Master::ListMetrics(int64_t trial_id,

@@ -88,6 +88,12 @@ struct MetricRow {
   bool archived = false;
 };
 
+// store13: a trial's best and latest validation reports (Store::GetTrialValidations).
+struct TrialValidationReports {
+  std::optional<MetricRow> best;
+  std::optional<MetricRow> latest;
+};
+
 struct CheckpointRow {
   std::string uuid;
   std::string task_id;
@@ -598,6 +604,14 @@ class Store {
   virtual Result<std::string> GetAgentCredential(const std::string& agent_id) = 0;
   // Forgets the binding (an operator re-keys an agent); NotFound when it is not bound.
   virtual Status DeleteAgentCredential(const std::string& agent_id) = 0;
+
+  // store13: the read path at scale (migration 0021; sqlite_store_validations.cc). A trial's
+  // best (by its experiment's searcher metric) and latest unarchived validation reports, kept on
+  // the trial row in the transaction that writes the reports; NotFound for an unknown trial.
+  virtual Result<TrialValidationReports> GetTrialValidations(int64_t trial_id) = 0;
+  // The best searcher metric value of the experiment's trials; nullopt when none reported one.
+  virtual Result<std::optional<double>> BestExperimentValidation(int64_t experiment_id,
+                                                                 bool smaller_is_better) = 0;
 };
 
 }  // namespace det::master::store

@@ -182,7 +182,10 @@ class PgStatement : public StatementImpl {
 
 class PostgresDb : public Db {
  public:
-  explicit PostgresDb(PGconn* conn) : conn_(conn) {}
+  // `reader`: a read connection (read_pool.h): read-only sessions, and no helper functions
+  // created (the write connection made them; creating them from several sessions at once
+  // fails with "tuple concurrently updated").
+  PostgresDb(PGconn* conn, bool reader) : conn_(conn), reader_(reader) {}
   ~PostgresDb() override { PQfinish(conn_); }
 
   Dialect dialect() const override { return Dialect::kPostgres; }
@@ -247,6 +250,7 @@ class PostgresDb : public Db {
   Status Init() {
     // No notices on stderr (e.g. ROLLBACK outside a transaction after a failed BEGIN).
     DET_RETURN_IF_ERROR(Exec("SET client_min_messages TO error"));
+    if (reader_) return Exec("SET default_transaction_read_only TO on");
     return Exec(kPrelude);
   }
 
@@ -265,6 +269,7 @@ class PostgresDb : public Db {
   }
 
   PGconn* conn_;
+  const bool reader_;
   int64_t changes_ = 0;
   std::unordered_map<std::string, std::string> prepared_;
 };
@@ -303,7 +308,9 @@ Result<bool> PgStatement::Step() {
 
 }  // namespace
 
-Result<std::unique_ptr<Db>> OpenPostgresDb(const std::string& conninfo) {
+namespace {
+
+Result<std::unique_ptr<Db>> Connect(const std::string& conninfo, bool reader) {
   PGconn* conn = PQconnectdb(conninfo.c_str());
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string msg = PQerrorMessage(conn);
@@ -311,9 +318,19 @@ Result<std::unique_ptr<Db>> OpenPostgresDb(const std::string& conninfo) {
     PQfinish(conn);
     return Unavailable("cannot connect to postgres: " + msg);
   }
-  auto db = std::make_unique<PostgresDb>(conn);
+  auto db = std::make_unique<PostgresDb>(conn, reader);
   DET_RETURN_IF_ERROR(db->Init());
   return std::unique_ptr<Db>(std::move(db));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Db>> OpenPostgresDb(const std::string& conninfo) {
+  return Connect(conninfo, /*reader=*/false);
+}
+
+Result<std::unique_ptr<Db>> OpenPostgresReadDb(const std::string& conninfo) {
+  return Connect(conninfo, /*reader=*/true);
 }
 
 }  // namespace det::master::store

@@ -57,8 +57,12 @@ class Db {
 
 // Opens (creating if needed) the SQLite database at `path`.
 Result<std::unique_ptr<Db>> OpenSqliteDb(const std::string& path);
+// Opens the existing SQLite database at `path` read-only (a reader beside the write connection).
+Result<std::unique_ptr<Db>> OpenSqliteReadDb(const std::string& path);
 // Connects to PostgreSQL; `conninfo` is a libpq connection string or postgres:// URI.
 Result<std::unique_ptr<Db>> OpenPostgresDb(const std::string& conninfo);
+// A read-only session beside the one OpenPostgresDb made (which created the helper functions).
+Result<std::unique_ptr<Db>> OpenPostgresReadDb(const std::string& conninfo);
 
 // Dialect helpers: SQL fragments for the few things the two databases spell differently.
 namespace sql {

@@ -164,4 +164,21 @@ Result<std::unique_ptr<Db>> OpenSqliteDb(const std::string& path) {
   return std::unique_ptr<Db>(new SqliteDb(db));
 }
 
+Result<std::unique_ptr<Db>> OpenSqliteReadDb(const std::string& path) {
+  sqlite3* db = nullptr;
+  // No mutex of SQLite's own: the read pool hands a connection to one thread at a time.
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Unavailable("cannot open sqlite database " + path + " for reading: " + msg);
+  }
+  // WAL readers wait only while the WAL is recovered (e.g. after the master was killed).
+  sqlite3_busy_timeout(db, 10000);
+  auto out = std::unique_ptr<Db>(new SqliteDb(db));
+  // A larger page cache than the default 2 MB: list pages and series seeks revisit index pages.
+  DET_RETURN_IF_ERROR(out->Exec("PRAGMA cache_size=-32768"));
+  return out;
+}
+
 }  // namespace det::master::store

@@ -147,6 +147,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                       : "PRAGMA synchronous=NORMAL"));
   DET_RETURN_IF_ERROR(store->Exec("PRAGMA foreign_keys=ON"));
   DET_RETURN_IF_ERROR(store->Migrate());
+  store->StartReaders([path] { return OpenSqliteReadDb(path); });
   return store;
 }
 
@@ -154,6 +155,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenPostgres(const std::string
   DET_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, OpenPostgresDb(conninfo));
   std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db)));
   DET_RETURN_IF_ERROR(store->Migrate());
+  store->StartReaders([conninfo] { return OpenPostgresReadDb(conninfo); });
   return store;
 }
 
@@ -188,6 +190,9 @@ Status SqliteStore::Migrate() {
     // Rows inserted with explicit ids (e.g. the default workspace) must not collide with the
     // next generated id.
     if (st.ok() && pg) st = db_->SyncIdSequences();
+    // 0021 keeps each trial's best and latest validation on its row: computed here for the
+    // reports already stored, by the same code that keeps them as reports arrive.
+    if (st.ok() && m.version == 21) st = BackfillTrialValidationsLocked();
     if (st.ok()) {
       Statement s(db_, "INSERT INTO schema_migrations (version, name) VALUES (?, ?)");
       st = s.prepared();
@@ -217,10 +222,10 @@ Result<std::string> SqliteStore::GetOrCreateClusterId(const std::string& fresh_i
 }
 
 Result<UserRow> SqliteStore::GetUserByName(const std::string& username) {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s,
-              "SELECT id, username, password_hash, admin, active, display_name FROM users "
-              "WHERE username = ?");
+  Reader r = Read();
+  DET_PREPARE_ON(s, r.db(),
+                 "SELECT id, username, password_hash, admin, active, display_name FROM users "
+                 "WHERE username = ?");
   s.Bind(1, username);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return NotFound("user '" + username + "' not found");
@@ -228,10 +233,10 @@ Result<UserRow> SqliteStore::GetUserByName(const std::string& username) {
 }
 
 Result<UserRow> SqliteStore::GetUserById(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s,
-              "SELECT id, username, password_hash, admin, active, display_name FROM users "
-              "WHERE id = ?");
+  Reader r = Read();
+  DET_PREPARE_ON(s, r.db(),
+                 "SELECT id, username, password_hash, admin, active, display_name FROM users "
+                 "WHERE id = ?");
   s.Bind(1, id);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return NotFound("user " + std::to_string(id) + " not found");
@@ -239,10 +244,10 @@ Result<UserRow> SqliteStore::GetUserById(int64_t id) {
 }
 
 Result<std::vector<UserRow>> SqliteStore::ListUsers() {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s,
-              "SELECT id, username, password_hash, admin, active, display_name FROM users "
-              "ORDER BY id");
+  Reader r = Read();
+  DET_PREPARE_ON(s, r.db(),
+                 "SELECT id, username, password_hash, admin, active, display_name FROM users "
+                 "ORDER BY id");
   return s.Collect<UserRow>(ReadUser);
 }
 
@@ -278,9 +283,10 @@ Status SqliteStore::CreateSession(const std::string& token, int64_t user_id, int
 }
 
 Result<int64_t> SqliteStore::LookupSession(const std::string& token, int64_t now) {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s,
-              "SELECT user_id FROM user_sessions WHERE token = ? AND revoked = 0 AND expiry > ?");
+  Reader r = Read();
+  DET_PREPARE_ON(
+      s, r.db(),
+      "SELECT user_id FROM user_sessions WHERE token = ? AND revoked = 0 AND expiry > ?");
   s.Bind(1, token).Bind(2, now);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return Unauthenticated("invalid credentials");
@@ -311,9 +317,9 @@ Result<int64_t> SqliteStore::InsertExperiment(const ExperimentRow& row,
 }
 
 Result<ExperimentRow> SqliteStore::GetExperiment(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   std::string sql = std::string("SELECT ") + kExperimentColumns + " FROM experiments WHERE id = ?";
-  DET_PREPARE(s, sql.c_str());
+  DET_PREPARE_ON(s, r.db(), sql.c_str());
   s.Bind(1, id);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return NotFound("experiment " + std::to_string(id) + " not found");
@@ -322,18 +328,18 @@ Result<ExperimentRow> SqliteStore::GetExperiment(int64_t id) {
 
 Result<std::vector<ExperimentRow>> SqliteStore::ListExperiments(std::optional<bool> archived,
                                                                 const Page& page, int64_t* total) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   std::string where = archived ? " WHERE archived = ?" : "";
   {
     std::string sql = "SELECT COUNT(*) FROM experiments" + where;
-    DET_PREPARE(c, sql.c_str());
+    DET_PREPARE_ON(c, r.db(), sql.c_str());
     if (archived) c.Bind(1, *archived);
     DET_ASSIGN_OR_RETURN(bool row, c.Step());
     *total = row ? c.Int(0) : 0;
   }
   std::string sql = std::string("SELECT ") + kExperimentColumns + " FROM experiments" + where +
                     " ORDER BY id LIMIT ? OFFSET ?";
-  DET_PREPARE(s, sql.c_str());
+  DET_PREPARE_ON(s, r.db(), sql.c_str());
   int i = 1;
   if (archived) s.Bind(i++, *archived);
   s.Bind(i, page.limit > 0 ? page.limit : sql::kNoLimit);
@@ -352,8 +358,8 @@ Result<std::vector<ExperimentRow>> SqliteStore::ListNonTerminalExperiments() {
 }
 
 Result<std::string> SqliteStore::GetModelDefinition(int64_t experiment_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "SELECT model_definition FROM experiments WHERE id = ?");
+  Reader r = Read();
+  DET_PREPARE_ON(s, r.db(), "SELECT model_definition FROM experiments WHERE id = ?");
   s.Bind(1, experiment_id);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return NotFound("experiment " + std::to_string(experiment_id) + " not found");
@@ -434,9 +440,9 @@ Result<int64_t> SqliteStore::InsertTrial(const TrialRow& row) {
 }
 
 Result<TrialRow> SqliteStore::GetTrial(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   std::string sql = std::string("SELECT ") + kTrialColumns + " FROM trials WHERE id = ?";
-  DET_PREPARE(s, sql.c_str());
+  DET_PREPARE_ON(s, r.db(), sql.c_str());
   s.Bind(1, id);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return NotFound("trial " + std::to_string(id) + " not found");
@@ -444,10 +450,10 @@ Result<TrialRow> SqliteStore::GetTrial(int64_t id) {
 }
 
 Result<std::vector<TrialRow>> SqliteStore::ListTrials(int64_t experiment_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   std::string sql =
       std::string("SELECT ") + kTrialColumns + " FROM trials WHERE experiment_id = ? ORDER BY id";
-  DET_PREPARE(s, sql.c_str());
+  DET_PREPARE_ON(s, r.db(), sql.c_str());
   s.Bind(1, experiment_id);
   return s.Collect<TrialRow>(ReadTrial);
 }
@@ -484,10 +490,10 @@ Status SqliteStore::UpsertAllocation(const AllocationRow& row) {
 }
 
 Result<AllocationRow> SqliteStore::GetAllocation(const std::string& allocation_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   std::string sql =
       std::string("SELECT ") + kAllocationColumns + " FROM allocations WHERE allocation_id = ?";
-  DET_PREPARE(s, sql.c_str());
+  DET_PREPARE_ON(s, r.db(), sql.c_str());
   s.Bind(1, allocation_id);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return NotFound("allocation " + allocation_id + " not found");
@@ -495,10 +501,10 @@ Result<AllocationRow> SqliteStore::GetAllocation(const std::string& allocation_i
 }
 
 Result<AllocationRow> SqliteStore::GetAllocationByToken(const std::string& token) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   std::string sql =
       std::string("SELECT ") + kAllocationColumns + " FROM allocations WHERE token = ?";
-  DET_PREPARE(s, sql.c_str());
+  DET_PREPARE_ON(s, r.db(), sql.c_str());
   s.Bind(1, token);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return Unauthenticated("invalid credentials");
@@ -506,16 +512,17 @@ Result<AllocationRow> SqliteStore::GetAllocationByToken(const std::string& token
 }
 
 Result<std::vector<AllocationRow>> SqliteStore::ListOpenAllocations() {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   std::string sql = std::string("SELECT ") + kAllocationColumns +
                     " FROM allocations WHERE end_time IS NULL ORDER BY start_time";
-  DET_PREPARE(s, sql.c_str());
+  DET_PREPARE_ON(s, r.db(), sql.c_str());
   return s.Collect<AllocationRow>(ReadAllocation);
 }
 
 Result<std::vector<std::string>> SqliteStore::ListTaskIds(int64_t trial_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "SELECT DISTINCT task_id FROM allocations WHERE trial_id = ? ORDER BY task_id");
+  Reader r = Read();
+  DET_PREPARE_ON(s, r.db(),
+                 "SELECT DISTINCT task_id FROM allocations WHERE trial_id = ? ORDER BY task_id");
   s.Bind(1, trial_id);
   return s.Collect<std::string>([](const Statement& st) { return st.Text(0); });
 }
@@ -558,7 +565,7 @@ Status SqliteStore::AddMetrics(const MetricRow& row) {
 
 Result<std::vector<MetricRow>> SqliteStore::ListMetrics(int64_t trial_id,
                                                         const std::string& group) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   // Two statements, not `(? = '' OR metric_group = ?)`: with the OR, SQLite cannot seek
   // metrics_series on the group and reads every row of the trial (1,000,000 for a long run) to
   // find its 10,000 validation reports.
@@ -567,7 +574,7 @@ Result<std::vector<MetricRow>> SqliteStore::ListMetrics(int64_t trial_id,
       select + (group.empty() ? "trial_id = ? AND archived = 0 ORDER BY total_batches, id"
                               : "trial_id = ? AND metric_group = ? AND archived = 0 ORDER BY "
                                 "total_batches, id");
-  DET_PREPARE(s, sql.c_str());
+  DET_PREPARE_ON(s, r.db(), sql.c_str());
   s.Bind(1, trial_id);
   if (!group.empty()) s.Bind(2, group);
   return s.Collect<MetricRow>(ReadMetricRow);
@@ -588,10 +595,10 @@ Status SqliteStore::AddCheckpoint(const CheckpointRow& row) {
 }
 
 Result<CheckpointRow> SqliteStore::GetCheckpoint(const std::string& uuid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   std::string sql =
       std::string("SELECT ") + kCheckpointColumns + " FROM checkpoints WHERE uuid = ?";
-  DET_PREPARE(s, sql.c_str());
+  DET_PREPARE_ON(s, r.db(), sql.c_str());
   s.Bind(1, uuid);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return NotFound("checkpoint " + uuid + " not found");
@@ -599,23 +606,23 @@ Result<CheckpointRow> SqliteStore::GetCheckpoint(const std::string& uuid) {
 }
 
 Result<std::vector<CheckpointRow>> SqliteStore::ListCheckpointsForTrial(int64_t trial_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   std::string sql = std::string("SELECT ") + kCheckpointColumns +
                     " FROM checkpoints WHERE trial_id = ? ORDER BY steps_completed, report_time";
-  DET_PREPARE(s, sql.c_str());
+  DET_PREPARE_ON(s, r.db(), sql.c_str());
   s.Bind(1, trial_id);
   return s.Collect<CheckpointRow>(ReadCheckpoint);
 }
 
 Result<std::vector<CheckpointRow>> SqliteStore::ListCheckpointsForExperiment(
     int64_t experiment_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   std::string sql =
       "SELECT c.uuid, c.task_id, c.allocation_id, c.trial_id, c.report_time, "
       "c.state, c.resources, c.metadata, c.steps_completed, c.size FROM checkpoints "
       "c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = ? "
       "ORDER BY c.report_time, c.uuid";
-  DET_PREPARE(s, sql.c_str());
+  DET_PREPARE_ON(s, r.db(), sql.c_str());
   s.Bind(1, experiment_id);
   return s.Collect<CheckpointRow>(ReadCheckpoint);
 }
@@ -635,10 +642,10 @@ Result<int64_t> SqliteStore::AddGcRequest(const GcRequestRow& row) {
 }
 
 Result<std::vector<GcRequestRow>> SqliteStore::ListGcRequests() {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s,
-              "SELECT id, experiment_id, storage_config, uuids, globs, created_at, attempts, "
-              "last_error, delete_experiment, delete_tensorboards FROM gc_requests ORDER BY id");
+  Reader r = Read();
+  DET_PREPARE_ON(s, r.db(),
+                 "SELECT id, experiment_id, storage_config, uuids, globs, created_at, attempts, "
+                 "last_error, delete_experiment, delete_tensorboards FROM gc_requests ORDER BY id");
   return s.Collect<GcRequestRow>([](const Statement& s) {
     GcRequestRow r;
     r.id = s.Int(0);
@@ -683,11 +690,11 @@ Status SqliteStore::AddTrialSourceInfo(const TrialSourceInfoRow& row) {
 
 Result<std::vector<TrialSourceInfoRow>> SqliteStore::ListTrialSourceInfos(
     const std::string& checkpoint_uuid, const std::string& source_type) {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s,
-              "SELECT trial_id, checkpoint_uuid, source_type, model_id, model_version FROM "
-              "trial_source_infos WHERE checkpoint_uuid = ? AND (? = '' OR source_type = ?) "
-              "ORDER BY trial_id");
+  Reader r = Read();
+  DET_PREPARE_ON(s, r.db(),
+                 "SELECT trial_id, checkpoint_uuid, source_type, model_id, model_version FROM "
+                 "trial_source_infos WHERE checkpoint_uuid = ? AND (? = '' OR source_type = ?) "
+                 "ORDER BY trial_id");
   s.Bind(1, checkpoint_uuid).Bind(2, source_type).Bind(3, source_type);
   return s.Collect<TrialSourceInfoRow>([](const Statement& s) {
     TrialSourceInfoRow r;
@@ -728,9 +735,9 @@ Status SqliteStore::AddTaskLogs(const std::vector<TaskLogRow>& rows) {
 
 Result<std::vector<TaskLogRow>> SqliteStore::ListTrialLogs(int64_t trial_id, int64_t after_id,
                                                            int64_t limit, bool descending) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   std::string sql = TaskLogQuery("trial_id", descending);
-  DET_PREPARE(s, sql.c_str());
+  DET_PREPARE_ON(s, r.db(), sql.c_str());
   s.Bind(1, trial_id).Bind(2, after_id).Bind(3, limit > 0 ? limit : sql::kNoLimit);
   return s.Collect<TaskLogRow>(ReadTaskLogRow);
 }

@@ -1,20 +1,25 @@
 #pragma once
 // SqliteStore: the Store over SQL, on the embedded SQLite (WAL mode, the default) or on
-// PostgreSQL (OpenPostgres); one implementation of every method runs on both (db.h). One
-// connection guarded by a mutex; SQLite serializes writers anyway and the master's writes are
-// small. Every commit reaches the
+// PostgreSQL (OpenPostgres); one implementation of every method runs on both (db.h). Writes run
+// on one connection guarded by a mutex (SQLite serializes writers anyway); read-only methods run
+// on a pool of read connections (read_pool.h), so a read never waits behind a write transaction
+// (a 20,000-trial search's rows, a batch of metric reports). Every commit reaches the
 // operating system before the call returns, so it survives kill -9 of the master; whether it also
 // survives power loss depends on SqliteOptions::synchronous (see docs/operations.md).
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "master/store/sqlite/db.h"
+#include "master/store/sqlite/read_pool.h"
+#include "master/store/sqlite/trial_validations.h"
 #include "master/store/store.h"
 
 namespace det::master::store {
@@ -43,6 +48,14 @@ class SqliteStore : public Store {
   static Result<std::unique_ptr<SqliteStore>> OpenPostgres(const std::string& conninfo);
   Dialect dialect() const { return db_->dialect(); }
   ~SqliteStore() override;
+
+  // Read connections at most (opened on first need).
+  static constexpr size_t kMaxReadConnections = 8;
+
+  // For tests: runs `while_open` while a write transaction that has changed a row (without
+  // committing it) holds the write connection; reads it makes must neither wait nor see the
+  // change. The transaction is rolled back.
+  Status WhileWriteTransactionOpenForTest(const std::function<void()>& while_open);
 
   Result<std::string> GetOrCreateClusterId(const std::string& fresh_id) override;
   Result<UserRow> GetUserByName(const std::string& username) override;
@@ -221,7 +234,29 @@ class SqliteStore : public Store {
   Result<std::string> GetAgentCredential(const std::string& agent_id) override;
   Status DeleteAgentCredential(const std::string& agent_id) override;
 
+  // store13: read path at scale (sqlite_store_validations.cc).
+  Result<TrialValidationReports> GetTrialValidations(int64_t trial_id) override;
+  Result<std::optional<double>> BestExperimentValidation(int64_t experiment_id,
+                                                         bool smaller_is_better) override;
+
  private:
+  // The connection one read-only method runs on: a pooled read connection, else (none could be
+  // opened) the write connection with mu_ held.
+  class Reader {
+   public:
+    Db* db() const { return db_; }
+
+   private:
+    friend class SqliteStore;
+    std::optional<ReadPool::Lease> lease_;
+    std::unique_lock<std::mutex> writer_lock_;
+    Db* db_ = nullptr;
+  };
+  // REQUIRES: mu_ not held by the caller.
+  Reader Read();
+  // Starts the read pool (after migrations: readers see the final schema).
+  void StartReaders(ReadPool::Opener open);
+
   // Runs each statement with `id` bound to its first parameter; stops at the first error (the
   // caller owns the transaction). REQUIRES: mu_ held.
   Status ExecEachWithIdLocked(std::span<const char* const> statements, int64_t id);
@@ -246,6 +281,24 @@ class SqliteStore : public Store {
   Status FoldTrialSummaryLocked(const MetricRow& row, bool incremental,
                                 std::map<int64_t, nlohmann::json>* cache);
   Status StoreTrialSummariesLocked(const std::map<int64_t, nlohmann::json>& cache);
+  // store13 (sqlite_store_validations.cc): the trials' best and latest validation columns.
+  // Folds a validation report just written into `cache` (a trial's stored columns loaded on
+  // first use); `incremental` as for FoldTrialSummaryLocked, else the trial is recomputed from
+  // its rows at StoreTrialValidationsLocked. Other groups are ignored. REQUIRES: mu_ held,
+  // inside a transaction.
+  struct ValidationCacheEntry {
+    config::SearcherMetric metric;
+    TrialValidations stored;  // the columns as read
+    TrialValidations now;     // with this batch's reports
+    bool recompute = false;   // a report merged into or archived rows: read them again
+  };
+  using ValidationCache = std::map<int64_t, ValidationCacheEntry>;
+  Status FoldTrialValidationLocked(const MetricRow& row, bool incremental, ValidationCache* cache);
+  Status StoreTrialValidationsLocked(const ValidationCache& cache);
+  // Recomputes and stores the columns of `trial_id` from its rows. REQUIRES: mu_ held.
+  Status RecomputeTrialValidationsLocked(int64_t trial_id);
+  // Migration 0021's backfill: every trial with validation rows. REQUIRES: mu_ held.
+  Status BackfillTrialValidationsLocked();
 
   std::mutex mu_;
   std::unique_ptr<Db> conn_;
@@ -255,6 +308,7 @@ class SqliteStore : public Store {
   // out while a batch uses one; a writer of trial_summaries other than the metric batches must
   // clear it (BulkInsert does). Guarded by mu_.
   std::map<int64_t, nlohmann::json> summary_cache_;
+  std::unique_ptr<ReadPool> readers_;  // null: reads use the write connection
   // Group commit of metric reports (see AddMetrics).
   std::mutex batch_mu_;
   std::condition_variable batch_cv_;

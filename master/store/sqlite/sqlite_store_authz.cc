@@ -6,10 +6,10 @@ namespace det::master::store {
 
 Result<std::pair<int64_t, int64_t>> SqliteStore::LookupSessionExpiry(const std::string& token,
                                                                      int64_t now) {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s,
-              "SELECT user_id, expiry FROM user_sessions WHERE token = ? AND revoked = 0 AND "
-              "expiry > ?");
+  Reader r = Read();
+  DET_PREPARE_ON(s, r.db(),
+                 "SELECT user_id, expiry FROM user_sessions WHERE token = ? AND revoked = 0 AND "
+                 "expiry > ?");
   s.Bind(1, token).Bind(2, now);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return Unauthenticated("invalid credentials");

@@ -84,15 +84,19 @@ Status SqliteStore::StoreTrialSummariesLocked(const std::map<int64_t, json>& cac
 }
 
 Result<json> SqliteStore::GetTrialSummaryMetrics(int64_t trial_id) {
+  {
+    // store13: on a read connection; only a summary not computed yet takes the writer.
+    Reader r = Read();
+    DET_PREPARE_ON(s, r.db(),
+                   "SELECT t.id, ts.trial_id, ts.summary_metrics FROM trials t LEFT JOIN "
+                   "trial_summaries ts ON ts.trial_id = t.id WHERE t.id = ?");
+    s.Bind(1, trial_id);
+    DET_ASSIGN_OR_RETURN(bool found, s.Step());
+    if (!found) return NotFound("trial " + std::to_string(trial_id) + " not found");
+    if (s.IsNull(1)) return json::object();  // no metrics reported
+    if (!s.IsNull(2)) return ParseObject(s.Text(2));
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s,
-              "SELECT t.id, ts.trial_id, ts.summary_metrics FROM trials t LEFT JOIN "
-              "trial_summaries ts ON ts.trial_id = t.id WHERE t.id = ?");
-  s.Bind(1, trial_id);
-  DET_ASSIGN_OR_RETURN(bool found, s.Step());
-  if (!found) return NotFound("trial " + std::to_string(trial_id) + " not found");
-  if (s.IsNull(1)) return json::object();  // no metrics reported
-  if (!s.IsNull(2)) return ParseObject(s.Text(2));
   DET_ASSIGN_OR_RETURN(json summary, RecomputeSummaries(db_, trial_id, ""));
   DET_RETURN_IF_ERROR(StoreSummary(db_, trial_id, summary));
   return summary;

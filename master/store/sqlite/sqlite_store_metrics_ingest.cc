@@ -109,6 +109,7 @@ std::vector<Status> SqliteStore::WriteMetricsLocked(std::span<const MetricRow* c
     if (Status st = Exec("BEGIN IMMEDIATE"); !st.ok()) return fail_all(st);
     std::map<int64_t, int64_t> progress;          // trial id -> highest total_batches in the batch
     std::map<int64_t, nlohmann::json> summaries;  // trial id -> summary, written at the end
+    ValidationCache validations;  // store13: trial id -> best/latest validation columns
     bool failed = false;
     for (size_t i = 0; i < rows.size() && !failed; ++i) {
       const MetricRow& row = *rows[i];
@@ -122,7 +123,8 @@ std::vector<Status> SqliteStore::WriteMetricsLocked(std::span<const MetricRow* c
       auto write = [&]() -> Status {
         bool added = false;
         DET_RETURN_IF_ERROR(writer.Run(row, &added));
-        return FoldTrialSummaryLocked(row, added, &summaries);
+        DET_RETURN_IF_ERROR(FoldTrialSummaryLocked(row, added, &summaries));
+        return FoldTrialValidationLocked(row, added, &validations);
       };
       Status st;
       if (per_row_savepoints) {
@@ -154,6 +156,7 @@ std::vector<Status> SqliteStore::WriteMetricsLocked(std::span<const MetricRow* c
       if (!st.ok()) break;
     }
     if (st.ok()) st = StoreTrialSummariesLocked(summaries);
+    if (st.ok()) st = StoreTrialValidationsLocked(validations);
     if (st.ok()) st = Exec("COMMIT");
     if (!st.ok()) {
       (void)Exec("ROLLBACK");

@@ -2,6 +2,7 @@
 // downsampled series) and the bulk import that fills such a store (bench/store_scale.cc).
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_set>
 
@@ -114,6 +115,13 @@ Status SqliteStore::BulkInsert(const std::vector<ExperimentRow>& experiments,
       ts.Bind(1, trial_id).Bind(2, summary.dump());
       DET_RETURN_IF_ERROR(ts.Run());
     }
+    // store13: the best and latest validation of every trial the batch gave reports.
+    std::set<int64_t> validated;
+    for (const MetricRow& row : metrics) {
+      if (row.group == "validation") validated.insert(row.trial_id);
+    }
+    for (int64_t trial_id : validated)
+      DET_RETURN_IF_ERROR(RecomputeTrialValidationsLocked(trial_id));
     // Rows given their ids must not collide with the next generated ones.
     return db_->SyncIdSequences();
   };
@@ -126,8 +134,8 @@ Status SqliteStore::BulkInsert(const std::vector<ExperimentRow>& experiments,
 }
 
 Result<int64_t> SqliteStore::CountTrials(int64_t experiment_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "SELECT COUNT(*) FROM trials WHERE experiment_id = ?");
+  Reader r = Read();
+  DET_PREPARE_ON(s, r.db(), "SELECT COUNT(*) FROM trials WHERE experiment_id = ?");
   s.Bind(1, experiment_id);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : 0;
@@ -135,15 +143,16 @@ Result<int64_t> SqliteStore::CountTrials(int64_t experiment_id) {
 
 Result<std::vector<int64_t>> SqliteStore::ListTrialIds(int64_t experiment_id, const Page& page,
                                                        bool descending, int64_t* total) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   {
-    DET_PREPARE(c, "SELECT COUNT(*) FROM trials WHERE experiment_id = ?");
+    DET_PREPARE_ON(c, r.db(), "SELECT COUNT(*) FROM trials WHERE experiment_id = ?");
     c.Bind(1, experiment_id);
     DET_ASSIGN_OR_RETURN(bool row, c.Step());
     *total = row ? c.Int(0) : 0;
   }
   // Both orders walk trials_experiment (experiment_id, then rowid) without a sort.
-  DET_PREPARE(s, descending ? "SELECT id FROM trials WHERE experiment_id = ? ORDER BY id DESC "
+  DET_PREPARE_ON(s, r.db(),
+                 descending ? "SELECT id FROM trials WHERE experiment_id = ? ORDER BY id DESC "
                               "LIMIT ? OFFSET ?"
                             : "SELECT id FROM trials WHERE experiment_id = ? ORDER BY id "
                               "LIMIT ? OFFSET ?");
@@ -159,7 +168,7 @@ Result<std::vector<MetricRow>> SqliteStore::SampleMetrics(int64_t trial_id,
                                                           int64_t end_batches, int64_t max_points) {
   std::vector<MetricRow> out;
   if (max_points <= 0 || end_batches < start_batches) return out;
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   // Every query below is a seek on metrics_series (trial, group, archived, steps).
   const std::string range =
       " FROM metrics WHERE trial_id = ?1 AND metric_group = ?2 AND archived = 0 AND "
@@ -168,14 +177,14 @@ Result<std::vector<MetricRow>> SqliteStore::SampleMetrics(int64_t trial_id,
     // A short range is answered whole; counting stops one past the limit, so a long series is
     // not counted through.
     std::string sql = "SELECT COUNT(*) FROM (SELECT 1" + range + " LIMIT ?5) AS capped";
-    DET_PREPARE(c, sql.c_str());
+    DET_PREPARE_ON(c, r.db(), sql.c_str());
     c.Bind(1, trial_id).Bind(2, group).Bind(3, start_batches).Bind(4, end_batches);
     c.Bind(5, max_points + 1);
     DET_ASSIGN_OR_RETURN(bool row, c.Step());
     if (row && c.Int(0) <= max_points) {
       std::string all =
           std::string("SELECT ") + kMetricColumns + range + " ORDER BY total_batches, id";
-      DET_PREPARE(s, all.c_str());
+      DET_PREPARE_ON(s, r.db(), all.c_str());
       s.Bind(1, trial_id).Bind(2, group).Bind(3, start_batches).Bind(4, end_batches);
       return s.Collect<MetricRow>(ReadMetricRow);
     }
@@ -183,13 +192,13 @@ Result<std::vector<MetricRow>> SqliteStore::SampleMetrics(int64_t trial_id,
   int64_t first = 0, last = 0;
   {
     std::string sql = "SELECT total_batches" + range + " ORDER BY total_batches LIMIT 1";
-    DET_PREPARE(lo, sql.c_str());
+    DET_PREPARE_ON(lo, r.db(), sql.c_str());
     lo.Bind(1, trial_id).Bind(2, group).Bind(3, start_batches).Bind(4, end_batches);
     DET_ASSIGN_OR_RETURN(bool row, lo.Step());
     if (!row) return out;
     first = lo.Int(0);
     sql = "SELECT total_batches" + range + " ORDER BY total_batches DESC LIMIT 1";
-    DET_PREPARE(hi, sql.c_str());
+    DET_PREPARE_ON(hi, r.db(), sql.c_str());
     hi.Bind(1, trial_id).Bind(2, group).Bind(3, start_batches).Bind(4, end_batches);
     DET_ASSIGN_OR_RETURN(row, hi.Step());
     if (!row) return out;
@@ -199,7 +208,7 @@ Result<std::vector<MetricRow>> SqliteStore::SampleMetrics(int64_t trial_id,
   // a later target may land on too (kept once).
   std::string sql =
       std::string("SELECT ") + kMetricColumns + range + " ORDER BY total_batches, id LIMIT 1";
-  DET_PREPARE(seek, sql.c_str());
+  DET_PREPARE_ON(seek, r.db(), sql.c_str());
   std::unordered_set<int64_t> seen;
   for (int64_t target : core::DownsampleTargets(first, last, max_points)) {
     seek.Reset();

@@ -214,10 +214,8 @@ TEST_P(SqlitePlanTest, ListQueriesUseTheirIndexes) {
       "e.id DESC LIMIT 10");
   EXPECT_NE(plan.find("experiments_archived_start"), std::string::npos) << plan;
   EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos) << plan;
-  plan = Plan(
-      "SELECT e.id FROM experiments e WHERE 1 = 1 ORDER BY COALESCE(json_extract(e.config, "
-      "'$.name'), '') ASC, e.id ASC LIMIT 10");
-  EXPECT_NE(plan.find("INDEX experiments_name"), std::string::npos) << plan;
+  plan = Plan("SELECT e.id FROM experiments e WHERE 1 = 1 ORDER BY e.name ASC, e.id ASC LIMIT 10");
+  EXPECT_NE(plan.find("INDEX experiments_by_name"), std::string::npos) << plan;
   EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos) << plan;
   plan = Plan(
       "SELECT e.id FROM experiments e WHERE 1 = 1 AND e.archived = ? AND e.state IN (?) ORDER BY "

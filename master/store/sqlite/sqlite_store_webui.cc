@@ -27,7 +27,7 @@ std::string OrderExpression(Dialect d, ExperimentSortKey key) {
     case ExperimentSortKey::kUser:
       return "(SELECT u.username FROM users u WHERE u.id = e.owner_id)";
     case ExperimentSortKey::kName:
-      return "COALESCE(" + sql::JsonText(d, "e.config", {"name"}) + ", '')";
+      return "e.name";  // config.name, kept by 0021's triggers (indexed with id and owner)
     case ExperimentSortKey::kForkedFrom:
       return "COALESCE(e.parent_id, 0)";
     case ExperimentSortKey::kResourcePool:
@@ -93,9 +93,7 @@ Result<std::vector<int64_t>> SqliteStore::ListExperimentIds(const ExperimentFilt
     where += " AND " + sql::JsonArrayHasParam(d, "e.config", "labels");
   }
   if (!filter.name.empty()) {
-    where += " AND " +
-             sql::Contains(d, "lower(COALESCE(" + sql::JsonText(d, "e.config", {"name"}) + ", ''))",
-                           "lower(?)");
+    where += " AND " + sql::Contains(d, "lower(e.name)", "lower(?)");
   }
   if (filter.id_gt) where += " AND e.id > ?";
   if (filter.id_gte) where += " AND e.id >= ?";
@@ -131,10 +129,10 @@ Result<std::vector<int64_t>> SqliteStore::ListExperimentIds(const ExperimentFilt
     return i;
   };
 
-  std::lock_guard<std::mutex> lock(mu_);
+  Reader r = Read();
   {
     std::string sql = "SELECT COUNT(*)" + from + where;
-    Statement c(db_, sql.c_str());
+    Statement c(r.db(), sql.c_str());
     DET_RETURN_IF_ERROR(c.prepared());
     bind_filter(c);
     DET_ASSIGN_OR_RETURN(bool row, c.Step());
@@ -149,7 +147,7 @@ Result<std::vector<int64_t>> SqliteStore::ListExperimentIds(const ExperimentFilt
   std::string sql = "SELECT e.id" + from + where + " ORDER BY " +
                     OrderExpression(d, filter.sort_by) + dir + nulls + ", e.id" + dir +
                     " LIMIT ? OFFSET ?";
-  Statement s(db_, sql.c_str());
+  Statement s(r.db(), sql.c_str());
   DET_RETURN_IF_ERROR(s.prepared());
   int i = bind_filter(s);
   s.Bind(i, page.limit > 0 ? page.limit : sql::kNoLimit);

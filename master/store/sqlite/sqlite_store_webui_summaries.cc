@@ -22,8 +22,8 @@ Result<std::vector<ExperimentSummaryRow>> SqliteStore::ListExperimentSummaries(
     const std::vector<int64_t>& experiment_ids) {
   std::vector<ExperimentSummaryRow> out;
   if (experiment_ids.empty()) return out;
-  std::lock_guard<std::mutex> lock(mu_);
-  const Dialect d = db_->dialect();
+  Reader r = Read();
+  const Dialect d = r.db()->dialect();
   struct Searcher {
     std::string metric;
     bool smaller_is_better = true;
@@ -34,7 +34,7 @@ Result<std::vector<ExperimentSummaryRow>> SqliteStore::ListExperimentSummaries(
         "SELECT id, COALESCE(" + sql::JsonText(d, "config", {"searcher", "metric"}) + ", ''), " +
         sql::JsonTruth(d, "config", {"searcher", "smaller_is_better"}, 1) +
         " FROM experiments WHERE id IN (" + Placeholders(experiment_ids.size()) + ") ORDER BY id";
-    DET_PREPARE(s, sql.c_str());
+    DET_PREPARE_ON(s, r.db(), sql.c_str());
     for (size_t i = 0; i < experiment_ids.size(); ++i)
       s.Bind(static_cast<int>(i + 1), experiment_ids[i]);
     while (true) {
@@ -54,7 +54,7 @@ Result<std::vector<ExperimentSummaryRow>> SqliteStore::ListExperimentSummaries(
         "trials t ON c.trial_id = t.id WHERE t.experiment_id IN (" +
         Placeholders(experiment_ids.size()) +
         ") AND c.state IN ('COMPLETED', 'STATE_COMPLETED') GROUP BY t.experiment_id";
-    DET_PREPARE(s, sql.c_str());
+    DET_PREPARE_ON(s, r.db(), sql.c_str());
     for (size_t i = 0; i < experiment_ids.size(); ++i)
       s.Bind(static_cast<int>(i + 1), experiment_ids[i]);
     while (true) {
@@ -65,26 +65,16 @@ Result<std::vector<ExperimentSummaryRow>> SqliteStore::ListExperimentSummaries(
       r->checkpoint_size = s.Int(2);
     }
   }
-  // Best validation: per trial the best of its validation reports (by the trial index on
-  // metrics), then the best trial; reports carry {"validation_metrics": ...} or, older,
-  // {"avg_metrics": ...}, as SearcherMetric::ValueInReport reads them.
+  // Best validation: the best trial by the best value kept on each trial row (store13,
+  // migration 0021), instead of every validation report of the experiment.
   for (auto& [id, searcher] : searchers) {
     if (searcher.metric.empty()) continue;
-    const char* agg = searcher.smaller_is_better ? "MIN" : "MAX";
-    // PostgreSQL takes no output alias in HAVING: the aggregate is spelled out twice.
-    const std::string value = std::string(agg) + "(COALESCE(" +
-                              sql::JsonNumberAtParam(d, "m.metrics", "?1") + ", " +
-                              sql::JsonNumberAtParam(d, "m.metrics", "?2") + "))";
-    std::string sql = "SELECT t.id, " + value +
-                      " AS v FROM trials t JOIN metrics m ON m.trial_id = t.id AND m.metric_group "
-                      "= 'validation' AND m.archived = 0 WHERE t.experiment_id = ?3 GROUP BY t.id "
-                      "HAVING " +
-                      value + " IS NOT NULL ORDER BY v " +
-                      (searcher.smaller_is_better ? "ASC" : "DESC") + ", t.id LIMIT 1";
-    DET_PREPARE(s, sql.c_str());
-    s.Bind(1, sql::JsonPathParam(d, {"validation_metrics", searcher.metric}));
-    s.Bind(2, sql::JsonPathParam(d, {"avg_metrics", searcher.metric}));
-    s.Bind(3, id);
+    std::string sql = std::string(
+                          "SELECT id, best_validation_value FROM trials WHERE experiment_id = ? "
+                          "AND best_validation_value IS NOT NULL ORDER BY best_validation_value ") +
+                      (searcher.smaller_is_better ? "ASC" : "DESC") + ", id LIMIT 1";
+    DET_PREPARE_ON(s, r.db(), sql.c_str());
+    s.Bind(1, id);
     DET_ASSIGN_OR_RETURN(bool row, s.Step());
     if (row) {
       by_id[id]->best_trial_id = s.Int(0);

@@ -103,3 +103,9 @@ inline int64_t sqlite3_last_insert_rowid(::det::master::store::Db* db) {
 #define DET_PREPARE(var, sql)                    \
   ::det::master::store::Statement var(db_, sql); \
   DET_RETURN_IF_ERROR(var.prepared())
+
+// Prepares `var` on the connection `db` (e.g. a SqliteStore::Reader's) and returns its error from
+// the enclosing function.
+#define DET_PREPARE_ON(var, db, sql)            \
+  ::det::master::store::Statement var(db, sql); \
+  DET_RETURN_IF_ERROR(var.prepared())
