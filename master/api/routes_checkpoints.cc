@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "common/archive.h"
-#include "master/api/json_views.h"
 #include "master/api/list_sort.h"
+#include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/config/searcher_metric.h"
@@ -266,8 +266,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
   router->Add("DELETE", "/api/v1/experiments/{id}",
               IdAction(master, [master](int64_t id) { return master->DeleteExperiment(id); }));
   router->Add("POST", "/api/v1/trials/{id}/kill",
-              IdAction(
-                  master, [master](int64_t id) { return master->KillTrial(id); }, Target::kTrial));
+              IdAction(master, [master](int64_t id) { return master->KillTrial(id); }, Target::kTrial));
 
   router->Add("GET", "/api/v1/trials/{id}/checkpoints",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
@@ -293,76 +292,75 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 return CheckpointPage(master, req, *exp, *ckpts);
               }));
 
-  router->Add("GET", "/api/v1/checkpoints/{uuid}",
-              WithAuth(master, ReadCheckpoint(), [master](HttpRequest& req, const Principal&) {
-                auto c = master->checkpoints()->GetCheckpoint(req.params["uuid"]);
-                if (!c.ok()) return ErrorResponse(c.status());
-                return JsonResponse({{"checkpoint", CheckpointJson(*c, TrainingOf(master, *c))}});
-              }));
+  router->Add(
+      "GET", "/api/v1/checkpoints/{uuid}",
+      WithAuth(master, ReadCheckpoint(), [master](HttpRequest& req, const Principal&) {
+        auto c = master->checkpoints()->GetCheckpoint(req.params["uuid"]);
+        if (!c.ok()) return ErrorResponse(c.status());
+        return JsonResponse({{"checkpoint", CheckpointJson(*c, TrainingOf(master, *c))}});
+      }));
 
   router->Add("DELETE", "/api/v1/checkpoints",
-              WithAuth(master, Checked(core::Action::kModify),
-                       [master](HttpRequest& req, const Principal& who) {
-                         Result<json> body = ParseBody(req);
-                         if (!body.ok()) return ErrorResponse(body.status());
-                         auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
-                         if (!uuids.ok()) return ErrorResponse(uuids.status());
-                         if (Status st = AuthorizeEach(master, who, *uuids); !st.ok())
-                           return ErrorResponse(st);
-                         Status st = master->checkpoints()->DeleteCheckpoints(*uuids);
-                         return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-                       }));
+              WithAuth(master, Checked(core::Action::kModify), [master](HttpRequest& req, const Principal& who) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
+                if (!uuids.ok()) return ErrorResponse(uuids.status());
+                if (Status st = AuthorizeEach(master, who, *uuids); !st.ok()) return ErrorResponse(st);
+                Status st = master->checkpoints()->DeleteCheckpoints(*uuids);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
 
   router->Add("POST", "/api/v1/checkpoints/rm",
-              WithAuth(master, Checked(core::Action::kModify),
-                       [master](HttpRequest& req, const Principal& who) {
-                         Result<json> body = ParseBody(req);
-                         if (!body.ok()) return ErrorResponse(body.status());
-                         auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
-                         if (!uuids.ok()) return ErrorResponse(uuids.status());
-                         if (Status st = AuthorizeEach(master, who, *uuids); !st.ok())
-                           return ErrorResponse(st);
-                         auto globs = StringList(*body, "checkpointGlobs", "checkpoint_globs");
-                         if (!globs.ok()) return ErrorResponse(globs.status());
-                         Status st = master->checkpoints()->RemoveCheckpointFiles(*uuids, *globs);
-                         return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-                       }));
-
-  router->Add("PATCH", "/api/v1/checkpoints",
-              WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
+              WithAuth(master, Checked(core::Action::kModify), [master](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
-                const json* list = Field(*body, "checkpoints", "checkpoints");
-                if (list == nullptr || !list->is_array()) {
-                  return ErrorResponse(InvalidArgument("checkpoints: required list"));
-                }
-                for (const auto& c : *list) {
-                  json resources = json::object();
-                  if (c.contains("resources") && c["resources"].is_object()) {
-                    resources = c["resources"].value("resources", json::object());
-                  }
-                  // A trial updates its own checkpoints; a user those of experiments they own.
-                  Access access = OwnerOf(Target::kCheckpoint);
-                  if (who.is_allocation) access.action = core::Action::kTrialReport;
-                  Status allowed = AuthorizeOn(master, who, access, c.value("uuid", ""));
-                  if (!allowed.ok()) return ErrorResponse(allowed);
-                  Status st = master->checkpoints()->PatchCheckpointResources(c.value("uuid", ""),
-                                                                              resources);
-                  if (!st.ok()) return ErrorResponse(st);
-                }
-                return JsonResponse(json::object());
+                auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
+                if (!uuids.ok()) return ErrorResponse(uuids.status());
+                if (Status st = AuthorizeEach(master, who, *uuids); !st.ok()) return ErrorResponse(st);
+                auto globs = StringList(*body, "checkpointGlobs", "checkpoint_globs");
+                if (!globs.ok()) return ErrorResponse(globs.status());
+                Status st = master->checkpoints()->RemoveCheckpointFiles(*uuids, *globs);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
-  router->Add("POST", "/api/v1/checkpoints/{uuid}/metadata",
-              WithAuth(master, ReportCheckpoint(), [master](HttpRequest& req, const Principal&) {
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
-                auto md = master->checkpoints()->SetCheckpointMetadata(req.params["uuid"],
-                                                                       c.value("metadata", json()));
-                if (!md.ok()) return ErrorResponse(md.status());
-                return JsonResponse({{"metadata", *md}});
-              }));
+  router->Add(
+      "PATCH", "/api/v1/checkpoints",
+      WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        const json* list = Field(*body, "checkpoints", "checkpoints");
+        if (list == nullptr || !list->is_array()) {
+          return ErrorResponse(InvalidArgument("checkpoints: required list"));
+        }
+        for (const auto& c : *list) {
+          json resources = json::object();
+          if (c.contains("resources") && c["resources"].is_object()) {
+            resources = c["resources"].value("resources", json::object());
+          }
+          // A trial updates its own checkpoints; a user those of experiments they own.
+          Access access = OwnerOf(Target::kCheckpoint);
+          if (who.is_allocation) access.action = core::Action::kTrialReport;
+          Status allowed = AuthorizeOn(master, who, access, c.value("uuid", ""));
+          if (!allowed.ok()) return ErrorResponse(allowed);
+          Status st =
+              master->checkpoints()->PatchCheckpointResources(c.value("uuid", ""), resources);
+          if (!st.ok()) return ErrorResponse(st);
+        }
+        return JsonResponse(json::object());
+      }));
+
+  router->Add(
+      "POST", "/api/v1/checkpoints/{uuid}/metadata",
+      WithAuth(master, ReportCheckpoint(), [master](HttpRequest& req, const Principal&) {
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
+        auto md = master->checkpoints()->SetCheckpointMetadata(req.params["uuid"],
+                                                               c.value("metadata", json()));
+        if (!md.ok()) return ErrorResponse(md.status());
+        return JsonResponse({{"metadata", *md}});
+      }));
 
   router->Add("GET", "/checkpoints/{uuid}",
               WithAuth(master, ReadCheckpoint(), [master](HttpRequest& req, const Principal&) {

@@ -70,11 +70,9 @@ Result<server::CreateExperimentRequest> ParseCreateRequest(const json& body) {
       type = type_field->get<int64_t>();
     }
     if (type != 0 && type != 48 && type != 53) {
-      static const std::map<int64_t, const char*> kNames = {{49, "a hard link"},
-                                                            {50, "a symbolic link"},
-                                                            {51, "a character device"},
-                                                            {52, "a block device"},
-                                                            {54, "a fifo"}};
+      static const std::map<int64_t, const char*> kNames = {
+          {49, "a hard link"},    {50, "a symbolic link"}, {51, "a character device"},
+          {52, "a block device"}, {54, "a fifo"}};
       auto name = kNames.find(type);
       return InvalidArgument(where + " ('" + e.path + "'): type " + std::to_string(type) +
                              (name != kNames.end() ? std::string(" (") + name->second + ")" : "") +
@@ -246,18 +244,19 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                     master, req, *project > 0 ? std::optional<int64_t>(*project) : std::nullopt);
               }));
 
-  router->Add("GET", "/api/v1/experiments/{id}",
-              WithAuth(master, ReadExperiment(), [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                auto v = master->GetExperiment(*id);
-                if (!v.ok()) return ErrorResponse(v.status());
-                std::string job_state =
-                    v->presented_state == "STATE_RUNNING" ? "STATE_SCHEDULED" : "STATE_QUEUED";
-                return JsonResponse({{"experiment", PlacedExperimentJson(master, *v)},
-                                     {"jobSummary", {{"state", job_state}, {"jobsAhead", 0}}},
-                                     {"config", v->row.config}});
-              }));
+  router->Add(
+      "GET", "/api/v1/experiments/{id}",
+      WithAuth(master, ReadExperiment(), [master](HttpRequest& req, const Principal&) {
+        Result<int64_t> id = PathId(req, "id");
+        if (!id.ok()) return ErrorResponse(id.status());
+        auto v = master->GetExperiment(*id);
+        if (!v.ok()) return ErrorResponse(v.status());
+        std::string job_state =
+            v->presented_state == "STATE_RUNNING" ? "STATE_SCHEDULED" : "STATE_QUEUED";
+        return JsonResponse({{"experiment", PlacedExperimentJson(master, *v)},
+                             {"jobSummary", {{"state", job_state}, {"jobsAhead", 0}}},
+                             {"config", v->row.config}});
+      }));
 
   router->Add("POST", "/api/v1/experiments/{id}/activate", IdAction(master, [master](int64_t id) {
                 DET_RETURN_IF_ERROR(RefuseIfUnmanaged(master, id, "activated"));
@@ -276,74 +275,74 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
   router->Add("POST", "/api/v1/experiments/{id}/unarchive",
               IdAction(master, [master](int64_t id) { return master->SetArchived(id, false); }));
 
-  router->Add(
-      "GET", "/api/v1/experiments/{id}/trials",
-      WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-        Result<int64_t> id = PathId(req, "id");
-        if (!id.ok()) return ErrorResponse(id.status());
-        // Determined's default order (by id) with no state filter is paged in the store
-        // (an experiment may hold 10,000s of trials); other sorts and filters read all.
-        const std::string sort_by = req.Query("sortBy");
-        if (req.QueryAll("states").empty() &&
-            (sort_by.empty() || sort_by == "SORT_BY_UNSPECIFIED" || sort_by == "0" ||
-             sort_by == "SORT_BY_ID" || sort_by == "1")) {
-          // Paged in the store: an experiment may hold 10,000s of trials.
-          Result<int64_t> offset = QueryInt(req, "offset", 0);
-          if (!offset.ok()) return ErrorResponse(offset.status());
-          Result<int64_t> limit = QueryInt(req, "limit", 0);
-          if (!limit.ok()) return ErrorResponse(limit.status());
-          Result<std::optional<bool>> order = ParseOrderBy(req.Query("orderBy"));
-          if (!order.ok()) return ErrorResponse(order.status());
-          int64_t total = 0;
-          auto ids = master->series()->TrialIdsPage(
-              *id, store::Page{*offset, std::max<int64_t>(*limit, 0)}, order->value_or(false),
-              &total);
-          if (!ids.ok()) return ErrorResponse(ids.status());
-          json trials = json::array();
-          for (int64_t trial_id : *ids) {
-            auto t = master->GetTrial(trial_id);
-            if (!t.ok()) return ErrorResponse(t.status());
-            trials.push_back(TrialJson(*t));
-          }
-          int64_t count = static_cast<int64_t>(trials.size());
-          return JsonResponse({{"trials", std::move(trials)},
-                               {"pagination", PaginationJson(*offset, *limit, count, total)}});
-        }
-        auto trials = master->ListTrials(*id);
-        if (!trials.ok()) return ErrorResponse(trials.status());
-        std::vector<std::string> states = req.QueryAll("states");
-        json all = json::array();
-        for (const auto& t : *trials) {
-          json j = TrialJson(t);
-          if (!states.empty() && std::find(states.begin(), states.end(),
-                                           j["state"].get<std::string>()) == states.end()) {
-            continue;
-          }
-          all.push_back(std::move(j));
-        }
-        // compat11: Determined's sortBy / orderBy (list_sort.h).
-        auto exp = master->GetExperiment(*id);
-        if (!exp.ok()) return ErrorResponse(exp.status());
-        const json& searcher = exp->row.config.value("searcher", json::object());
-        Status sorted = SortTrials(all, req.Query("sortBy"), req.Query("orderBy"),
-                                   searcher.value("metric", ""), SystemClock().NowMicros());
-        if (!sorted.ok()) return ErrorResponse(sorted);
-        auto page = Paginate(req, all, "trials");
-        return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
-      }));
-
-  router->Add("GET", "/api/v1/experiments/{id}/searcher/best_searcher_validation_metric",
-              WithAuth(master, ReadExperiment(), [master](HttpRequest& req, const Principal&) {
+  router->Add("GET", "/api/v1/experiments/{id}/trials",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                auto best = master->BestValidationMetric(*id);
-                if (!best.ok()) return ErrorResponse(best.status());
-                if (!best->has_value()) {
-                  return ErrorResponse(
-                      NotFound("no validation metrics for experiment " + std::to_string(*id)));
+                // Determined's default order (by id) with no state filter is paged in the store
+                // (an experiment may hold 10,000s of trials); other sorts and filters read all.
+                const std::string sort_by = req.Query("sortBy");
+                if (req.QueryAll("states").empty() &&
+                    (sort_by.empty() || sort_by == "SORT_BY_UNSPECIFIED" || sort_by == "0" ||
+                     sort_by == "SORT_BY_ID" || sort_by == "1")) {
+                  // Paged in the store: an experiment may hold 10,000s of trials.
+                  Result<int64_t> offset = QueryInt(req, "offset", 0);
+                  if (!offset.ok()) return ErrorResponse(offset.status());
+                  Result<int64_t> limit = QueryInt(req, "limit", 0);
+                  if (!limit.ok()) return ErrorResponse(limit.status());
+                  Result<std::optional<bool>> order = ParseOrderBy(req.Query("orderBy"));
+                  if (!order.ok()) return ErrorResponse(order.status());
+                  int64_t total = 0;
+                  auto ids = master->series()->TrialIdsPage(
+                      *id, store::Page{*offset, std::max<int64_t>(*limit, 0)},
+                      order->value_or(false), &total);
+                  if (!ids.ok()) return ErrorResponse(ids.status());
+                  json trials = json::array();
+                  for (int64_t trial_id : *ids) {
+                    auto t = master->GetTrial(trial_id);
+                    if (!t.ok()) return ErrorResponse(t.status());
+                    trials.push_back(TrialJson(*t));
+                  }
+                  int64_t count = static_cast<int64_t>(trials.size());
+                  return JsonResponse({{"trials", std::move(trials)},
+                                       {"pagination", PaginationJson(*offset, *limit, count, total)}});
                 }
-                return JsonResponse({{"metric", **best}});
+                auto trials = master->ListTrials(*id);
+                if (!trials.ok()) return ErrorResponse(trials.status());
+                std::vector<std::string> states = req.QueryAll("states");
+                json all = json::array();
+                for (const auto& t : *trials) {
+                  json j = TrialJson(t);
+                  if (!states.empty() && std::find(states.begin(), states.end(),
+                                                   j["state"].get<std::string>()) == states.end()) {
+                    continue;
+                  }
+                  all.push_back(std::move(j));
+                }
+                // compat11: Determined's sortBy / orderBy (list_sort.h).
+                auto exp = master->GetExperiment(*id);
+                if (!exp.ok()) return ErrorResponse(exp.status());
+                const json& searcher = exp->row.config.value("searcher", json::object());
+                Status sorted = SortTrials(all, req.Query("sortBy"), req.Query("orderBy"),
+                                           searcher.value("metric", ""), SystemClock().NowMicros());
+                if (!sorted.ok()) return ErrorResponse(sorted);
+                auto page = Paginate(req, all, "trials");
+                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
+
+  router->Add(
+      "GET", "/api/v1/experiments/{id}/searcher/best_searcher_validation_metric",
+      WithAuth(master, ReadExperiment(), [master](HttpRequest& req, const Principal&) {
+        Result<int64_t> id = PathId(req, "id");
+        if (!id.ok()) return ErrorResponse(id.status());
+        auto best = master->BestValidationMetric(*id);
+        if (!best.ok()) return ErrorResponse(best.status());
+        if (!best->has_value()) {
+          return ErrorResponse(
+              NotFound("no validation metrics for experiment " + std::to_string(*id)));
+        }
+        return JsonResponse({{"metric", **best}});
+      }));
 
   router->Add("GET", "/api/v1/experiments/{id}/model_def",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
@@ -357,19 +356,18 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
 
   router->Add(
       "GET", "/api/v1/tasks/{taskId}/context_directory",
-      WithAuth(master, Access{Auth::kUserOrAllocation, core::Action::kRead, Target::kHandler},
-               [master](HttpRequest& req, const Principal& who) {
-                 // An allocation (id "<task id>.<run>") reads only its own task's context.
-                 const std::string& task = req.params["taskId"];
-                 if (who.is_allocation && who.allocation_id.rfind(task + ".", 0) != 0) {
-                   return ErrorResponse(PermissionDenied(
-                       "allocation " + who.allocation_id + " may not read the context of task " +
-                       task + ": allocation tokens only reach their own trial"));
-                 }
-                 auto tgz = master->GetContextForTask(req.params["taskId"]);
-                 if (!tgz.ok()) return ErrorResponse(tgz.status());
-                 return JsonResponse({{"b64Tgz", Base64Encode(*tgz)}});
-               }));
+      WithAuth(master, Access{Auth::kUserOrAllocation, core::Action::kRead, Target::kHandler}, [master](HttpRequest& req, const Principal& who) {
+        // An allocation (id "<task id>.<run>") reads only its own task's context.
+        const std::string& task = req.params["taskId"];
+        if (who.is_allocation && who.allocation_id.rfind(task + ".", 0) != 0) {
+          return ErrorResponse(PermissionDenied("allocation " + who.allocation_id +
+                                                " may not read the context of task " + task +
+                                                ": allocation tokens only reach their own trial"));
+        }
+        auto tgz = master->GetContextForTask(req.params["taskId"]);
+        if (!tgz.ok()) return ErrorResponse(tgz.status());
+        return JsonResponse({{"b64Tgz", Base64Encode(*tgz)}});
+      }));
 }
 
 }  // namespace det::master::api
