@@ -82,7 +82,7 @@ Result<std::string> ArchiveCheckpoint(server::Master* master, const json& storag
   std::vector<ArchiveEntry> entries;
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     ArchiveEntry e;
-    e.path = fs::relative(it->path(), dir, ec).string();
+    e.path = it->path().lexically_relative(dir).string();  // fs::relative follows links
     // The entry itself, never what a link points at: a trial may have left a symbolic link to
     // any file the master can read (a download would hand its content out).
     fs::file_status st = it->symlink_status(ec);
