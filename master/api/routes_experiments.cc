@@ -70,9 +70,11 @@ Result<server::CreateExperimentRequest> ParseCreateRequest(const json& body) {
       type = type_field->get<int64_t>();
     }
     if (type != 0 && type != 48 && type != 53) {
-      static const std::map<int64_t, const char*> kNames = {
-          {49, "a hard link"},    {50, "a symbolic link"}, {51, "a character device"},
-          {52, "a block device"}, {54, "a fifo"}};
+      static const std::map<int64_t, const char*> kNames = {{49, "a hard link"},
+                                                            {50, "a symbolic link"},
+                                                            {51, "a character device"},
+                                                            {52, "a block device"},
+                                                            {54, "a fifo"}};
       auto name = kNames.find(type);
       return InvalidArgument(where + " ('" + e.path + "'): type " + std::to_string(type) +
                              (name != kNames.end() ? std::string(" (") + name->second + ")" : "") +
