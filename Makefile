@@ -33,6 +33,7 @@ FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
 .PHONY: setup configure build test unit-test e2e-test harness-test demo bench clean fuzz fuzz-smoke \
+  fuzz-configure fuzz-config fuzz-router \
   webui webui-deps webui-test \
   thread-safety
 
@@ -113,20 +114,36 @@ thread-safety: setup
 	  xargs -P 2 -I{} clang++ $(THREAD_SAFETY_FLAGS) {}
 	@echo "thread-safety: clean"
 
-# libFuzzer over the config parser (clang only), seeded with tests/config_corpus; new inputs it
-# finds go to $(FUZZ_BUILD_DIR)/corpus, crashes to $(FUZZ_BUILD_DIR)/artifacts.
-fuzz:
+# libFuzzer (clang only): the config parser, seeded with tests/config_corpus, and the master's
+# router over a Master on a temp SQLite store, seeded with one request per route of
+# api/openapi.yaml (fuzz/make_router_corpus.py). Each runs FUZZ_SECONDS; new inputs go to
+# $(FUZZ_BUILD_DIR)/corpus*, findings to $(FUZZ_BUILD_DIR)/artifacts. Every library is
+# instrumented, so the first router build compiles the whole master with clang.
+FUZZ_FLAGS = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -max_len=8192 \
+  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD_DIR)/artifacts/
+fuzz: fuzz-config fuzz-router
+
+fuzz-configure:
 	@[ -f $(FUZZ_BUILD_DIR)/build.ninja ] || CXX=clang++ cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDET_BUILD_FUZZ=ON -DDET_BUILD_TESTS=OFF -DDET_BUILD_BENCH=OFF
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDET_BUILD_FUZZ=ON \
+	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" -DDET_BUILD_TESTS=OFF -DDET_BUILD_BENCH=OFF
+	mkdir -p $(FUZZ_BUILD_DIR)/corpus $(FUZZ_BUILD_DIR)/corpus-router $(FUZZ_BUILD_DIR)/artifacts
+
+fuzz-config: fuzz-configure
 	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target config_fuzz
-	mkdir -p $(FUZZ_BUILD_DIR)/corpus $(FUZZ_BUILD_DIR)/artifacts
-	$(FUZZ_BUILD_DIR)/bin/config_fuzz -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
-	  -max_len=8192 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD_DIR)/artifacts/ \
+	$(FUZZ_BUILD_DIR)/bin/config_fuzz $(FUZZ_FLAGS) \
 	  $(FUZZ_BUILD_DIR)/corpus tests/config_corpus/valid tests/config_corpus/invalid
 
-# The short run `make test` does: only where clang is installed.
+fuzz-router: fuzz-configure
+	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target router_fuzz
+	$(PYTHON) fuzz/make_router_corpus.py api/openapi.yaml $(FUZZ_BUILD_DIR)/router-seeds
+	$(FUZZ_BUILD_DIR)/bin/router_fuzz $(FUZZ_FLAGS) \
+	  $(FUZZ_BUILD_DIR)/corpus-router $(FUZZ_BUILD_DIR)/router-seeds
+
+# The short run `make test` does (the config parser; only where clang is installed).
 fuzz-smoke:
-	@if command -v clang++ >/dev/null 2>&1; then $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20; \
+	@if command -v clang++ >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory fuzz-config FUZZ_SECONDS=20; \
 	else echo "clang++ not found: skipping the config fuzz run"; fi
 
 demo: build

@@ -82,9 +82,19 @@ Result<std::string> ArchiveCheckpoint(server::Master* master, const json& storag
   std::vector<ArchiveEntry> entries;
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     ArchiveEntry e;
-    e.path = fs::relative(it->path(), dir, ec).string();
-    e.is_dir = it->is_directory();
-    e.mode = static_cast<uint32_t>(fs::status(it->path()).permissions()) & 0777;
+    e.path = it->path().lexically_relative(dir).string();  // fs::relative follows links
+    // The entry itself, never what a link points at: a trial may have left a symbolic link to
+    // any file the master can read (a download would hand its content out).
+    fs::file_status st = it->symlink_status(ec);
+    if (ec) return Internal("cannot read " + it->path().string() + ": " + ec.message());
+    if (!fs::is_regular_file(st) && !fs::is_directory(st)) {
+      return FailedPrecondition("checkpoint " + uuid + ": entry '" + e.path + "' is " +
+                                (fs::is_symlink(st) ? "a symbolic link" : "a special file") +
+                                "; a checkpoint download holds regular files and directories "
+                                "only");
+    }
+    e.is_dir = fs::is_directory(st);
+    e.mode = static_cast<uint32_t>(st.permissions()) & 0777;
     if (!e.is_dir) {
       std::ifstream f(it->path(), std::ios::binary);
       std::stringstream ss;

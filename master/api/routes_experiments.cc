@@ -1,5 +1,6 @@
 // Experiments: create, list, get, lifecycle, trials, checkpoints, context.
 #include <algorithm>
+#include <map>
 
 #include "common/base64.h"
 #include "common/clock.h"
@@ -50,13 +51,40 @@ Result<server::CreateExperimentRequest> ParseCreateRequest(const json& body) {
     }
     ArchiveEntry e;
     e.path = f["path"].get<std::string>();
+    if (!e.path.empty() && e.path[0] == '/') {
+      return InvalidArgument(where + ".path: absolute paths are not allowed (got '" + e.path +
+                             "'); a context path is relative to the context directory");
+    }
     if (!IsSafeRelativePath(e.path)) {
       return InvalidArgument(where + ".path: must be relative without '..' (got '" + e.path + "')");
     }
-    int type = f.value("type", 48);
+    // Tar type flags as Determined's v1File carries them: '0' (48) or NUL a regular file, '5'
+    // (53) a directory. Links and special files are refused: the agent would unpack them.
+    const json* type_field = Field(f, "type", "type");
+    int64_t type = 48;
+    if (type_field != nullptr && !type_field->is_null()) {
+      if (!type_field->is_number_integer()) {
+        return InvalidArgument(where + ".type: must be a tar type flag number (got " +
+                               type_field->dump() + ")");
+      }
+      type = type_field->get<int64_t>();
+    }
+    if (type != 0 && type != 48 && type != 53) {
+      static const std::map<int64_t, const char*> kNames = {{49, "a hard link"},
+                                                            {50, "a symbolic link"},
+                                                            {51, "a character device"},
+                                                            {52, "a block device"},
+                                                            {54, "a fifo"}};
+      auto name = kNames.find(type);
+      return InvalidArgument(where + " ('" + e.path + "'): type " + std::to_string(type) +
+                             (name != kNames.end() ? std::string(" (") + name->second + ")" : "") +
+                             " is not allowed; a context holds regular files (48) and "
+                             "directories (53) only");
+    }
     e.is_dir = type == 53;
     if (const json* m = Field(f, "mode", "mode"); m && m->is_number_integer()) {
-      e.mode = static_cast<uint32_t>(m->get<int64_t>());
+      // Permission bits only: no setuid, setgid or sticky bit reaches the agent.
+      e.mode = static_cast<uint32_t>(m->get<int64_t>()) & 0777;
     } else {
       e.mode = e.is_dir ? 0755 : 0644;
     }

@@ -179,6 +179,11 @@ Result<std::string> CheckpointService::ArchiveCheckpointFromStorage(const json& 
   if (!harness_dir_.empty()) env["PYTHONPATH"] = harness_dir_;
   DET_ASSIGN_OR_RETURN(ProcessResult proc, RunProcess(argv, env));
   if (proc.exit_code == 2) return NotFound("checkpoint files of " + uuid + " not found");
+  if (proc.exit_code == 3) {  // a link or special file, named by the helper (checkpoint_tar.py)
+    std::string reason = proc.stdout_text.substr(0, 1000);
+    while (!reason.empty() && reason.back() == '\n') reason.pop_back();
+    return FailedPrecondition(reason);
+  }
   if (proc.exit_code != 0) {
     return Unavailable("could not read checkpoint " + uuid + " from its " +
                        storage.value("type", std::string("?")) + " storage (helper exited " +
@@ -198,8 +203,7 @@ Status CheckpointService::CollectExperimentCheckpoints(int64_t experiment_id) {
   std::vector<std::string> all_uuids;
   for (const auto& c : ckpts) all_uuids.push_back(c.uuid);
   // Checkpoints registered in the model registry are never collected.
-  DET_ASSIGN_OR_RETURN(std::set<std::string> registered,
-                       RegisteredCheckpoints(store_, all_uuids));
+  DET_ASSIGN_OR_RETURN(std::set<std::string> registered, RegisteredCheckpoints(store_, all_uuids));
   std::set<std::string> warm_starts;
   const config::SearcherMetric metric = config::SearcherMetric::FromConfigJson(exp.config);
   std::map<std::pair<int64_t, int64_t>, double> metric_at;  // (trial, steps) -> searcher metric

@@ -26,7 +26,9 @@ std::vector<std::string> SplitPath(const std::string& path) {
 std::string PercentDecode(const std::string& s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && isxdigit(s[i + 1]) && isxdigit(s[i + 2])) {
+    // As unsigned char: isxdigit of a negative char (a byte over 0x7f) is undefined.
+    if (s[i] == '%' && i + 2 < s.size() && isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        isxdigit(static_cast<unsigned char>(s[i + 2]))) {
       out.push_back(static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16)));
       i += 2;
     } else if (s[i] == '+') {

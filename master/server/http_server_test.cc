@@ -123,6 +123,16 @@ TEST(ParseQueryAllTest, KeepsRepeatedKeysInOrderAndDecodes) {
   EXPECT_EQ(req.Query("trialIds"), "1");  // the single-value view keeps the last
 }
 
+// Bytes over 0x7f and broken escapes (what the router fuzzer sends) pass through as they are.
+TEST(ParseQueryAllTest, HighBytesAndBrokenEscapesPassThrough) {
+  auto q = ParseQuery("a=%\xff\xfe&b=%4&c=%zz&d=\xc3\xa9%41&e=%");
+  EXPECT_EQ(q["a"], "%\xff\xfe");
+  EXPECT_EQ(q["b"], "%4");
+  EXPECT_EQ(q["c"], "%zz");
+  EXPECT_EQ(q["d"], std::string("\xc3\xa9") + "A");
+  EXPECT_EQ(q["e"], "%");
+}
+
 TEST(ParseQueryAllTest, FallsBackToSingleValueMap) {
   HttpRequest req;
   req.query = {{"states", "STATE_COMPLETED"}};

@@ -10,7 +10,8 @@ command line, so that keys do not show in the process list; ``--storage-config``
 
 Entries are relative to the checkpoint directory, as for shared_fs checkpoints. Exit status 0
 after a complete archive; 2 when the checkpoint has no files in storage ("not found" on stderr);
-1 on any other failure (the reason on stderr).
+3 when it holds a symbolic link or a special file (named on stderr and stdout, no archive); 1 on any
+other failure (the reason on stderr).
 """
 
 import argparse
@@ -24,11 +25,26 @@ from typing import IO, Any, Optional, Sequence
 from determined.common import storage
 
 
+class UnsafeEntry(Exception):
+    """A checkpoint entry a download must not carry (a link or a special file)."""
+
+
 def write_tar(root: pathlib.Path, out: IO[bytes]) -> int:
-    """Stream every file and directory under ``root`` into ``out``; returns the entry count."""
+    """Stream every file and directory under ``root`` into ``out``; returns the entry count.
+    Symbolic links and special files are refused before anything is written (an archive that
+    carried them could point the downloader's extraction outside its target)."""
+    paths = sorted(root.rglob("*"))
+    for path in paths:
+        rel = path.relative_to(root)
+        if path.is_symlink():
+            raise UnsafeEntry(f"entry '{rel}' is a symbolic link (to '{os.readlink(path)}'); "
+                              "a checkpoint download holds regular files and directories only")
+        if not (path.is_file() or path.is_dir()):
+            raise UnsafeEntry(f"entry '{rel}' is a special file; a checkpoint download holds "
+                              "regular files and directories only")
     count = 0
     with tarfile.open(fileobj=out, mode="w|gz") as tar:
-        for path in sorted(root.rglob("*")):
+        for path in paths:
             tar.add(str(path), arcname=str(path.relative_to(root)), recursive=False)
             count += 1
     return count
@@ -59,6 +75,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         with manager.restore_path(args.uuid) as path:
             write_tar(pathlib.Path(path), sys.stdout.buffer)
         sys.stdout.buffer.flush()
+    except UnsafeEntry as e:
+        # Nothing was written to stdout yet: the reason goes there too, for the master to pass on.
+        print(f"checkpoint {args.uuid}: {e}", file=sys.stderr)
+        print(f"checkpoint {args.uuid}: {e}", flush=True)
+        return 3
     except Exception as e:
         print(f"checkpoint_tar: {type(e).__name__}: {e}", file=sys.stderr)
         return 1

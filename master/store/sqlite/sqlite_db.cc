@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "master/store/session_token.h"
 #include "master/store/sqlite/db.h"
 
 namespace det::master::store {
@@ -148,6 +149,18 @@ class SqliteDb : public Db {
   StatementPool pool_;
 };
 
+// det_sha256_hex(text): SessionTokenDigest, for migration 0022 (hashing stored session tokens).
+void Sha256HexFunction(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  if (argc != 1 || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  const unsigned char* text = sqlite3_value_text(argv[0]);
+  std::string in(reinterpret_cast<const char*>(text), sqlite3_value_bytes(argv[0]));
+  std::string digest = SessionTokenDigest(in);
+  sqlite3_result_text(ctx, digest.c_str(), static_cast<int>(digest.size()), SQLITE_TRANSIENT);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Db>> OpenSqliteDb(const std::string& path) {
@@ -161,6 +174,8 @@ Result<std::unique_ptr<Db>> OpenSqliteDb(const std::string& path) {
     return Unavailable("cannot open sqlite database " + path + ": " + msg);
   }
   sqlite3_busy_timeout(db, 10000);
+  sqlite3_create_function_v2(db, "det_sha256_hex", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                             Sha256HexFunction, nullptr, nullptr, nullptr);
   return std::unique_ptr<Db>(new SqliteDb(db));
 }
 

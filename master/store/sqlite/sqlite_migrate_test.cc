@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "master/store/session_token.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::store {
@@ -61,6 +62,53 @@ TEST(SqliteMigrate, AppliesAnEarlierVersionMissingBelowTheHighest) {
     auto s = SqliteStore::Open(path);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
   }
+  std::filesystem::remove_all(dir);
+}
+
+// Session tokens are stored as their digest only, and 0022 hashes the rows of an earlier
+// version in place, so that a session made before the upgrade still authenticates.
+TEST(SqliteMigrate, SessionTokensAreStoredHashed) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("det_migrate_tokens_test_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "det.db").string();
+  const std::string digest = SessionTokenDigest("fresh-token");
+  ASSERT_EQ(digest.size(), 64u);
+  EXPECT_EQ(SessionTokenDigest("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  int64_t admin_id = 0;
+  {
+    auto s = SqliteStore::Open(path);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE((*s)->EnsureBuiltinUsers(std::nullopt).ok());
+    auto admin = (*s)->GetUserByName("admin");
+    ASSERT_TRUE(admin.ok());
+    admin_id = admin->id;
+    ASSERT_TRUE((*s)->CreateSession("fresh-token", admin_id, 1000).ok());
+    EXPECT_EQ(*(*s)->LookupSession("fresh-token", 10), admin_id);
+    EXPECT_FALSE((*s)->LookupSession(digest, 10).ok());  // the digest is no token
+  }
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM user_sessions WHERE token = 'fresh-token'"), 0);
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM user_sessions WHERE token = '" + digest + "'"), 1);
+  // A row as an earlier version wrote it (the token itself), and 0022 not yet applied.
+  Exec(path,
+       "INSERT INTO user_sessions (token, user_id, created_at, expiry) VALUES ('old-token', " +
+           std::to_string(admin_id) +
+           ", 1, 1000); DELETE FROM schema_migrations WHERE version = 22");
+  {
+    auto s = SqliteStore::Open(path);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    auto looked_up = (*s)->LookupSession("old-token", 10);
+    ASSERT_TRUE(looked_up.ok()) << looked_up.status().ToString();
+    EXPECT_EQ(*looked_up, admin_id);
+    ASSERT_TRUE((*s)->RevokeSession("old-token").ok());
+    EXPECT_FALSE((*s)->LookupSession("old-token", 10).ok());
+  }
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM user_sessions WHERE token LIKE '%-token'"), 0);
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM user_sessions WHERE token = '" +
+                               SessionTokenDigest("old-token") + "' AND revoked = 1"),
+            1);
   std::filesystem::remove_all(dir);
 }
 

@@ -5,6 +5,7 @@
 #include <span>
 
 #include "master/store/migrations.h"
+#include "master/store/session_token.h"
 #include "master/store/sqlite/metric_rows.h"
 #include "master/store/sqlite/sql_translate.h"
 #include "master/store/sqlite/statement.h"
@@ -279,7 +280,11 @@ Status SqliteStore::CreateSession(const std::string& token, int64_t user_id, int
   const int64_t now_micros = std::chrono::duration_cast<std::chrono::microseconds>(
                                  std::chrono::system_clock::now().time_since_epoch())
                                  .count();
-  return s.Bind(1, token).Bind(2, user_id).Bind(3, now_micros).Bind(4, expiry).Run();
+  return s.Bind(1, SessionTokenDigest(token))
+      .Bind(2, user_id)
+      .Bind(3, now_micros)
+      .Bind(4, expiry)
+      .Run();
 }
 
 Result<int64_t> SqliteStore::LookupSession(const std::string& token, int64_t now) {
@@ -287,7 +292,7 @@ Result<int64_t> SqliteStore::LookupSession(const std::string& token, int64_t now
   DET_PREPARE_ON(
       s, r.db(),
       "SELECT user_id FROM user_sessions WHERE token = ? AND revoked = 0 AND expiry > ?");
-  s.Bind(1, token).Bind(2, now);
+  s.Bind(1, SessionTokenDigest(token)).Bind(2, now);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return Unauthenticated("invalid credentials");
   return s.Int(0);
@@ -296,7 +301,7 @@ Result<int64_t> SqliteStore::LookupSession(const std::string& token, int64_t now
 Status SqliteStore::RevokeSession(const std::string& token) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s, "UPDATE user_sessions SET revoked = 1 WHERE token = ?");
-  return s.Bind(1, token).Run();
+  return s.Bind(1, SessionTokenDigest(token)).Run();
 }
 
 Result<int64_t> SqliteStore::InsertExperiment(const ExperimentRow& row,

@@ -1,4 +1,5 @@
 // SqliteStore: sessions for the authz work (the expiry of a live session).
+#include "master/store/session_token.h"
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/sqlite/statement.h"
 
@@ -10,7 +11,7 @@ Result<std::pair<int64_t, int64_t>> SqliteStore::LookupSessionExpiry(const std::
   DET_PREPARE_ON(s, r.db(),
                  "SELECT user_id, expiry FROM user_sessions WHERE token = ? AND revoked = 0 AND "
                  "expiry > ?");
-  s.Bind(1, token).Bind(2, now);
+  s.Bind(1, SessionTokenDigest(token)).Bind(2, now);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return Unauthenticated("invalid credentials");
   return std::make_pair(s.Int(0), s.Int(1));

@@ -4,7 +4,9 @@ import dataclasses
 import enum
 import json
 import logging
+import os
 import pathlib
+import shutil
 import tarfile
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -14,6 +16,49 @@ from determined.common.experimental import _util, metrics
 
 logger = logging.getLogger("determined.client")
 
+
+
+def _unsafe_member_reason(member: tarfile.TarInfo) -> Optional[str]:
+    """Why a downloaded archive entry must not be extracted (None when it is safe): only
+    regular files and directories at relative paths without '..' are."""
+    name = pathlib.PurePosixPath(member.name)
+    if name.is_absolute():
+        return "has an absolute path (it would land outside the target directory)"
+    if ".." in name.parts:
+        return "has a '..' component (it would land outside the target directory)"
+    if member.issym():
+        return (f"is a symbolic link (to '{member.linkname}'): only regular files and "
+                "directories are allowed")
+    if member.islnk():
+        return (f"is a hard link (to '{member.linkname}'): only regular files and directories "
+                "are allowed")
+    if not (member.isfile() or member.isdir()):
+        return "is a device, fifo or other special file: only regular files and directories are allowed"
+    return None
+
+
+def _extract_member(tf: tarfile.TarFile, member: tarfile.TarInfo, target: pathlib.Path) -> None:
+    """Extracts one checked entry under ``target`` without setuid/setgid bits and without
+    writing through a symbolic link already there."""
+    dest = target.joinpath(*pathlib.PurePosixPath(member.name).parts)
+    cur = target
+    for part in pathlib.PurePosixPath(member.name).parts:
+        cur = cur / part
+        if cur.is_symlink():
+            raise errors.ProxiedDownloadFailed(
+                f"archive entry '{member.name}': {cur} is a symbolic link; refusing to write "
+                "through it")
+    if member.isdir():
+        dest.mkdir(parents=True, exist_ok=True)
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    src = tf.extractfile(member)
+    assert src is not None
+    fd = os.open(str(dest), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0),
+                 0o600)
+    with os.fdopen(fd, "wb") as out, src:
+        shutil.copyfileobj(src, out)
+    os.chmod(str(dest), member.mode & 0o777)
 
 class DownloadMode(enum.Enum):
     """How :meth:`Checkpoint.download` fetches files.
@@ -208,14 +253,12 @@ class Checkpoint:
             raise errors.ProxiedDownloadFailed(
                 f"unable to download checkpoint {uuid} from the master: {e}") from None
         with resp, tarfile.open(fileobj=resp, mode="r|*") as tf:
-            if hasattr(tarfile, "data_filter"):
-                tf.extractall(str(target), filter="data")
-            else:  # pragma: no cover - Pythons without extraction filters
-                for member in tf:
-                    name = pathlib.PurePosixPath(member.name)
-                    if name.is_absolute() or ".." in name.parts or member.issym() or member.islnk():
-                        raise errors.ProxiedDownloadFailed(f"unsafe path in checkpoint: {name}")
-                    tf.extract(member, str(target))
+            for member in tf:
+                reason = _unsafe_member_reason(member)
+                if reason:
+                    raise errors.ProxiedDownloadFailed(
+                        f"checkpoint {uuid}: archive entry '{member.name}' {reason}")
+                _extract_member(tf, member, target)
 
     def write_metadata_file(self, path: str) -> None:
         """Writes the checkpoint's metadata as JSON to ``path``."""
