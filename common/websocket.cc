@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "common/base64.h"
+#include "common/fd_write.h"
 
 namespace det::websocket {
 
@@ -34,24 +35,6 @@ std::array<uint8_t, 4> RandomMask() {
 bool IsSocket(int fd) {
   struct stat st {};
   return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
-}
-
-// Writes all of `data`; send() for sockets (no SIGPIPE), write() for pipes and terminals.
-bool WriteAll(int fd, bool socket, std::string_view data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = socket ? send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL)
-                       : write(fd, data.data() + off, data.size() - off);
-    if (n > 0) {
-      off += static_cast<size_t>(n);
-    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-      pollfd p{fd, POLLOUT, 0};
-      poll(&p, 1, 1000);
-    } else {
-      return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace
@@ -166,7 +149,7 @@ Status Pump(int ws_fd, int in_fd, int out_fd, bool client, std::string_view pend
   auto send_frame = [&](Opcode op, std::string_view payload) {
     std::optional<std::array<uint8_t, 4>> mask;
     if (client) mask = RandomMask();
-    return WriteAll(ws_fd, true, EncodeFrame(op, payload, mask));
+    return WriteFully(ws_fd, EncodeFrame(op, payload, mask));
   };
   auto end_output = [&] {
     if (out_socket) shutdown(out_fd, SHUT_WR);
@@ -180,7 +163,7 @@ Status Pump(int ws_fd, int in_fd, int out_fd, bool client, std::string_view pend
         case Opcode::kContinuation:
         case Opcode::kText:
         case Opcode::kBinary:
-          if (!WriteAll(out_fd, out_socket, frame->payload)) return false;
+          if (!WriteFully(out_fd, frame->payload, out_socket)) return false;
           note();
           break;
         case Opcode::kPing:

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "common/fd_write.h"
 #include "common/status.h"
 #include "common/websocket.h"
 #include "master/api/error_mapping.h"
@@ -85,23 +86,23 @@ HttpResponse Proxy(server::TaskService* tasks, HttpRequest& req, const Principal
                       int fd, const std::string& read_ahead) {
     Result<int> backend = server::ConnectTcp(address);
     if (!backend.ok()) {
-      server::WriteAll(
+      WriteFully(
           fd, RawError(502, "Bad Gateway", "task " + task_id + ": " + backend.status().message()));
       return;
     }
     auto touch = [tasks, task_id] { tasks->Touch(task_id); };
     if (shell) {
-      bool ok = server::WriteAll(fd,
-                                 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-                                 "Connection: Upgrade\r\nSec-WebSocket-Accept: " +
-                                     websocket::AcceptKey(ws_key) + "\r\n\r\n");
+      bool ok = WriteFully(fd,
+                           "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                           "Connection: Upgrade\r\nSec-WebSocket-Accept: " +
+                               websocket::AcceptKey(ws_key) + "\r\n\r\n");
       if (ok) {
         Status st = websocket::Pump(fd, *backend, *backend, /*client=*/false, read_ahead, touch);
         if (!st.ok()) spdlog::info("shell {} tunnel: {}", task_id, st.message());
       }
     } else {
-      bool ok = server::WriteAll(*backend, raw);
-      if (ok && !read_ahead.empty()) ok = server::WriteAll(*backend, read_ahead);
+      bool ok = WriteFully(*backend, raw);
+      if (ok && !read_ahead.empty()) ok = WriteFully(*backend, read_ahead);
       if (ok) server::Splice(fd, *backend, touch);
     }
     close(*backend);

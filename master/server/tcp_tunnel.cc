@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/fd_write.h"
+
 namespace det::master::server {
 
 Result<int> ConnectTcp(const std::string& host_port) {
@@ -40,22 +42,6 @@ Result<int> ConnectTcp(const std::string& host_port) {
   return Unavailable("connect to " + host_port + ": " + last);
 }
 
-bool WriteAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n > 0) {
-      off += static_cast<size_t>(n);
-    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-      pollfd p{fd, POLLOUT, 0};
-      poll(&p, 1, 1000);
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
 void Splice(int a, int b, const std::function<void()>& on_traffic) {
   bool open_ab = true, open_ba = true;  // a -> b, b -> a
   auto last_note = std::chrono::steady_clock::now() - std::chrono::seconds(2);
@@ -83,7 +69,7 @@ void Splice(int a, int b, const std::function<void()>& on_traffic) {
         shutdown(to, SHUT_WR);
         return true;
       }
-      if (!WriteAll(to, std::string(buf, static_cast<size_t>(got)))) return false;
+      if (!WriteFully(to, std::string_view(buf, static_cast<size_t>(got)))) return false;
       auto now = std::chrono::steady_clock::now();
       if (on_traffic && now - last_note > std::chrono::seconds(1)) {
         last_note = now;

@@ -12,9 +12,6 @@ namespace det::master::server {
 // A blocking TCP connection to "host:port"; returns the descriptor.
 Result<int> ConnectTcp(const std::string& host_port);
 
-// Writes all of `data` (poll()s while the descriptor would block).
-bool WriteAll(int fd, const std::string& data);
-
 // Copies a -> b and b -> a until both directions end; a half-closed direction is passed on with
 // shutdown(SHUT_WR). `on_traffic` runs at most once per second while bytes flow (idle timers).
 // Closes neither descriptor.

@@ -1,6 +1,7 @@
 """A local cluster for end-to-end tests: real determined-master, determined-agent and det
 processes on loopback, started with `det deploy local cluster-up` in a temporary directory."""
 
+import contextlib
 import json
 import os
 import pathlib
@@ -12,7 +13,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("DET_BUILD_DIR", REPO / "build"))
@@ -122,6 +123,21 @@ class Cluster:
                 log.unlink()
             self._set_port(free_port())
 
+    def master_up(self, *extra: str, timeout: float = 60) -> None:
+        """Starts this cluster's master again (same port and data dir, `extra` passed to
+        master-up), forgets the old session token and waits until /info answers."""
+        self.det("deploy", "local", "master-up", "--master-port", str(self.port), "--data-dir",
+                 str(self.data_dir), *extra, timeout=max(120, timeout))
+        self._token = None
+
+        def answers():
+            try:
+                return self.request("GET", "/info", auth=False)
+            except OSError:
+                return None
+
+        wait_for(answers, timeout, "the master to come back")
+
     def down(self) -> None:
         self.det("deploy", "local", "cluster-down", "--data-dir", str(self.data_dir), check=False,
                  timeout=60)
@@ -194,3 +210,13 @@ class Cluster:
 
     def metrics(self, trial_id: int, group: str) -> List[Dict[str, Any]]:
         return self.request("GET", f"/api/v1/trials/{trial_id}/metrics?group={group}")["metrics"]
+
+
+@contextlib.contextmanager
+def brought_up(cluster: Cluster) -> Iterator[Cluster]:
+    """Brings `cluster` up for the `with` block and tears it down (processes and files) after."""
+    cluster.up()
+    try:
+        yield cluster
+    finally:
+        cluster.cleanup()

@@ -79,9 +79,7 @@ def test_disable_drain_then_kill_survives_restart(own_cluster, tmp_path):
     pid = c.master_pid()
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
-    c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
-          str(c.data_dir))
-    c._token = None
+    c.master_up()
 
     def agent_back():
         try:

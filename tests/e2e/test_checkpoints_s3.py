@@ -112,9 +112,7 @@ def test_s3_gc_interrupted_then_completed(own_cluster, tmp_path):
 
         # Both come back: the persisted deletion resumes and completes.
         s3.start()
-        c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
-              str(c.data_dir))
-        c._token = None
+        c.master_up()
         for e, kept in experiments.items():
             # GC deletes one checkpoint after another: wait for the whole outcome, not the
             # first deletion (a partial state was seen under parallel load).

@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from cluster import Cluster, wait_for
+from cluster import Cluster, brought_up, wait_for
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "hostile"
 CONFIG = ("name: hostile\nentrypoint: python3 train.py\nsearcher:\n  name: single\n  metric: x\n"
@@ -25,12 +25,8 @@ CONFIG = ("name: hostile\nentrypoint: python3 train.py\nsearcher:\n  name: singl
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = Cluster(agents=1, slots=1)
-    c.up()
-    try:
+    with brought_up(Cluster(agents=1, slots=1)) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 def _file(path, content=b"print(1)\n", type_=48, **extra):

@@ -201,10 +201,7 @@ def test_master_down_20s_loses_and_duplicates_no_report(own_cluster, tmp_path):
     while time.monotonic() - killed_at < 20:
         assert up() is None, "the master answered while it should be down"
         time.sleep(0.5)
-    c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
-          str(c.data_dir))
-    c._token = None
-    wait_for(up, 30, "master to come back")
+    c.master_up()
 
     c.wait_state(exp_id, "STATE_COMPLETED", timeout=180)
     (t,) = c.trials(exp_id)

@@ -37,17 +37,8 @@ def test_master_kill9_while_trial_runs(own_cluster, tmp_path):
     pid = int((c.data_dir / "master.pid").read_text().split()[0])
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
-    c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
-          str(c.data_dir))
-    c._token = None
+    c.master_up()
 
-    def up():
-        try:
-            return c.request("GET", "/info", auth=False)
-        except OSError:
-            return None
-
-    wait_for(up, 30, "master to come back")
     c.wait_state(exp_id, "STATE_COMPLETED", timeout=120)
     (t,) = c.trials(exp_id)
     assert t["restarts"] == 0

@@ -77,17 +77,8 @@ def test_acknowledged_reports_survive_master_kill9(own_cluster, tmp_path):
     assert all(len(e) == 1 for e in errors), f"each client ends at the kill: {errors}"
     wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
 
-    c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
-          str(c.data_dir))
-    c._token = None
+    c.master_up()
 
-    def up():
-        try:
-            return c.request("GET", "/info", auth=False)
-        except OSError:
-            return None
-
-    wait_for(up, 60, "master to come back")
 
     stored = [m["stepsCompleted"] for m in c.metrics(trial, "training")]
     all_acked = {s for a in acked for s in a}

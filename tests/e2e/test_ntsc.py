@@ -11,19 +11,15 @@ import uuid
 
 import pytest
 
-from cluster import Cluster, wait_for
+from cluster import Cluster, brought_up, wait_for
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(scope="module")
 def c():
-    cl = Cluster(agents=1, slots=2)
-    cl.up()
-    try:
+    with brought_up(Cluster(agents=1, slots=2)) as cl:
         yield cl
-    finally:
-        cl.cleanup()
 
 
 def task(c: Cluster, task_id: str) -> dict:

@@ -13,32 +13,16 @@ import urllib.request
 
 import pytest
 
-from cluster import Cluster, wait_for
+from cluster import Cluster, brought_up, wait_for
+from test_ntsc import task, wait_ready
 
 HAVE_SSHD = shutil.which("sshd") is not None or pathlib.Path("/usr/sbin/sshd").exists()
 
 
 @pytest.fixture(scope="module")
 def c():
-    cl = Cluster(agents=1, slots=2)
-    cl.up()
-    try:
+    with brought_up(Cluster(agents=1, slots=2)) as cl:
         yield cl
-    finally:
-        cl.cleanup()
-
-
-def task(c: Cluster, task_id: str) -> dict:
-    return c.request("GET", f"/api/v1/tasks/{task_id}")["task"]
-
-
-def wait_ready(c: Cluster, task_id: str, timeout: float = 120) -> None:
-    def ready():
-        t = task(c, task_id)
-        assert "endTime" not in t, c.det("task", "logs", task_id, check=False).stdout
-        return t["allocations"][0].get("isReady")
-
-    wait_for(ready, timeout, f"task {task_id} to be ready")
 
 
 def proxy_get(c: Cluster, task_id: str, path: str) -> (int, str):
@@ -172,17 +156,8 @@ def test_master_kill9_readopts_a_running_notebook_and_command(c):
     pid = c.master_pid()
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not c.master_running(), 10, "the master to die")
-    c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
-          str(c.data_dir))
-    c._token = None
+    c.master_up()
 
-    def up():
-        try:
-            return c.request("GET", "/info", auth=False)
-        except OSError:
-            return None
-
-    wait_for(up, 30, "the master to come back")
     assert c.master_pid() != pid
     # Re-adopted: the same allocations, running, and the notebook answers through the proxy.
     for t, alloc in before.items():

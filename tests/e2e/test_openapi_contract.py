@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
-from cluster import BIN, PYTHON, REPO, Cluster, wait_for
+from cluster import BIN, PYTHON, REPO, Cluster, brought_up, wait_for
 from contract_proxy import RecordingProxy
 
 sys.path.insert(0, str(REPO / "api"))
@@ -96,12 +96,8 @@ def contract() -> Contract:
 def cluster():
     """A cluster for this file alone: its tests create users, workspaces, models and templates
     that tests of the shared cluster must not see."""
-    c = Cluster(agents=1, slots=2)
-    c.up()
-    try:
+    with brought_up(Cluster(agents=1, slots=2)) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from cluster import BIN, REPO, Cluster, wait_for
+from cluster import BIN, REPO, Cluster, brought_up, wait_for
 from test_lifecycle import FIXTURES, flaky_config, start_trial
 from test_metrics_ingest import CLIENTS, post_until_failure
 
@@ -30,12 +30,9 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def pg_cluster():
-    c = Cluster(agents=1, slots=2, up_args=("--db", "postgres"))
-    c.up()
-    try:
+    with brought_up(Cluster(agents=1, slots=2, up_args=("--db", "postgres"))) as c:
         yield c
-    finally:
-        c.cleanup()
+        c.down()
         # cluster-down stopped the server: nothing of it is left running.
         pid_file = c.data_dir / "postgres" / "data" / "postmaster.pid"
         assert not pid_file.exists(), "cluster-down left PostgreSQL running"
@@ -114,17 +111,8 @@ def test_acknowledged_reports_survive_master_kill9_on_postgres(pg_cluster, tmp_p
         t.join(timeout=120)
         assert not t.is_alive()
     wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
-    c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
-          str(c.data_dir), "--db", "postgres")
-    c._token = None
+    c.master_up("--db", "postgres")
 
-    def up():
-        try:
-            return c.request("GET", "/info", auth=False)
-        except OSError:
-            return None
-
-    wait_for(up, 60, "master to come back")
     stored = [m["stepsCompleted"] for m in c.metrics(trial, "training")]
     all_acked = {s for a in acked for s in a}
     all_sent = {s for lst in sent for s in lst}

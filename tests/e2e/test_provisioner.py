@@ -129,9 +129,7 @@ def test_master_restart_refinds_its_agents_and_cluster_down_stops_them(tmp_path)
         os.kill(c.master_pid(), signal.SIGKILL)
         wait_for(lambda: not c.master_running(), 30, "the master to die")
         conf = c.tmp / "master.yaml"
-        c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
-              str(c.data_dir), "--master-config-path", str(conf), timeout=120)
-        c._token = None
+        c.master_up("--master-config-path", str(conf), timeout=120)
         wait_for(lambda: any(a.get("connected", True) for a in pool_agents(c)), 120,
                  "the agent to register with the new master")
         assert records(c) == ["grow-agent-1"]

@@ -17,7 +17,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from cluster import Cluster, wait_for
+from cluster import Cluster, brought_up, wait_for
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
@@ -84,12 +84,8 @@ def slow_config(tmp_path: pathlib.Path) -> pathlib.Path:
 def cluster():
     """A cluster of this module's own: the assertions below count users, workspaces and agents
     exactly, which other files sharing the session cluster would add to."""
-    c = Cluster(agents=1, slots=2)
-    c.up()
-    try:
+    with brought_up(Cluster(agents=1, slots=2)) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,5 @@ def test_rungs_from_the_searcher_survive_a_restart(own_cluster):
                 assert isinstance(t["metric"], float), t
 
     c.det("deploy", "local", "master-down", "--data-dir", str(c.data_dir))
-    c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
-          str(c.data_dir))
-    c._token = None
+    c.master_up()
     assert c.request("GET", f"/api/v1/experiments/{exp_id}/searcher/rungs") == before

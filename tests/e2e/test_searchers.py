@@ -55,9 +55,7 @@ def test_search_survives_master_restart(own_cluster):
     pid = int((c.data_dir / "master.pid").read_text().split()[0])
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
-    c.det("deploy", "local", "master-up", "--master-port", str(c.port), "--data-dir",
-          str(c.data_dir))
-    c._token = None
+    c.master_up()
     c.wait_state(exp_id, "STATE_COMPLETED", timeout=600)
     assert len(c.trials(exp_id)) == 4
     assert lengths(c, exp_id) == [50, 100, 100, 100]

@@ -11,7 +11,7 @@ import pathlib
 import pytest
 import yaml
 
-from cluster import Cluster, wait_for
+from cluster import Cluster, brought_up, wait_for
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 HEADERS = ["Agent ID", "Resource Pool", "Slot ID", "Enabled", "Draining", "Allocation ID",
@@ -22,12 +22,8 @@ JSON_KEYS = {"agent_id", "resource_pools", "slot_id", "enabled", "draining", "al
 
 @pytest.fixture(scope="module")
 def c():
-    cl = Cluster(agents=1, slots=2)
-    cl.up()
-    try:
+    with brought_up(Cluster(agents=1, slots=2)) as cl:
         yield cl
-    finally:
-        cl.cleanup()
 
 
 def slots_json(c):

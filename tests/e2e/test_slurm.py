@@ -203,10 +203,7 @@ def test_master_kill9_readopts_running_slurm_job(slurm, tmp_path):
     pid = slurm.master_pid()
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
-    slurm.det("deploy", "local", "master-up", "--master-port", str(slurm.port), "--data-dir",
-              str(slurm.data_dir), "--master-config-path",
-              str(slurm.data_dir / "master-slurm.yaml"))
-    slurm._token = None
+    slurm.master_up("--master-config-path", str(slurm.data_dir / "master-slurm.yaml"))
     slurm.wait_state(exp_id, "STATE_COMPLETED", timeout=240)
     (t,) = slurm.trials(exp_id)
     assert t["restarts"] == 0

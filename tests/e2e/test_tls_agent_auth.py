@@ -20,7 +20,7 @@ from typing import Any, Dict, Optional, Tuple
 import pytest
 import yaml
 
-from cluster import PYTHON, REPO, Cluster, wait_for
+from cluster import PYTHON, REPO, Cluster, brought_up, wait_for
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
@@ -164,12 +164,8 @@ def test_a_client_trusting_another_ca_is_refused_clearly(tls_cluster):
 
 @pytest.fixture
 def cred_cluster():
-    c = Cluster(agents=1, slots=1)
-    c.up()
-    try:
+    with brought_up(Cluster(agents=1, slots=1)) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 def test_agent_routes_need_the_agents_own_credential(cred_cluster, tmp_path):
