@@ -1,7 +1,7 @@
-"""Agents the master launches get what they need to reach it. An agent secret given inline in master.yaml (security.agent_token, not a file) reaches the
-agents the master launches: the master writes it to a 0600 file in its data dir and passes that
-file (--agent-token-file), so a provisioned agent registers and the secret is on no command
-line."""
+"""Agents the master launches get what they need to reach it. An agent secret given inline in
+master.yaml (security.agent_token, not a file) is written to a 0600 file in the data dir and
+passed as --agent-token-file, so a provisioned agent registers and the secret is on no command
+line; with security.tls the agent gets the https URL and --master-cert-file."""
 
 import json
 import os
