@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/version.h"
 #include "master/api/routes.h"
+#include "master/server/agent_token_file.h"
 #include "master/server/db_config.h"
 #include "master/server/http_server.h"
 #include "master/server/master.h"
@@ -127,6 +128,10 @@ int main(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) return Fail("cannot create data dir " + config.data_dir + ": " + ec.message());
+  // Agents the master launches (Slurm, provisioner) get an inline secret through a 0600 file.
+  if (det::Status st = det::master::server::MaterializeInlineAgentToken(&config); !st.ok()) {
+    return Fail(st.message());
+  }
   det::master::store::SqliteOptions db_options;
   auto sync = det::master::store::ParseSqliteSynchronous(config.db_synchronous);
   if (!sync.ok()) return Fail(sync.status().message());

@@ -81,6 +81,9 @@ Status LocalProvider::Launch(const LaunchSpec& spec) {
   if (!options_.agent_token_file.empty()) {
     argv.insert(argv.end(), {"--agent-token-file", options_.agent_token_file});
   }
+  if (!options_.master_cert_file.empty()) {
+    argv.insert(argv.end(), {"--master-cert-file", options_.master_cert_file});
+  }
   DET_ASSIGN_OR_RETURN(pid_t pid,
                        SpawnDetached(argv, options_.root + "/" + spec.agent_id + ".log"));
   json record = {{"agentId", spec.agent_id},

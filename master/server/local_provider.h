@@ -25,11 +25,12 @@ namespace det::master::server {
 class LocalProvider : public Provider {
  public:
   struct Options {
-    std::string agent_binary;  // determined-agent
-    std::string master_url;    // what the agents connect to
-    std::string root;          // records, agent data dirs and logs
+    std::string agent_binary;      // determined-agent
+    std::string master_url;        // what the agents connect to
+    std::string root;              // records, agent data dirs and logs
     std::string agent_token_file;  // the cluster's agent secret (empty: none sent)
-    int64_t grace_ms = 10000;  // SIGTERM -> SIGKILL
+    std::string master_cert_file;  // with an https master_url: the PEM to verify it with
+    int64_t grace_ms = 10000;      // SIGTERM -> SIGKILL
   };
   LocalProvider(Options options, const Clock* clock);
 

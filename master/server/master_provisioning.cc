@@ -23,8 +23,14 @@ std::unique_ptr<ProvisionerService> MakeProvisioner(const MasterConfig& config,
   // Agents on this host reach a master listening on every address through loopback.
   std::string host = config.bind_address;
   if (host.empty() || host == "0.0.0.0" || host == "::") host = "127.0.0.1";
-  local.master_url = "http://" + host + ":" + std::to_string(config.port);
+  // A master serving HTTPS (security.tls) is reached over https, verified with its own chain.
+  local.master_url =
+      (config.tls_cert.empty() ? "http://" : "https://") + host + ":" + std::to_string(config.port);
   local.agent_token_file = config.agent_token_file;
+  if (!config.tls_cert.empty()) {
+    std::error_code cert_ec;
+    local.master_cert_file = std::filesystem::absolute(config.tls_cert, cert_ec).string();
+  }
   std::error_code ec;
   local.root =
       std::filesystem::absolute(config.data_dir + "/provisioner", ec).lexically_normal().string();

@@ -93,7 +93,9 @@ void Master::SlurmPassLocked() {
     r.priority = static_cast<int>(exp.config.resources.priority.value_or(42));
     r.work_dir = cfg.job_storage_root + "/" + id;
     r.agent_path = cfg.agent_path;
-    r.master_url = "http://" + cfg.master_host + ":" + std::to_string(cfg.master_port);
+    r.master_url = (config_.tls_cert.empty() ? "http://" : "https://") + cfg.master_host + ":" +
+                   std::to_string(cfg.master_port);
+    r.master_cert_file = config_.tls_cert;  // empty without security.tls
     r.resource_pool = pool;
     r.python = cfg.python;
     r.harness_path = cfg.harness_path;

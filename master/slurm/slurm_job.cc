@@ -126,6 +126,7 @@ std::string BatchScript(const JobRequest& r, const JobShape& shape) {
   if (!r.python.empty()) s << " --python " << Quote(r.python);
   if (!r.harness_path.empty()) s << " --harness-path " << Quote(r.harness_path);
   if (!r.agent_token_file.empty()) s << " --agent-token-file " << Quote(r.agent_token_file);
+  if (!r.master_cert_file.empty()) s << " --master-cert-file " << Quote(r.master_cert_file);
   s << "\n";
   return s.str();
 }

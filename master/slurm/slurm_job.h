@@ -38,6 +38,9 @@ struct JobRequest {
   std::string harness_path;
   // The cluster's agent secret file (security.agent_token_file); empty: agents send none.
   std::string agent_token_file;
+  // With a master serving HTTPS (security.tls): the PEM the agents verify it with (its cert
+  // chain); empty: plain http, nothing passed.
+  std::string master_cert_file;
 };
 
 // How a request is laid out over nodes.

@@ -82,6 +82,12 @@ TEST(BatchScriptTest, StartsOneSingleAllocationAgentPerNode) {
   r.agent_token_file = "/data/agent_token";
   EXPECT_NE(BatchScript(r, {1, 2, 2}).find("--agent-token-file '/data/agent_token'"),
             std::string::npos);
+  EXPECT_EQ(s.find("--master-cert-file"), std::string::npos);  // plain http
+  r.master_url = "https://10.0.0.1:8443";
+  r.master_cert_file = "/etc/det/master.crt";
+  std::string tls = BatchScript(r, {1, 2, 2});
+  EXPECT_NE(tls.find("--master-url 'https://10.0.0.1:8443'"), std::string::npos) << tls;
+  EXPECT_NE(tls.find("--master-cert-file '/etc/det/master.crt'"), std::string::npos) << tls;
   EXPECT_NE(s.find("--slots 2"), std::string::npos);
   EXPECT_NE(s.find("'http://10.0.0.1:8080'"), std::string::npos);
   EXPECT_NE(s.find("'/opt/it'\\''s/harness'"), std::string::npos);  // quoted for sh
