@@ -2,6 +2,9 @@
 // becomes one Slurm job (SlurmService), whose per-node agents register as slurm-<job>-<node>;
 // when all have, the allocation starts on them as on any agents. Slurm's cancellations and
 // losses end allocations as infrastructure failures.
+#include <filesystem>
+#include <system_error>
+
 #include <spdlog/spdlog.h>
 
 #include "master/server/master.h"
@@ -95,7 +98,11 @@ void Master::SlurmPassLocked() {
     r.agent_path = cfg.agent_path;
     r.master_url = (config_.tls_cert.empty() ? "http://" : "https://") + cfg.master_host + ":" +
                    std::to_string(cfg.master_port);
-    r.master_cert_file = config_.tls_cert;  // empty without security.tls
+    if (!config_.tls_cert.empty()) {
+      // Absolute: the job runs in its own work dir, not the master's.
+      std::error_code cert_ec;
+      r.master_cert_file = std::filesystem::absolute(config_.tls_cert, cert_ec).string();
+    }
     r.resource_pool = pool;
     r.python = cfg.python;
     r.harness_path = cfg.harness_path;
