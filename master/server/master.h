@@ -330,11 +330,9 @@ class Master {
   // then publishes it; what the searcher asked beyond creations runs under mu_.
   Status ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> exp) EXCLUDES(mu_);
   Status PersistSnapshotLocked(ExperimentRuntime& exp) REQUIRES(mu_);
-  // Queues the experiment's searcher state for the journal's writer; needs mu_ only when the
-  // experiment is published. `changed`: the trials that may differ from what was persisted
-  // (the dirty ones); `all`: every trial (asked for when the journal has no mirror).
-  Status PersistSearcherState(ExperimentRuntime& exp, SearcherJournalService::Trials changed,
-                              const std::function<SearcherJournalService::Trials()>& all);
+  // Queues the experiment's searcher state with these trials (all of them) for the journal's
+  // writer; needs mu_ only when the experiment is published.
+  Status PersistSearcherState(ExperimentRuntime& exp, SearcherJournalService::Trials trials);
   // The checkpoint a new trial starts from: its PBT parent's latest, or the config's
   // source_checkpoint_uuid / source_trial_id's latest; "" when none.
   Result<std::string> WarmStartCheckpoint(const ExperimentRuntime& exp,

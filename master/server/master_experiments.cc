@@ -141,6 +141,27 @@ Status Master::SetTrialStatesLocked(const std::vector<TrialRuntime*>& trials, Ru
   return Status::Ok();
 }
 
+namespace {
+
+// Persists an experiment's searcher state: `changed` may differ from what was persisted, `all`
+// lists every trial (asked for when the journal has no mirror of the experiment).
+Status PersistToJournal(SearcherJournalService* journal, int64_t experiment_id,
+                        searcher::Searcher* search, bool initialized,
+                        const std::optional<searcher::ShutdownAction>& shutdown,
+                        const std::optional<scheduler::QueuePosition>& queue_position,
+                        SearcherJournalService::Trials changed,
+                        const std::function<SearcherJournalService::Trials()>& all) {
+  SearcherHeader header;
+  header.initialized = initialized;
+  header.shutdown = shutdown;
+  if (queue_position) header.queue_position = queue_position->ToString();
+  auto* journaled = dynamic_cast<searcher::JournaledSearcher*>(search);
+  if (journaled == nullptr) return Internal("experiment searcher is not journaled");
+  return journal->PersistChanged(experiment_id, *journaled, header, std::move(changed), all);
+}
+
+}  // namespace
+
 // A journal record of what changed, or now and then a full snapshot (SearcherJournalService).
 // Only the trials marked dirty (TrialRuntime::MutableSearcher) are diffed: O(changes).
 Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
@@ -163,22 +184,18 @@ Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
     }
     return every;
   };
-  Status st = PersistSearcherState(exp, std::move(changed), all);
+  Status st = PersistToJournal(searcher_journal_.get(), exp.id, exp.searcher.get(), exp.initialized,
+                               exp.shutdown, exp.queue_position, std::move(changed), all);
   // On failure the marks stay: the next call reports them again (and the service, which has
   // dropped its mirror, writes a full snapshot from every trial anyway).
   if (st.ok()) *exp.searcher_dirty = std::move(unpublished);
   return st;
 }
 
-Status Master::PersistSearcherState(ExperimentRuntime& exp, SearcherJournalService::Trials changed,
-                                    const std::function<SearcherJournalService::Trials()>& all) {
-  SearcherHeader header;
-  header.initialized = exp.initialized;
-  header.shutdown = exp.shutdown;
-  if (exp.queue_position) header.queue_position = exp.queue_position->ToString();
-  auto* journaled = dynamic_cast<searcher::JournaledSearcher*>(exp.searcher.get());
-  if (journaled == nullptr) return Internal("experiment searcher is not journaled");
-  return searcher_journal_->PersistChanged(exp.id, *journaled, header, std::move(changed), all);
+// Every trial is given (the experiment's first persist, before it is published).
+Status Master::PersistSearcherState(ExperimentRuntime& exp, SearcherJournalService::Trials trials) {
+  return PersistToJournal(searcher_journal_.get(), exp.id, exp.searcher.get(), exp.initialized,
+                          exp.shutdown, exp.queue_position, trials, [&trials] { return trials; });
 }
 
 Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions) {

@@ -165,7 +165,7 @@ Status Master::ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> owned) {
       trials.emplace_back(e.trial->request_id, e.trial->searcher());
     }
     // The staged trials are every trial of the (new) experiment.
-    DET_RETURN_IF_ERROR(PersistSearcherState(exp, trials, [&trials] { return trials; }));
+    DET_RETURN_IF_ERROR(PersistSearcherState(exp, std::move(trials)));
     exp.searcher_dirty->clear();
   }
   int64_t snapshot_ms = ms_since(t0);
