@@ -170,7 +170,7 @@ Status Master::ContinueExperiment(int64_t id, const std::string& override_yaml) 
     DET_RETURN_IF_ERROR(store_->UpdateTrial(tr));
     t.state = RunState::kActive;
     t.restarts = 0;
-    t.closed_by_searcher = false;
+    t.MutableSearcher().closed = false;
     NotifyTrialLocked(t.id);
     DET_RETURN_IF_ERROR(RequestAllocationLocked(t));
   }
@@ -196,14 +196,13 @@ Status Master::KillTrial(int64_t trial_id) {
   }
   DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kCanceled));
   std::vector<searcher::Action> actions;
-  if (!t.searcher_exited) {
-    t.searcher_exited = true;
+  if (!t.searcher().searcher_exited) {
+    t.MutableSearcher().searcher_exited = true;
     actions = exp.searcher->TrialExitedEarly(t.request_id, searcher::ExitedReason::kUserCanceled);
     for (auto& a : exp.searcher->TrialExited(t.request_id)) actions.push_back(std::move(a));
   }
   return ProcessActionsLocked(exp, std::move(actions));
 }
-
 
 Status Master::DeleteExperiment(int64_t id) {
   MutexLock lock(&mu_);

@@ -141,24 +141,61 @@ Status Master::SetTrialStatesLocked(const std::vector<TrialRuntime*>& trials, Ru
   return Status::Ok();
 }
 
-// A journal record of what changed, or now and then a full snapshot (SearcherJournalService).
-Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
-  SearcherJournalService::Trials trials;  // by request id, as the map iterates
-  trials.reserve(exp.trial_by_request.size());
-  for (const auto& [rid, tid] : exp.trial_by_request) {
-    trials.emplace_back(rid, trials_[tid]->SearcherState());
-  }
-  return PersistSearcherState(exp, std::move(trials));
+namespace {
+
+// Persists an experiment's searcher state: `changed` may differ from what was persisted, `all`
+// lists every trial (asked for when the journal has no mirror of the experiment).
+Status PersistToJournal(SearcherJournalService* journal, int64_t experiment_id,
+                        searcher::Searcher* search, bool initialized,
+                        const std::optional<searcher::ShutdownAction>& shutdown,
+                        const std::optional<scheduler::QueuePosition>& queue_position,
+                        SearcherJournalService::Trials changed,
+                        const std::function<SearcherJournalService::Trials()>& all) {
+  SearcherHeader header;
+  header.initialized = initialized;
+  header.shutdown = shutdown;
+  if (queue_position) header.queue_position = queue_position->ToString();
+  auto* journaled = dynamic_cast<searcher::JournaledSearcher*>(search);
+  if (journaled == nullptr) return Internal("experiment searcher is not journaled");
+  return journal->PersistChanged(experiment_id, *journaled, header, std::move(changed), all);
 }
 
+}  // namespace
+
+// A journal record of what changed, or now and then a full snapshot (SearcherJournalService).
+// Only the trials marked dirty (TrialRuntime::MutableSearcher) are diffed: O(changes).
+Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
+  SearcherJournalService::Trials changed;
+  changed.reserve(exp.searcher_dirty->size());
+  std::set<std::string> unpublished;  // staged, not yet a trial of exp: kept for later
+  for (const std::string& rid : *exp.searcher_dirty) {
+    auto it = exp.trial_by_request.find(rid);
+    if (it == exp.trial_by_request.end()) {
+      unpublished.insert(rid);
+      continue;
+    }
+    changed.emplace_back(rid, trials_[it->second]->searcher());
+  }
+  auto all = [&]() NO_THREAD_SAFETY_ANALYSIS {  // called within this call, under mu_
+    SearcherJournalService::Trials every;
+    every.reserve(exp.trial_by_request.size());
+    for (const auto& [rid, tid] : exp.trial_by_request) {
+      every.emplace_back(rid, trials_.at(tid)->searcher());
+    }
+    return every;
+  };
+  Status st = PersistToJournal(searcher_journal_.get(), exp.id, exp.searcher.get(), exp.initialized,
+                               exp.shutdown, exp.queue_position, std::move(changed), all);
+  // On failure the marks stay: the next call reports them again (and the service, which has
+  // dropped its mirror, writes a full snapshot from every trial anyway).
+  if (st.ok()) *exp.searcher_dirty = std::move(unpublished);
+  return st;
+}
+
+// Every trial is given (the experiment's first persist, before it is published).
 Status Master::PersistSearcherState(ExperimentRuntime& exp, SearcherJournalService::Trials trials) {
-  SearcherHeader header;
-  header.initialized = exp.initialized;
-  header.shutdown = exp.shutdown;
-  if (exp.queue_position) header.queue_position = exp.queue_position->ToString();
-  auto* journaled = dynamic_cast<searcher::JournaledSearcher*>(exp.searcher.get());
-  if (journaled == nullptr) return Internal("experiment searcher is not journaled");
-  return searcher_journal_->Persist(exp.id, *journaled, header, std::move(trials));
+  return PersistToJournal(searcher_journal_.get(), exp.id, exp.searcher.get(), exp.initialized,
+                          exp.shutdown, exp.queue_position, trials, [&trials] { return trials; });
 }
 
 Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions) {
@@ -191,7 +228,7 @@ Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher
     if (auto* v = std::get_if<searcher::ValidateAfterAction>(&action)) {
       auto it = exp.trial_by_request.find(v->request_id);
       if (it != exp.trial_by_request.end()) {
-        trials_[it->second]->ops.push_back(v->length);
+        trials_[it->second]->MutableSearcher().ops.push_back(v->length);
         touched.insert(it->second);
         NotifyTrialLocked(it->second);
       }
@@ -199,8 +236,8 @@ Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher
       auto it = exp.trial_by_request.find(cl->request_id);
       if (it == exp.trial_by_request.end()) continue;
       TrialRuntime& t = *trials_[it->second];
-      t.closed_by_searcher = true;
-      t.ops.clear();
+      t.MutableSearcher().closed = true;
+      t.MutableSearcher().ops.clear();
       NotifyTrialLocked(t.id);
       if (!t.allocation_id.empty()) {
         // A running trial is asked to checkpoint and stop; its exit then completes it.
@@ -208,8 +245,8 @@ Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher
       } else if (!core::IsTerminal(t.state) && !core::IsStopping(t.state)) {
         // An idle trial (waiting for an operation that will not come) is done.
         DET_RETURN_IF_ERROR(SetTrialStateLocked(t, RunState::kCompleted));
-        if (!t.searcher_exited) {
-          t.searcher_exited = true;
+        if (!t.searcher().searcher_exited) {
+          t.MutableSearcher().searcher_exited = true;
           for (auto& a : exp.searcher->TrialExited(t.request_id)) queue.push_back(std::move(a));
         }
       }
@@ -224,7 +261,7 @@ Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher
     std::vector<TrialRuntime*> need;
     for (int64_t tid : touched) {
       TrialRuntime& t = *trials_[tid];
-      if (t.state == RunState::kActive && t.allocation_id.empty() && !t.closed_by_searcher) {
+      if (t.state == RunState::kActive && t.allocation_id.empty() && !t.searcher().closed) {
         need.push_back(&t);
       }
     }
@@ -473,21 +510,15 @@ Status Master::RestoreExperimentLocked(
   const json trial_snaps = snapshot.value("trials", json::object());
   DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trows, store_->ListTrials(row.id));
   for (store::TrialRow& tr : trows) {
-    auto t = std::make_unique<TrialRuntime>();
+    auto t = std::make_unique<TrialRuntime>(tr.request_id, exp->searcher_dirty);
     t->id = tr.id;
     t->experiment_id = row.id;
-    t->request_id = tr.request_id;
     t->state = core::ParseRunState(tr.state).value_or(RunState::kError);
     t->restarts = tr.restarts;
     t->run_id = tr.run_id;
     t->task_id = tr.task_id;
     if (trial_snaps.contains(tr.request_id)) {
-      const json& ts = trial_snaps[tr.request_id];
-      for (const auto& op : ts.value("ops", json::array())) t->ops.push_back(op.get<uint64_t>());
-      t->completed_op = ts.value("completed_op", uint64_t{0});
-      t->closed_by_searcher = ts.value("closed", false);
-      t->exited_early = ts.value("exited_early", false);
-      t->searcher_exited = ts.value("searcher_exited", false);
+      t->MutableSearcher() = SearcherTrialState::FromJson(trial_snaps[tr.request_id]);
     }
     auto open_it = open_by_trial.find(tr.id);
     if (open_it != open_by_trial.end()) {
@@ -543,8 +574,8 @@ Status Master::RestoreExperimentLocked(
   }
   for (auto& [rid, tid] : ref.trial_by_request) {
     TrialRuntime& t = *trials_[tid];
-    if (!core::IsTerminal(t.state) || t.searcher_exited) continue;
-    t.searcher_exited = true;
+    if (!core::IsTerminal(t.state) || t.searcher().searcher_exited) continue;
+    t.MutableSearcher().searcher_exited = true;
     std::optional<searcher::ExitedReason> reason;
     if (t.state == RunState::kError) reason = searcher::ExitedReason::kErrored;
     if (t.state == RunState::kCanceled) reason = searcher::ExitedReason::kUserCanceled;

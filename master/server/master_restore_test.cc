@@ -2,6 +2,7 @@
 // change stored but the searcher snapshot that follows it not. The search must carry on.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -21,6 +22,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// Every Master in this binary checks, after each persist, that the trials it marked dirty were
+// all the trials whose searcher state changed (SearcherJournalService::Options::verify_dirty).
+[[maybe_unused]] const bool kVerifyDirty = [] {
+  setenv("DET_VERIFY_SEARCHER_DIRTY", "1", 1);
+  return true;
+}();
 
 class MasterRestoreTest : public MasterOverSqliteTest {
  protected:

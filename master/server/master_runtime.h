@@ -31,31 +31,42 @@ struct Master::ExperimentRuntime {
   // Set by `det job update --ahead-of/--behind-of` (and reset by a priority change); unset
   // means the submission time. Persisted in the snapshot.
   std::optional<scheduler::QueuePosition> queue_position;
+  // Request ids of the trials whose searcher fields changed since the last persist (shared
+  // with the trials, which add to it in TrialRuntime::MutableSearcher).
+  std::shared_ptr<std::set<std::string>> searcher_dirty = std::make_shared<std::set<std::string>>();
 };
 
 struct Master::TrialRuntime {
   int64_t id = 0;
   int64_t experiment_id = 0;
-  std::string request_id;
+  const std::string request_id;  // fixed: the dirty set names the trial by it
   core::RunState state = core::RunState::kActive;
   int64_t restarts = 0;
   int64_t run_id = 0;
   std::string task_id;
-  std::deque<uint64_t> ops;   // pending ValidateAfter lengths, absolute
-  uint64_t completed_op = 0;  // the last length reported completed (retries are no-ops)
-  bool closed_by_searcher = false;
-  bool exited_early = false;     // reported an early exit (e.g. invalid hp)
-  bool searcher_exited = false;  // TrialExited already given to the searcher
-  std::string allocation_id;     // live allocation, "" if none
+  std::string allocation_id;  // live allocation, "" if none
 
-  // What the searcher snapshot keeps of this trial.
-  SearcherTrialState SearcherState() const {
-    return {.ops = {ops.begin(), ops.end()},
-            .completed_op = completed_op,
-            .closed = closed_by_searcher,
-            .exited_early = exited_early,
-            .searcher_exited = searcher_exited};
+  // `dirty` is the experiment's ExperimentRuntime::searcher_dirty; the trial starts in it.
+  TrialRuntime(std::string request, std::shared_ptr<std::set<std::string>> dirty)
+      : request_id(std::move(request)), dirty_(std::move(dirty)) {
+    dirty_->insert(request_id);
   }
+
+  // What the searcher snapshot keeps of this trial (ops: pending ValidateAfter lengths,
+  // absolute; completed_op: the last length reported completed, so retries are no-ops;
+  // closed: closed by the searcher; exited_early: reported an early exit such as invalid hp;
+  // searcher_exited: TrialExited already given to the searcher).
+  const SearcherTrialState& searcher() const { return searcher_; }
+  // The only way to change those fields: it marks the trial dirty, so the journal diff
+  // (which looks at dirty trials only) cannot miss a write.
+  SearcherTrialState& MutableSearcher() {
+    dirty_->insert(request_id);
+    return searcher_;
+  }
+
+ private:
+  SearcherTrialState searcher_;
+  std::shared_ptr<std::set<std::string>> dirty_;
 };
 
 struct Master::AllocationRuntime {

@@ -350,13 +350,13 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
     env["C10D_PORT"] = std::to_string(base);
     env["INTER_TRAIN_PROCESS_COMM_PORT_1"] = std::to_string(base + 1);
   }
-  if (!trial.ops.empty()) {
+  if (!trial.searcher().ops.empty()) {
     // The answer GET .../searcher/operation gives now: the harness starts training without
     // asking (docs/operations.md, "Trial start cost"). Only this trial's own report changes it.
     env["DET_SEARCHER_OP"] = json{{"trialId", trial.id},
                                   {"allocationId", alloc.id},
                                   {"requestId", trial.request_id},
-                                  {"length", std::to_string(trial.ops.front())}}
+                                  {"length", std::to_string(trial.searcher().ops.front())}}
                                  .dump();
   }
   if (latest) {

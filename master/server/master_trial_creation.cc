@@ -40,9 +40,8 @@ Status Master::StageCreations(ExperimentRuntime& exp, std::deque<searcher::Actio
       row.start_time = Now();
       row.task_id = std::to_string(exp.id) + "." + create.request_id;
       DET_ASSIGN_OR_RETURN(row.warm_start_checkpoint_uuid, WarmStartCheckpoint(exp, create));
-      entry.trial = std::make_unique<TrialRuntime>();
+      entry.trial = std::make_unique<TrialRuntime>(create.request_id, exp.searcher_dirty);
       entry.trial->experiment_id = exp.id;
-      entry.trial->request_id = create.request_id;
       entry.trial->state = *core::ParseRunState(row.state);
       entry.trial->task_id = row.task_id;
       staged->by_request[create.request_id] = staged->entries.size();
@@ -51,7 +50,7 @@ Status Master::StageCreations(ExperimentRuntime& exp, std::deque<searcher::Actio
     } else if (auto* v = std::get_if<searcher::ValidateAfterAction>(&queue.front())) {
       auto it = staged->by_request.find(v->request_id);
       if (it == staged->by_request.end()) return Status::Ok();  // an existing trial's
-      staged->entries[it->second].trial->ops.push_back(v->length);
+      staged->entries[it->second].trial->MutableSearcher().ops.push_back(v->length);
       queue.pop_front();
     } else {
       return Status::Ok();
@@ -163,9 +162,11 @@ Status Master::ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> owned) {
     SearcherJournalService::Trials trials;
     trials.reserve(staged.entries.size());
     for (const StagedTrials::Entry& e : staged.entries) {
-      trials.emplace_back(e.trial->request_id, e.trial->SearcherState());
+      trials.emplace_back(e.trial->request_id, e.trial->searcher());
     }
+    // The staged trials are every trial of the (new) experiment.
     DET_RETURN_IF_ERROR(PersistSearcherState(exp, std::move(trials)));
+    exp.searcher_dirty->clear();
   }
   int64_t snapshot_ms = ms_since(t0);
   MutexLock lock(&mu_);

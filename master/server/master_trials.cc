@@ -81,9 +81,9 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   e.killed_by_user = alloc.kill_requested;
   e.preemption_acked = alloc.preempt_acked || (never_started && alloc.kill_requested);
   e.infrastructure_failure = infrastructure;
-  e.invalid_hp = trial.exited_early;
-  e.searcher_closed = trial.closed_by_searcher;
-  e.out_of_ops = (alloc.out_of_ops || alloc.restored) && trial.ops.empty();
+  e.invalid_hp = trial.searcher().exited_early;
+  e.searcher_closed = trial.searcher().closed;
+  e.out_of_ops = (alloc.out_of_ops || alloc.restored) && trial.searcher().ops.empty();
   core::ExitOutcome outcome =
       core::InterpretExit(trial.state, trial.restarts, exp.config.max_restarts, e);
   if (!never_started) {
@@ -95,8 +95,8 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   trial.restarts = outcome.restarts;
   std::vector<searcher::Action> actions;
   auto searcher_exit = [&](std::optional<searcher::ExitedReason> reason) {
-    if (trial.searcher_exited) return;
-    trial.searcher_exited = true;
+    if (trial.searcher().searcher_exited) return;
+    trial.MutableSearcher().searcher_exited = true;
     if (reason) {
       for (auto& a : exp.searcher->TrialExitedEarly(trial.request_id, *reason))
         actions.push_back(a);
@@ -254,11 +254,11 @@ void Master::GetSearcherOperation(int64_t trial_id, int64_t wait_ms, Reply<Searc
           return true;
         }
         TrialRuntime& t = *it->second;
-        if (!t.ops.empty()) {
-          reply(SearcherOpView{t.request_id, t.ops.front(), false});
+        if (!t.searcher().ops.empty()) {
+          reply(SearcherOpView{t.request_id, t.searcher().ops.front(), false});
           return true;
         }
-        if (t.closed_by_searcher || core::IsTerminal(t.state) || core::IsStopping(t.state)) {
+        if (t.searcher().closed || core::IsTerminal(t.state) || core::IsStopping(t.state)) {
           reply(SearcherOpView{t.request_id, std::nullopt, true});
           return true;
         }
@@ -285,24 +285,26 @@ Status Master::CompleteSearcherOperation(int64_t trial_id, uint64_t length, doub
   if (it == trials_.end())
     return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
   TrialRuntime& t = *it->second;
-  if ((t.ops.empty() || t.ops.front() != length) && length != 0 && length == t.completed_op) {
+  const SearcherTrialState& ss = t.searcher();
+  if ((ss.ops.empty() || ss.ops.front() != length) && length != 0 && length == ss.completed_op) {
     return Status::Ok();  // a retry of a completion that was stored before its reply was lost
   }
-  if (t.ops.empty() || t.ops.front() != length) {
+  if (ss.ops.empty() || ss.ops.front() != length) {
     return InvalidArgument("op.length: no pending searcher operation of length " +
                            std::to_string(length) + " for trial " + std::to_string(trial_id));
   }
   if (!std::isfinite(metric)) {
     return InvalidArgument("searcherMetric: must be a finite number");
   }
-  t.ops.pop_front();
-  t.completed_op = length;
+  SearcherTrialState& ms = t.MutableSearcher();
+  ms.ops.erase(ms.ops.begin());
+  ms.completed_op = length;
   NotifyTrialLocked(t.id);
   ExperimentRuntime& exp = *experiments_[t.experiment_id];
   std::vector<searcher::Action> actions;
-  if (t.searcher_exited) {
+  if (ms.searcher_exited) {
     // A continued trial (det e continue) finishes work the searcher already closed the books on.
-    if (t.ops.empty()) t.closed_by_searcher = true;
+    if (ms.ops.empty()) ms.closed = true;
   } else {
     DET_ASSIGN_OR_RETURN(actions, exp.searcher->ValidationCompleted(t.request_id, metric, length));
   }
@@ -323,10 +325,11 @@ Status Master::ReportProgress(int64_t trial_id, double fraction) {
   if (it == trials_.end()) return Status::Ok();
   TrialRuntime& t = *it->second;
   ExperimentRuntime& exp = *experiments_[t.experiment_id];
-  double length = t.ops.empty() ? static_cast<double>(exp.config.searcher.max_length
-                                                          ? exp.config.searcher.max_length->value
-                                                          : 1)
-                                : static_cast<double>(t.ops.front());
+  double length = t.searcher().ops.empty()
+                      ? static_cast<double>(exp.config.searcher.max_length
+                                                ? exp.config.searcher.max_length->value
+                                                : 1)
+                      : static_cast<double>(t.searcher().ops.front());
   exp.searcher->SetTrialProgress(t.request_id, std::min(fraction, 1.0) * length);
   return store_->UpdateExperimentProgress(exp.id, exp.searcher->Progress());
 }
@@ -339,7 +342,7 @@ Status Master::ReportEarlyExit(int64_t trial_id, const std::string& reason) {
   if (it == trials_.end())
     return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
   TrialRuntime& t = *it->second;
-  if (t.exited_early)
+  if (t.searcher().exited_early)
     return InvalidArgument("trial " + std::to_string(trial_id) + " already reported an early exit");
   searcher::ExitedReason r;
   if (reason == "EXITED_REASON_INVALID_HP" || reason == "INVALID_HP") {
@@ -351,7 +354,7 @@ Status Master::ReportEarlyExit(int64_t trial_id, const std::string& reason) {
   } else {
     return InvalidArgument("reason: unknown early exit reason '" + reason + "'");
   }
-  t.exited_early = r == searcher::ExitedReason::kInvalidHp;
+  t.MutableSearcher().exited_early = r == searcher::ExitedReason::kInvalidHp;
   ExperimentRuntime& exp = *experiments_[t.experiment_id];
   return ProcessActionsLocked(exp, exp.searcher->TrialExitedEarly(t.request_id, r));
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <unordered_map>
 
 namespace det::master::server {
@@ -116,12 +117,20 @@ void SearcherJournalService::Queue(Write w) {
   work_cv_.notify_one();
 }
 
+bool SearcherJournalService::DefaultVerifyDirty() {
+#ifndef NDEBUG
+  return true;
+#else
+  const char* v = std::getenv("DET_VERIFY_SEARCHER_DIRTY");
+  return v != nullptr && std::string_view(v) == "1";
+#endif
+}
+
 Status SearcherJournalService::QueueFull(int64_t experiment_id,
                                          searcher::JournaledSearcher& searcher,
-                                         const SearcherHeader& header, const Trials& trials,
-                                         Persisted& state) {
+                                         const SearcherHeader& header, Persisted& state) {
   json trial_snaps = json::object();
-  for (const auto& [rid, t] : trials) trial_snaps[std::string(rid)] = t.ToJson();
+  for (const auto& [rid, t] : state.trials) trial_snaps[rid] = t.ToJson();
   json snap = {{"searcher", searcher.Snapshot()}, {"trials", std::move(trial_snaps)}};
   ApplyHeader(HeaderJson(header), &snap);
   searcher.TakeEvents();  // the snapshot holds their effect
@@ -136,9 +145,6 @@ Status SearcherJournalService::QueueFull(int64_t experiment_id,
   state.next_seq = 0;
   state.journal_bytes = 0;
   state.header = header;
-  state.trials.clear();
-  state.trials.reserve(trials.size());
-  for (const auto& [rid, t] : trials) state.trials.emplace_back(std::string(rid), t);
   stats_.full_snapshots++;
   return Status::Ok();
 }
@@ -224,10 +230,15 @@ void SearcherJournalService::Stop() {
 
 Status SearcherJournalService::Persist(int64_t experiment_id, searcher::JournaledSearcher& searcher,
                                        const SearcherHeader& header, Trials trials) {
-  auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
-  if (!std::is_sorted(trials.begin(), trials.end(), by_id)) {
-    std::sort(trials.begin(), trials.end(), by_id);
-  }
+  // Every trial is "changed": the diff against the mirror finds the ones that are.
+  Trials all = trials;
+  return PersistChanged(experiment_id, searcher, header, std::move(trials), [&all] { return all; });
+}
+
+Status SearcherJournalService::PersistChanged(int64_t experiment_id,
+                                              searcher::JournaledSearcher& searcher,
+                                              const SearcherHeader& header, Trials changed_trials,
+                                              const std::function<Trials()>& all) {
   MutexLock lock(&mu_);
   // After Stop there is no writer: the writes queued here are stored before returning.
   struct DrainIfStopped {
@@ -247,20 +258,44 @@ Status SearcherJournalService::Persist(int64_t experiment_id, searcher::Journale
   auto it = experiments_.find(experiment_id);
   if (it == experiments_.end()) {
     Persisted fresh;
-    Status st = QueueFull(experiment_id, searcher, header, trials, fresh);
+    for (auto& [rid, t] : all()) fresh.trials.insert_or_assign(std::string(rid), std::move(t));
+    Status st = QueueFull(experiment_id, searcher, header, fresh);
     if (st.ok()) experiments_.emplace(experiment_id, std::move(fresh));
     return st;
   }
   Persisted& state = it->second;
-  // One merge of the two sorted lists: the trials that are new or differ.
+  // Only the reported trials: the ones that are new or differ from the mirror, which takes
+  // their new state at once (it is what this call persists, as a record or a full snapshot).
   json changed = json::object();
-  bool added = false;
-  size_t old = 0;
-  for (const auto& [rid, t] : trials) {
-    while (old < state.trials.size() && std::string_view(state.trials[old].first) < rid) ++old;
-    bool known = old < state.trials.size() && std::string_view(state.trials[old].first) == rid;
-    added = added || !known;
-    if (!known || !(state.trials[old].second == t)) changed[std::string(rid)] = t.ToJson();
+  for (auto& [rid, t] : changed_trials) {
+    auto known = state.trials.find(rid);
+    if (known != state.trials.end() && known->second == t) continue;
+    changed[std::string(rid)] = t.ToJson();
+    if (known == state.trials.end()) {
+      state.trials.emplace(std::string(rid), std::move(t));
+    } else {
+      known->second = std::move(t);
+    }
+  }
+  if (options_.verify_dirty) {
+    // The full diff: every trial must equal the mirror, else a write was not reported.
+    Trials every = all();
+    std::string missed;
+    size_t count = 0;
+    for (const auto& [rid, t] : every) {
+      auto known = state.trials.find(rid);
+      if (known == state.trials.end() || !(known->second == t)) {
+        missed = std::string(rid);
+        ++count;
+      }
+    }
+    if (count > 0 || every.size() != state.trials.size()) {
+      experiments_.erase(it);  // the next call writes a full snapshot from every trial
+      return Internal("searcher journal of experiment " + std::to_string(experiment_id) + ": " +
+                      std::to_string(count) + " changed trial(s) not reported (e.g. '" + missed +
+                      "'); " + std::to_string(every.size()) + " trials, mirror " +
+                      std::to_string(state.trials.size()));
+    }
   }
   if (!searcher.HasEvents() && changed.empty() && header == state.header) return Status::Ok();
   json events = json::array();
@@ -269,7 +304,7 @@ Status SearcherJournalService::Persist(int64_t experiment_id, searcher::Journale
   std::string text = record.dump();
   auto bytes = static_cast<int64_t>(text.size());
   if (state.journal_bytes + bytes > std::max(state.full_bytes, options_.min_journal_bytes)) {
-    return QueueFull(experiment_id, searcher, header, trials, state);
+    return QueueFull(experiment_id, searcher, header, state);
   }
   Write w;
   w.experiment_id = experiment_id;
@@ -279,19 +314,6 @@ Status SearcherJournalService::Persist(int64_t experiment_id, searcher::Journale
   state.next_seq++;
   state.journal_bytes += bytes;
   state.header = header;
-  if (added) {
-    // New trials: take the whole sorted list (rare next to events that change one trial).
-    state.trials.clear();
-    state.trials.reserve(trials.size());
-    for (auto& [rid, t] : trials) state.trials.emplace_back(std::string(rid), std::move(t));
-  } else {
-    const json& changed_now = record["tr"];
-    size_t at = 0;
-    for (auto t = changed_now.begin(); t != changed_now.end(); ++t) {  // ascending ids too
-      while (state.trials[at].first != t.key()) ++at;
-      state.trials[at].second = SearcherTrialState::FromJson(*t);
-    }
-  }
   stats_.records++;
   stats_.record_bytes += bytes;
   return Status::Ok();
@@ -330,7 +352,7 @@ Result<SearcherJournalService::Loaded> SearcherJournalService::Load(
   state.header = HeaderFromSnapshot(loaded.snapshot);
   const json& merged = loaded.snapshot["trials"];  // a JSON object iterates by ascending key
   for (auto t = merged.begin(); t != merged.end(); ++t) {
-    state.trials.emplace_back(t.key(), SearcherTrialState::FromJson(*t));
+    state.trials.emplace(t.key(), SearcherTrialState::FromJson(*t));
   }
   MutexLock lock(&mu_);
   experiments_[experiment_id] = std::move(state);

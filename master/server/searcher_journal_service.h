@@ -18,9 +18,13 @@
 //     overwritten record by record, the searcher events are returned in order to be replayed
 //     (JournaledSearcher::Replay) on the searcher restored from the snapshot's "searcher". Each
 //     record is one statement, so a kill -9 at any point leaves a prefix of whole records.
-//  4. The per-trial diff compares every trial of the experiment (a few words each, one
-//     sequential merge of two lists sorted by request id) so no master code path has to declare
-//     what it changed.
+//  4. The per-trial diff compares only the trials the caller says may have changed (the
+//     master marks a trial dirty in the one helper that every write of its searcher fields goes
+//     through, Master::TrialRuntime::MutableSearcher) against a mirror of what is persisted, so
+//     a call costs O(changed trials x log n), not O(n). The mirror is always "stored + queued":
+//     a full snapshot is built from it. Only when the service knows nothing of the experiment
+//     does it ask the caller for every trial. Options::verify_dirty (tests, debug builds) also
+//     compares the mirror with every trial after each call and fails on any difference.
 //  5. Persist only decides and serializes (under the caller's lock: the searcher and the trials
 //     must not change meanwhile); a writer thread stores the writes in the order Persist made
 //     them, so a full snapshot of several MB is serialized to text and written while the master
@@ -32,6 +36,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -74,7 +79,12 @@ class SearcherJournalService {
  public:
   struct Options {
     int64_t min_journal_bytes = 64 * 1024;
+    // After each PersistChanged, compare the mirror with every trial (O(n)): a trial whose
+    // change was not reported fails the call. On in debug builds and with
+    // DET_VERIFY_SEARCHER_DIRTY=1 in the environment (tests).
+    bool verify_dirty = DefaultVerifyDirty();
   };
+  static bool DefaultVerifyDirty();
   struct Loaded {
     nlohmann::json snapshot;             // the stored snapshot with the journal's changes
     std::vector<nlohmann::json> events;  // to replay on the snapshot's searcher
@@ -113,6 +123,12 @@ class SearcherJournalService {
   // here when it is not).
   Status Persist(int64_t experiment_id, searcher::JournaledSearcher& searcher,
                  const SearcherHeader& header, Trials trials) EXCLUDES(mu_);
+  // The same with only the trials that may have changed since the previous call (new ones
+  // included; any order). `all` lists every trial: called when the service has no mirror of
+  // the experiment (a full snapshot) and, with verify_dirty, to check the mirror.
+  Status PersistChanged(int64_t experiment_id, searcher::JournaledSearcher& searcher,
+                        const SearcherHeader& header, Trials changed,
+                        const std::function<Trials()>& all) EXCLUDES(mu_);
 
   // Waits until every write queued so far is stored; the first write that failed since the
   // previous Flush, or OK.
@@ -135,7 +151,7 @@ class SearcherJournalService {
     int64_t journal_bytes = 0;
     int64_t full_bytes = 0;
     SearcherHeader header;
-    std::vector<std::pair<std::string, SearcherTrialState>> trials;  // sorted by request id
+    std::map<std::string, SearcherTrialState, std::less<>> trials;  // by request id
   };
 
   // One write for the writer thread, in Persist order.
@@ -149,8 +165,7 @@ class SearcherJournalService {
   };
 
   Status QueueFull(int64_t experiment_id, searcher::JournaledSearcher& searcher,
-                   const SearcherHeader& header, const Trials& trials, Persisted& state)
-      REQUIRES(mu_);
+                   const SearcherHeader& header, Persisted& state) REQUIRES(mu_);
   void Queue(Write w) REQUIRES(mu_);
   // Stores one write (no lock held: it is the I/O); `skip` drops it with an error instead.
   Status StoreWrite(const Write& w, bool skip, int64_t* full_bytes);

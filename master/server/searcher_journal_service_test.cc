@@ -6,7 +6,10 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <random>
+#include <set>
 
 #include "common/test_dir.h"
 #include "master/config/experiment_config.h"
@@ -273,6 +276,100 @@ TEST_F(SearcherJournalServiceTest, StopStoresWhatIsQueuedAndLaterPersistsWriteAt
   searcher_->InitialOperations();
   ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
   EXPECT_EQ(JournalRows(), 1u) << "no writer after Stop: Persist stores before returning";
+}
+
+// The diff of reported (dirty) trials writes exactly what the diff of every trial writes, over
+// random changes with full snapshots in between: one experiment persisted each way.
+TEST_F(SearcherJournalServiceTest, IncrementalDiffEqualsTheFullDiffAfterRandomChanges) {
+  store::ExperimentRow row;
+  row.state = "ACTIVE";
+  row.config = cfg_.defaulted;
+  row.owner_id = 1;
+  row.snapshot = json::object();
+  auto other = store_->InsertExperiment(row, "");
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  searcher::JournaledSearcher full_searcher(std::move(searcher::Searcher::Create(cfg_)).value());
+  SearcherJournalService::Options options;
+  options.min_journal_bytes = 2048;  // full snapshots now and then
+  options.verify_dirty = true;
+  SearcherJournalService journal(store_.get(), options);
+  std::map<std::string, SearcherTrialState> trials;
+  std::mt19937 rng(7);
+  SearcherHeader header;
+  int fulls_seen = 0;
+  for (int step = 0; step < 400; ++step) {
+    std::set<std::string> dirty;
+    int changes = static_cast<int>(rng() % 4);
+    for (int c = 0; c < changes; ++c) {
+      std::string rid = "r" + std::to_string(rng() % 40);
+      SearcherTrialState& t = trials[rid];  // new trials too
+      switch (rng() % 6) {
+        case 0:
+          t.ops.push_back(rng() % 1000);
+          break;
+        case 1:
+          if (!t.ops.empty()) t.ops.erase(t.ops.begin());
+          break;
+        case 2:
+          t.completed_op = rng() % 1000;
+          break;
+        case 3:
+          t.closed = !t.closed;
+          break;
+        case 4:
+          t.exited_early = !t.exited_early;
+          break;
+        default:
+          t.searcher_exited = !t.searcher_exited;
+          break;
+      }
+      dirty.insert(rid);
+    }
+    if (rng() % 50 == 0) header.initialized = !header.initialized;
+    SearcherJournalService::Trials every, changed;
+    for (const auto& [rid, t] : trials) every.emplace_back(rid, t);
+    for (const std::string& rid : dirty) changed.emplace_back(rid, trials.at(rid));
+    ASSERT_TRUE(
+        journal.PersistChanged(exp_id_, *searcher_, header, changed, [&every] { return every; })
+            .ok());
+    ASSERT_TRUE(journal.Persist(*other, full_searcher, header, every).ok());
+    ASSERT_TRUE(journal.Flush().ok());
+    auto a = store_->ListSearcherEvents(exp_id_);
+    auto b = store_->ListSearcherEvents(*other);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(*a, *b) << "step " << step;
+    auto sa = store_->GetExperimentSnapshotText(exp_id_);
+    auto sb = store_->GetExperimentSnapshotText(*other);
+    ASSERT_TRUE(sa.ok() && sb.ok());
+    ASSERT_EQ(*sa, *sb) << "step " << step;
+    if (a->empty()) ++fulls_seen;
+  }
+  EXPECT_GT(journal.stats().full_snapshots, 4);  // both paths went through full snapshots
+  EXPECT_GT(journal.stats().records, 100);
+  EXPECT_GT(fulls_seen, 0);
+}
+
+// verify_dirty: a change the caller did not report fails the call, and the next call (which
+// has no mirror left) stores a full snapshot with the change.
+TEST_F(SearcherJournalServiceTest, VerifyDirtyFailsOnAnUnreportedChange) {
+  SearcherJournalService::Options options;
+  options.verify_dirty = true;
+  SearcherJournalService journal(store_.get(), options);
+  std::vector<std::pair<std::string, SearcherTrialState>> trials = {{"a", {}}, {"b", {}}};
+  SearcherHeader header;
+  ASSERT_TRUE(PersistNow(journal, header, trials).ok());
+  trials[1].second.ops.push_back(5);  // changed, not reported
+  auto every = [&trials] { return Views(trials); };
+  Status st = journal.PersistChanged(exp_id_, *searcher_, header, {}, every);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.ToString().find("not reported (e.g. 'b')"), std::string::npos) << st.ToString();
+  int64_t fulls = journal.stats().full_snapshots;
+  ASSERT_TRUE(journal.PersistChanged(exp_id_, *searcher_, header, {}, every).ok());
+  EXPECT_EQ(journal.stats().full_snapshots, fulls + 1);
+  ASSERT_TRUE(journal.Flush().ok());
+  auto text = store_->GetExperimentSnapshotText(exp_id_);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(json::parse(*text)["trials"]["b"]["ops"], json::array({5}));
 }
 
 }  // namespace
