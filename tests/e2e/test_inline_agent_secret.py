@@ -10,6 +10,7 @@ import signal
 import ssl
 import subprocess
 import urllib.request
+from typing import Optional
 
 from cluster import BIN, Cluster, wait_for
 
@@ -50,6 +51,22 @@ def cmdlines() -> list:
     return out
 
 
+def stop(c: Cluster, master: subprocess.Popen, log, agent_pid: Optional[int]) -> None:
+    """Stops the directly started master and the agent it provisioned, then removes the files."""
+    master.send_signal(signal.SIGTERM)
+    try:
+        master.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        master.kill()
+    if agent_pid is not None:
+        try:
+            os.kill(agent_pid, signal.SIGTERM)
+        except OSError:
+            pass
+    log.close()
+    c.cleanup()
+
+
 def test_inline_agent_secret_reaches_a_provisioned_agent():
     c = Cluster(agents=0, slots=1)
     conf = c.tmp / "master.yaml"
@@ -74,18 +91,7 @@ def test_inline_agent_secret_reaches_a_provisioned_agent():
         assert not [cl for cl in cmdlines() if SECRET in cl]
         assert "agent_token is not set" not in (c.tmp / "master.log").read_text()
     finally:
-        master.send_signal(signal.SIGTERM)
-        try:
-            master.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            master.kill()
-        if agent_pid is not None:
-            try:
-                os.kill(agent_pid, signal.SIGTERM)
-            except OSError:
-                pass
-        log.close()
-        c.cleanup()
+        stop(c, master, log, agent_pid)
 
 
 def https_agents(url: str, context: ssl.SSLContext) -> list:
@@ -136,15 +142,4 @@ def test_provisioned_agent_reaches_an_https_master_with_its_certificate():
         assert f"https://127.0.0.1:{c.port}" in agent_cmd, agent_cmd
         assert f"--master-cert-file {crt}" in agent_cmd, agent_cmd
     finally:
-        master.send_signal(signal.SIGTERM)
-        try:
-            master.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            master.kill()
-        if agent_pid is not None:
-            try:
-                os.kill(agent_pid, signal.SIGTERM)
-            except OSError:
-                pass
-        log.close()
-        c.cleanup()
+        stop(c, master, log, agent_pid)
