@@ -100,8 +100,9 @@ Status StoppingRungs(const json& snap, bool smaller_is_better, BracketView* out)
          invalid = st.at(3).get<bool>();
     if (stopped || exited || invalid || rung < 0 || rung > top) continue;
     const std::vector<RungTrialView>& in = out->rungs[rung].trials;
+    const std::string& request_id = id;  // clang 14 lambdas cannot capture structured bindings
     bool reported = std::any_of(in.begin(), in.end(),
-                                [&](const RungTrialView& t) { return t.request_id == id; });
+                                [&](const RungTrialView& t) { return t.request_id == request_id; });
     if (!reported) out->rungs[rung].trials.push_back(RungTrialView{id, std::nullopt, "running"});
   }
   return Status::Ok();

@@ -75,8 +75,8 @@ Status SqliteStore::DeleteWorkspace(int64_t id) {
   DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   static const char* kStatements[] = {
       "DELETE FROM templates WHERE workspace_id = ?",
-      "DELETE FROM experiment_projects WHERE project_id IN (SELECT id FROM projects WHERE "
-      "workspace_id = ?)",
+      ("DELETE FROM experiment_projects WHERE project_id IN (SELECT id FROM projects WHERE "
+       "workspace_id = ?)"),
       "DELETE FROM projects WHERE workspace_id = ?",
       "DELETE FROM workspaces WHERE id = ?",
   };
