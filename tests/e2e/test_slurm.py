@@ -48,6 +48,16 @@ class SlurmCluster(Cluster):
         env["SLURM_CONF"] = str(self.data_dir / "slurm" / "slurm.conf")
         return env
 
+    def settled_jobs_of(self, trial_id: int):
+        """jobs_of once none is still PENDING, RUNNING or COMPLETING (Slurm shows COMPLETING for
+        a moment after the trial has reported its end)."""
+        def settled():
+            jobs = self.jobs_of(trial_id)
+            return jobs if all(j[1] not in ("PENDING", "RUNNING", "COMPLETING")
+                               for j in jobs) else None
+
+        return wait_for(settled, 60, f"trial {trial_id}'s Slurm jobs to end")
+
     def jobs_of(self, trial_id: int):
         """[(job id, state, reason, nice)] of the trial's Slurm jobs, oldest first."""
         out = subprocess.run(["squeue", "-h", "--states=all", "-o", "%i|%T|%r|%y|%j"],
@@ -102,7 +112,7 @@ def test_search_completes_as_slurm_jobs(slurm, tmp_path):
         logs = slurm.logs(t["id"])
         assert "to Slurm partition compute" in logs, logs
         assert "flaky: done at step 6" in logs, logs
-        (job,) = slurm.jobs_of(t["id"])  # one job per trial, ended cleanly
+        (job,) = slurm.settled_jobs_of(t["id"])  # one job per trial, ended cleanly
         assert job[1] == "COMPLETED", job
     # The jobs' agents left with their jobs: none is listed as a lost agent.
     wait_for(lambda: not [a for a in slurm.request("GET", "/api/v1/agents")["agents"]
@@ -142,7 +152,7 @@ def test_pause_activate_resumes_from_checkpoint(slurm, tmp_path):
     assert t["restarts"] == 0
     logs = slurm.logs(t["id"])
     assert f"flaky: resumed from" in logs and f"at step {at}" in logs, logs
-    jobs = slurm.jobs_of(t["id"])
+    jobs = slurm.settled_jobs_of(t["id"])
     assert len(jobs) == 2 and all(j[1] == "COMPLETED" for j in jobs), jobs
 
 
@@ -189,7 +199,7 @@ def test_scancel_from_outside_is_an_infrastructure_failure(slurm, tmp_path):
     logs = slurm.logs(t["id"])
     assert f"Slurm job {job[0]} ended CANCELLED" in logs, logs
     assert "flaky: resumed from" in logs, logs
-    jobs = slurm.jobs_of(t["id"])
+    jobs = slurm.settled_jobs_of(t["id"])
     assert [j[1] for j in jobs] == ["CANCELLED", "COMPLETED"], jobs
 
 
@@ -210,5 +220,5 @@ def test_master_kill9_readopts_running_slurm_job(slurm, tmp_path):
     assert [m["stepsCompleted"] for m in slurm.metrics(t["id"], "training")] == list(range(1, 21))
     runs = [json.loads(l) for l in starts.read_text().splitlines()]
     assert len(runs) == 1, f"the trial ran again instead of being re-adopted: {runs}"
-    jobs = slurm.jobs_of(t["id"])
+    jobs = slurm.settled_jobs_of(t["id"])
     assert jobs == [(job[0], "COMPLETED", jobs[0][2], jobs[0][3])], (job, jobs)
