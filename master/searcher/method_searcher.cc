@@ -21,11 +21,69 @@ MethodSearcher::MethodSearcher(const config::ExperimentConfig& config,
       rng_(config.experiment_seed),
       method_(std::move(method)) {}
 
-TrialHandle MethodSearcher::Known(const std::string& request_id) const {
-  TrialHandle trial = ids_.Find(request_id);
+TrialHandle MethodSearcher::Known(const std::string& request_id) {
+  TrialHandle trial = ids_.Lookup(request_id);
   // A method registers its Creates before they reach Record: an id it registered in a call
   // that then failed has no record.
   return trial < trials_.size() ? trial : kNoTrial;
+}
+
+void MethodSearcher::AddPending(TrialHandle trial, uint64_t length) {
+  TrialRecord& t = trials_[trial];
+  if (t.pending == 0) {
+    t.first_pending = length;
+  } else {
+    more_pending_[trial].push_back(length);
+  }
+  ++t.pending;
+}
+
+bool MethodSearcher::OwesValidation(TrialHandle trial, uint64_t length) const {
+  const TrialRecord& t = trials_[trial];
+  if (t.pending == 0) return false;
+  if (t.first_pending == length) return true;
+  if (t.pending == 1) return false;
+  const std::vector<uint64_t>& rest = more_pending_.at(trial);
+  return std::find(rest.begin(), rest.end(), length) != rest.end();
+}
+
+bool MethodSearcher::TakePending(TrialHandle trial, uint64_t length) {
+  TrialRecord& t = trials_[trial];
+  if (t.pending == 0) return false;
+  if (t.pending == 1) {
+    if (t.first_pending != length) return false;
+    t.pending = 0;
+    return true;
+  }
+  auto more = more_pending_.find(trial);
+  std::vector<uint64_t>& rest = more->second;
+  if (t.first_pending == length) {
+    t.first_pending = rest.front();
+    rest.erase(rest.begin());
+  } else {
+    auto op = std::find(rest.begin(), rest.end(), length);
+    if (op == rest.end()) return false;
+    rest.erase(op);
+  }
+  if (--t.pending == 1) more_pending_.erase(more);
+  return true;
+}
+
+void MethodSearcher::ClearPending(TrialHandle trial) {
+  if (trials_[trial].pending > 1) more_pending_.erase(trial);
+  trials_[trial].pending = 0;
+}
+
+std::vector<uint64_t> MethodSearcher::Pending(TrialHandle trial) const {
+  const TrialRecord& t = trials_[trial];
+  std::vector<uint64_t> out;
+  if (t.pending == 0) return out;
+  out.push_back(t.first_pending);
+  if (t.pending > 1) {
+    const std::vector<uint64_t>& rest = more_pending_.at(trial);
+    out.insert(out.end(), rest.begin(), rest.end());
+  }
+  return out;
 }
 
 std::vector<Action> MethodSearcher::Record(std::vector<Action> actions) {
@@ -34,13 +92,13 @@ std::vector<Action> MethodSearcher::Record(std::vector<Action> actions) {
       TrialHandle trial = ids_.Add(c->request_id);  // the method may have added it already
       if (trial >= trials_.size()) trials_.resize(trial + 1);
     } else if (const auto* v = std::get_if<ValidateAfterAction>(&action)) {
-      TrialHandle trial = ids_.Find(v->request_id);
-      if (trial != kNoTrial && !trials_[trial].done) trials_[trial].pending.push_back(v->length);
+      TrialHandle trial = ids_.Lookup(v->request_id);
+      if (trial != kNoTrial && !trials_[trial].done) AddPending(trial, v->length);
     } else if (const auto* cl = std::get_if<CloseAction>(&action)) {
-      TrialHandle trial = ids_.Find(cl->request_id);
+      TrialHandle trial = ids_.Lookup(cl->request_id);
       if (trial != kNoTrial) {
         trials_[trial].closed = true;
-        trials_[trial].pending.clear();
+        ClearPending(trial);
       }
     }
   }
@@ -81,15 +139,13 @@ Result<std::vector<Action>> MethodSearcher::ValidationCompleted(const std::strin
                                                                 double metric, uint64_t length) {
   TrialHandle handle = Known(request_id);
   if (handle == kNoTrial) return NotFound("no trial with request id " + request_id);
-  TrialRecord& trial = trials_[handle];
-  auto op = std::find(trial.pending.begin(), trial.pending.end(), length);
-  if (op == trial.pending.end()) {
+  if (!OwesValidation(handle, length)) {
     return InvalidArgument("trial " + request_id + " has no pending validation at length " +
                            std::to_string(length));
   }
   if (!std::isfinite(metric)) return InvalidArgument("searcher metric: must be a finite number");
-  trial.pending.erase(op);
-  double& units = trial.units;
+  TakePending(handle, length);
+  double& units = trials_[handle].units;
   units = std::isnan(units) ? static_cast<double>(length)
                             : std::max(units, static_cast<double>(length));
   SearchContext ctx = Context();
@@ -115,7 +171,7 @@ std::vector<Action> MethodSearcher::TrialExitedEarly(const std::string& request_
   if (handle == kNoTrial || trials_[handle].done) return std::vector<Action>();
   TrialRecord& trial = trials_[handle];
   trial.done = true;
-  trial.pending.clear();
+  ClearPending(handle);
   if (reason == ExitedReason::kErrored) trial.failed = true;
   if (reason == ExitedReason::kUserCanceled) trial.canceled = true;
   SearchContext ctx = Context();
@@ -130,7 +186,7 @@ std::vector<Action> MethodSearcher::TrialExited(const std::string& request_id) {
   ++exited_count_;
   if (!trial.done) {
     trial.done = true;
-    trial.pending.clear();
+    ClearPending(handle);
   }
   SearchContext ctx = Context();
   return Record(method_->TrialExited(ctx, handle));
@@ -169,7 +225,7 @@ nlohmann::json MethodSearcher::Snapshot() const {
         {"created", t.created}, {"closed", t.closed},
         {"done", t.done},       {"exited", t.exited},
         {"failed", t.failed},   {"canceled", t.canceled},
-        {"pending", t.pending}, {"units", std::isnan(t.units) ? json(nullptr) : json(t.units)}};
+        {"pending", Pending(h)}, {"units", std::isnan(t.units) ? json(nullptr) : json(t.units)}};
   }
   return json{{"version", kSnapshotVersion},
               {"search_method_type", name_},
@@ -196,6 +252,7 @@ Status MethodSearcher::LoadSnapshot(const nlohmann::json& snapshot) {
     // Handles in request-id order (the snapshot's): only lookups depend on them.
     RequestIdIndex ids;
     std::vector<TrialRecord> trials;
+    std::unordered_map<TrialHandle, std::vector<uint64_t>> more_pending;
     int64_t exited = 0;
     for (const auto& [id, t] : snapshot.at("trials").items()) {
       TrialRecord r;
@@ -205,7 +262,13 @@ Status MethodSearcher::LoadSnapshot(const nlohmann::json& snapshot) {
       r.exited = t.at("exited").get<bool>();
       r.failed = t.at("failed").get<bool>();
       r.canceled = t.at("canceled").get<bool>();
-      r.pending = t.at("pending").get<std::vector<uint64_t>>();
+      auto pending = t.at("pending").get<std::vector<uint64_t>>();
+      r.pending = static_cast<uint32_t>(pending.size());
+      if (!pending.empty()) r.first_pending = pending.front();
+      if (pending.size() > 1) {
+        more_pending.emplace(static_cast<TrialHandle>(trials.size()),
+                             std::vector<uint64_t>(pending.begin() + 1, pending.end()));
+      }
       if (!t.at("units").is_null()) r.units = t.at("units").get<double>();
       exited += r.exited;
       ids.Add(id);
@@ -217,6 +280,7 @@ Status MethodSearcher::LoadSnapshot(const nlohmann::json& snapshot) {
     shutdown_ = snapshot.at("shutdown").get<bool>();
     ids_ = std::move(ids);
     trials_ = std::move(trials);
+    more_pending_ = std::move(more_pending);
     exited_count_ = exited;
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("invalid searcher snapshot: ") + e.what());

@@ -59,22 +59,33 @@ class MethodSearcher : public Searcher {
   nlohmann::json Snapshot() const override;
 
  private:
+  // 32 bytes, no heap: an event touches one record and nothing else of the trial's here.
   struct TrialRecord {
-    // NaN until TrialCreated (next to the flags: an event touches one record).
+    // NaN until TrialCreated.
     double units = std::numeric_limits<double>::quiet_NaN();
+    // ValidateAfter lengths not yet completed, oldest first: the first inline (a trial nearly
+    // always owes one at a time), the others in more_pending_.
+    uint64_t first_pending = 0;
+    uint32_t pending = 0;
     bool created = false;
     bool closed = false;
     bool done = false;
     bool exited = false;
     bool failed = false;
     bool canceled = false;
-    std::vector<uint64_t> pending;  // ValidateAfter lengths not yet completed
   };
+
+  void AddPending(TrialHandle trial, uint64_t length);
+  bool OwesValidation(TrialHandle trial, uint64_t length) const;
+  // Removes the oldest pending `length` of `trial`; false when it owes none.
+  bool TakePending(TrialHandle trial, uint64_t length);
+  void ClearPending(TrialHandle trial);
+  std::vector<uint64_t> Pending(TrialHandle trial) const;
 
   // Bookkeeping for actions the method returned; appends Shutdown when due.
   std::vector<Action> Record(std::vector<Action> actions);
   // The handle of a recorded trial, or kNoTrial.
-  TrialHandle Known(const std::string& request_id) const;
+  TrialHandle Known(const std::string& request_id);
   SearchContext Context() { return SearchContext{rng_, hparams_, ids_}; }
 
   std::string name_;
@@ -89,6 +100,7 @@ class MethodSearcher : public Searcher {
   // request id (JSON objects are ordered by key), so handles never reach the stored state.
   RequestIdIndex ids_;
   std::vector<TrialRecord> trials_;  // by handle
+  std::unordered_map<TrialHandle, std::vector<uint64_t>> more_pending_;  // after first_pending
 };
 
 }  // namespace det::master::searcher

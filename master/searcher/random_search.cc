@@ -23,8 +23,8 @@ RandomSearcher::RandomSearcher(const config::ExperimentConfig& config)
       max_concurrent_trials_(name_ == "single" ? 1 : config.searcher.max_concurrent_trials),
       rng_(config.experiment_seed) {}
 
-TrialHandle RandomSearcher::Find(const std::string& request_id) const {
-  TrialHandle h = ids_.Find(request_id);
+TrialHandle RandomSearcher::Find(const std::string& request_id) {
+  TrialHandle h = ids_.Lookup(request_id);
   return h < trials_.size() ? h : kNoTrial;
 }
 

@@ -74,7 +74,7 @@ class RandomSearcher : public Searcher {
   CreateAction NewTrial();
   void MaybeShutdown(std::vector<Action>* actions);
   // The handle of `request_id`, or kNoTrial.
-  TrialHandle Find(const std::string& request_id) const;
+  TrialHandle Find(const std::string& request_id);
   static Count CountOf(const TrialState& t);
   // Moves trial `h` from the count `before` (taken before its state changed) to its count now.
   void Recount(TrialHandle h, Count before);

@@ -24,8 +24,14 @@ class RequestIdIndex {
   TrialHandle Add(std::string_view id);
   // The handle of `id`, or kNoTrial.
   TrialHandle Find(std::string_view id) const;
+  // Find, checking first the id last returned by Add or Lookup: an event names one trial and
+  // the actions it returns mostly name the same one, so most lookups of a search skip the
+  // table, whose slots lie outside the L2 cache at 10,000 trials.
+  TrialHandle Lookup(std::string_view id);
   // REQUIRES: handle < size(). Valid until the next Add or Clear.
   std::string_view id(TrialHandle handle) const {
+    // Ids of one length (UUIDs) are found without reading ends_: one cache line less per lookup.
+    if (!mixed_lengths_) return std::string_view(text_.data() + handle * id_length_, id_length_);
     return std::string_view(text_).substr(ends_[handle], ends_[handle + 1] - ends_[handle]);
   }
   size_t size() const { return ends_.size() - 1; }
@@ -44,7 +50,10 @@ class RequestIdIndex {
 
   std::string text_;                // every id, end to end, in handle order
   std::vector<size_t> ends_ = {0};  // id h is text_[ends_[h], ends_[h + 1])
+  size_t id_length_ = 0;            // the length of every id, unless mixed_lengths_
+  bool mixed_lengths_ = false;
   std::vector<Slot> slots_;         // size 0 or a power of two
+  TrialHandle recent_ = kNoTrial;   // last handle returned by Add or Lookup
 };
 
 }  // namespace det::master::searcher
