@@ -11,12 +11,13 @@
 // events; each search prints its cost per event next to the baseline's and the ratio, i.e. what
 // the searcher's own bookkeeping costs on top of drawing its trials. Times are this thread's CPU
 // time (CLOCK_THREAD_CPUTIME_ID), so other processes on a shared machine do not count, and each
-// figure is the best of five runs (the least disturbed one: on a shared machine the other processes
-// evict the searcher's working set from the caches at random).
+// figure is the best of nine runs (--runs; the least disturbed one: on a shared machine the
+// other processes evict the searcher's working set from the caches at random).
 //
-// Usage: searcher_bench [--quick] [--only NAME]
+// Usage: searcher_bench [--quick] [--only NAME] [--runs N]
 //   --quick: 1,000 trials only, one run each, no snapshots or PBT
 //   --only NAME: only the search whose name starts with NAME (e.g. to profile it)
+//   --runs N: the best of N runs per figure (default 9)
 
 #include <sys/resource.h>
 #include <time.h>
@@ -118,7 +119,12 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
   auto searcher = std::move(s::Searcher::Create(cfg)).value();
   std::vector<Trial> trials;
   std::string id;  // the request id of the current call (capacity reused: no allocation)
+  uint32_t current = 0;  // the trial `id` names
   s::RequestIdIndex index;       // handles in creation order: the index into `trials`
+  // Most actions name the trial of the event that returned them.
+  auto find = [&](const std::string& request_id) {
+    return !id.empty() && request_id == id ? current : index.Lookup(request_id);
+  };
   uint32_t oldest_live = 0;      // every trial before it has exited
   std::vector<uint32_t> runnable;
   std::deque<s::Action> queue;
@@ -147,6 +153,7 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
     more_ops.erase(t);
     drop_runnable(t);
     id.assign(index.id(t));
+    current = t;
     absorb(searcher->TrialExited(id));
   };
 
@@ -161,7 +168,7 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
         trials.emplace_back();
         absorb(searcher->TrialCreated(c->request_id));
       } else if (auto* v = std::get_if<s::ValidateAfterAction>(&a)) {
-        uint32_t t = index.Lookup(v->request_id);
+        uint32_t t = find(v->request_id);
         if (trials[t].closed || trials[t].exited) continue;
         if (trials[t].has_op) {
           more_ops[t].push_back(v->length);
@@ -174,7 +181,7 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
           runnable.push_back(t);
         }
       } else if (auto* cl = std::get_if<s::CloseAction>(&a)) {
-        uint32_t t = index.Lookup(cl->request_id);
+        uint32_t t = find(cl->request_id);
         trials[t].closed = true;
         exit_trial(t);
       }
@@ -199,6 +206,7 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
     }
     if (!trials[t].has_op) drop_runnable(t);
     id.assign(index.id(t));
+    current = t;
     searcher->SetTrialProgress(id, static_cast<double>(length));
     absorb(std::move(searcher->ValidationCompleted(id, Spread(t), length)).value());
   }
@@ -301,11 +309,13 @@ std::string AdaptiveAsha(int trials) {
 int main(int argc, char** argv) {
   bool quick = false;
   std::string only;
+  int runs = 9;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+    if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = std::atoi(argv[++i]);
   }
-  int runs = quick ? 1 : 5;
+  if (quick) runs = 1;
   std::printf(
       "searcher_bench: in-process searches, 64 trials at a time finishing in random order, "
       "best of %d\n",

@@ -92,10 +92,10 @@ void RungRanking::Assign(const std::vector<Entry>& entries) {
   // Arrivals 0..n-1 keep the given order; newcomers continue past either end (rule 1).
   for (int64_t i = 0; i < n; ++i) {
     Entry e = entries[static_cast<size_t>(i)];
-    e.arrival = i;
+    e.arrival = static_cast<int32_t>(i);
     high_.push_back(e);
   }
-  next_arrival_ = ties_ == Ties::kNewcomerLast ? n : -1;
+  next_arrival_ = ties_ == Ties::kNewcomerLast ? static_cast<int32_t>(n) : -1;
   std::make_heap(high_.begin(), high_.end(), HighCompare);
   Rebalance();
 }

@@ -26,9 +26,10 @@ class RungRanking {
   enum class Ties { kNewcomerLast, kNewcomerFirst };
   enum class Split { kFloor, kAtLeastOne };
 
+  // 16 bytes: four to a cache line along a heap path.
   struct Entry {
     double metric = 0;
-    int64_t arrival = 0;  // order among equal metrics (see rule 1)
+    int32_t arrival = 0;  // order among equal metrics (see rule 1); a rung holds < 2^31 entries
     uint32_t trial = 0;   // the owner's handle for the trial
   };
 
@@ -64,7 +65,7 @@ class RungRanking {
   double divisor_;
   Ties ties_;
   Split split_;
-  int64_t next_arrival_ = 0;
+  int32_t next_arrival_ = 0;
   std::vector<Entry> low_;   // max-heap by (metric, arrival)
   std::vector<Entry> high_;  // min-heap by (metric, arrival)
 };
