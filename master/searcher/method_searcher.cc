@@ -222,9 +222,9 @@ nlohmann::json MethodSearcher::Snapshot() const {
   for (TrialHandle h = 0; h < trials_.size(); ++h) {
     const TrialRecord& t = trials_[h];
     trials[std::string(ids_.id(h))] = json{
-        {"created", t.created}, {"closed", t.closed},
-        {"done", t.done},       {"exited", t.exited},
-        {"failed", t.failed},   {"canceled", t.canceled},
+        {"created", bool{t.created}}, {"closed", bool{t.closed}},
+        {"done", bool{t.done}},       {"exited", bool{t.exited}},
+        {"failed", bool{t.failed}},   {"canceled", bool{t.canceled}},
         {"pending", Pending(h)}, {"units", std::isnan(t.units) ? json(nullptr) : json(t.units)}};
   }
   return json{{"version", kSnapshotVersion},

@@ -59,7 +59,7 @@ class MethodSearcher : public Searcher {
   nlohmann::json Snapshot() const override;
 
  private:
-  // 32 bytes, no heap: an event touches one record and nothing else of the trial's here.
+  // 24 bytes, no heap: an event touches one record and nothing else of the trial's here.
   struct TrialRecord {
     // NaN until TrialCreated.
     double units = std::numeric_limits<double>::quiet_NaN();
@@ -67,13 +67,14 @@ class MethodSearcher : public Searcher {
     // always owes one at a time), the others in more_pending_.
     uint64_t first_pending = 0;
     uint32_t pending = 0;
-    bool created = false;
-    bool closed = false;
-    bool done = false;
-    bool exited = false;
-    bool failed = false;
-    bool canceled = false;
+    bool created : 1 = false;
+    bool closed : 1 = false;
+    bool done : 1 = false;
+    bool exited : 1 = false;
+    bool failed : 1 = false;
+    bool canceled : 1 = false;
   };
+  static_assert(sizeof(TrialRecord) == 24);
 
   void AddPending(TrialHandle trial, uint64_t length);
   bool OwesValidation(TrialHandle trial, uint64_t length) const;

@@ -3,7 +3,7 @@
 // master and the snapshots speak; inside a searcher every trial is a handle 0, 1, 2, ... in the
 // order its id was first added, so per-trial state lives in vectors indexed by handle instead of
 // maps keyed by 36-byte strings. The id -> handle lookup is one open-addressing table (linear
-// probing, load at most 1/2, a 32-bit tag per slot so a probe compares a string only when the
+// probing, load at most 3/4, a 32-bit tag per slot so a probe compares a string only when the
 // hashes agree) over the ids stored end to end in one buffer: O(1) with about three cache lines
 // touched, at any number of trials. Ids are never removed. Pure, not thread-safe.
 
