@@ -26,15 +26,17 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <functional>
+#include <limits>
 #include <random>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "master/config/experiment_config.h"
 #include "master/searcher/hparam_sampling.h"
 #include "master/searcher/nprand.h"
-#include "master/searcher/request_id_index.h"
 #include "master/searcher/searcher.h"
 
 namespace {
@@ -85,6 +87,52 @@ ExperimentConfig Parse(const std::string& searcher, const std::string& space) {
   return *cfg;
 }
 
+// The driver's request id -> trial table: open addressing over 16-byte slots keyed by a 64-bit
+// hash of the id, so a lookup reads one cache line and never the id's text (the driver's cost
+// should not be what grows with the trials). Ids are not compared: two of 10,000 ids share a key
+// with odds of about 1e-11, and then the searcher would reject the event and the bench abort.
+class DriverIndex {
+ public:
+  void Add(std::string_view id, uint32_t trial) {
+    if (4 * (size_ + 1) > 3 * slots_.size()) Grow();
+    Place(Key(id), trial);
+    ++size_;
+  }
+  uint32_t Find(std::string_view id) const {
+    uint64_t key = Key(id);
+    size_t mask = slots_.size() - 1;
+    for (size_t i = key & mask;; i = (i + 1) & mask) {
+      if (slots_[i].key == key) return slots_[i].trial;
+      if (slots_[i].key == 0) return std::numeric_limits<uint32_t>::max();
+    }
+  }
+
+ private:
+  struct Slot {
+    uint64_t key = 0;  // 0: empty
+    uint32_t trial = 0;
+  };
+  static uint64_t Key(std::string_view id) {
+    uint64_t h = std::hash<std::string_view>{}(id);
+    return h == 0 ? 1 : h;
+  }
+  void Place(uint64_t key, uint32_t trial) {
+    size_t mask = slots_.size() - 1;
+    size_t i = key & mask;
+    while (slots_[i].key != 0) i = (i + 1) & mask;
+    slots_[i] = Slot{key, trial};
+  }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 64 : 2 * old.size(), Slot{});
+    for (const Slot& s : old) {
+      if (s.key != 0) Place(s.key, s.trial);
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+};
+
 struct Figures {
   double seconds = 0;
   int64_t trials = 0, events = 0, decisions = 0;
@@ -100,12 +148,12 @@ double Spread(uint64_t i) {
   return out;
 }
 
-// Runs one search to its end. Work outside the searcher is O(1) per event: a flat-table lookup
-// by request id (the searcher's own RequestIdIndex, whose Lookup skips the table when an action
-// names the trial of the event) and a swap-remove pick among the trials with a pending
-// operation. The driver's request ids are that index's text (36 bytes a trial, end to end),
-// copied into one reused string per call: a vector of strings would add a heap block per trial
-// and two cache misses per event that are the driver's, not the searcher's.
+// Runs one search to its end. Work outside the searcher is O(1) per event: a DriverIndex lookup
+// by request id (skipped when an action names the trial of the event) and a swap-remove pick
+// among the trials with a pending operation. The driver keeps its trials' request ids end to
+// end (36 bytes a trial) and copies one into a reused string per call: a vector of strings
+// would add a heap block per trial and two cache misses per event that are the driver's, not
+// the searcher's.
 Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
   // 16 bytes: the driver's own per-trial state should not be what grows with the trials.
   struct Trial {
@@ -118,12 +166,14 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
   std::unordered_map<uint32_t, std::deque<uint64_t>> more_ops;  // pending after `op` (rare)
   auto searcher = std::move(s::Searcher::Create(cfg)).value();
   std::vector<Trial> trials;
-  std::string id;  // the request id of the current call (capacity reused: no allocation)
-  uint32_t current = 0;  // the trial `id` names
-  s::RequestIdIndex index;       // handles in creation order: the index into `trials`
+  std::string text;            // every request id, 36 bytes each, in creation order
+  std::string id;              // the request id of the current call (capacity reused)
+  uint32_t current = 0;        // the trial `id` names
+  DriverIndex index;           // request id -> index into `trials`
+  auto id_of = [&](uint32_t t) { return std::string_view(text).substr(36 * t, 36); };
   // Most actions name the trial of the event that returned them.
   auto find = [&](const std::string& request_id) {
-    return !id.empty() && request_id == id ? current : index.Lookup(request_id);
+    return !id.empty() && request_id == id ? current : index.Find(request_id);
   };
   uint32_t oldest_live = 0;      // every trial before it has exited
   std::vector<uint32_t> runnable;
@@ -152,7 +202,7 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
     trials[t].has_op = false;
     more_ops.erase(t);
     drop_runnable(t);
-    id.assign(index.id(t));
+    id.assign(id_of(t));
     current = t;
     absorb(searcher->TrialExited(id));
   };
@@ -164,7 +214,12 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
       s::Action a = std::move(queue.front());
       queue.pop_front();
       if (auto* c = std::get_if<s::CreateAction>(&a)) {
-        index.Add(c->request_id);
+        if (c->request_id.size() != 36) {
+          std::fprintf(stderr, "request id %s is not a UUID\n", c->request_id.c_str());
+          std::exit(2);
+        }
+        index.Add(c->request_id, static_cast<uint32_t>(trials.size()));
+        text += c->request_id;
         trials.emplace_back();
         absorb(searcher->TrialCreated(c->request_id));
       } else if (auto* v = std::get_if<s::ValidateAfterAction>(&a)) {
@@ -205,7 +260,7 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
       if (more->second.empty()) more_ops.erase(more);
     }
     if (!trials[t].has_op) drop_runnable(t);
-    id.assign(index.id(t));
+    id.assign(id_of(t));
     current = t;
     searcher->SetTrialProgress(id, static_cast<double>(length));
     absorb(std::move(searcher->ValidationCompleted(id, Spread(t), length)).value());
