@@ -166,16 +166,16 @@ Figures Drive(const ExperimentConfig& cfg, uint32_t order_seed) {
   std::unordered_map<uint32_t, std::deque<uint64_t>> more_ops;  // pending after `op` (rare)
   auto searcher = std::move(s::Searcher::Create(cfg)).value();
   std::vector<Trial> trials;
-  std::string text;            // every request id, 36 bytes each, in creation order
-  std::string id;              // the request id of the current call (capacity reused)
-  uint32_t current = 0;        // the trial `id` names
-  DriverIndex index;           // request id -> index into `trials`
+  std::string text;      // every request id, 36 bytes each, in creation order
+  std::string id;        // the request id of the current call (capacity reused)
+  uint32_t current = 0;  // the trial `id` names
+  DriverIndex index;     // request id -> index into `trials`
   auto id_of = [&](uint32_t t) { return std::string_view(text).substr(36 * t, 36); };
   // Most actions name the trial of the event that returned them.
   auto find = [&](const std::string& request_id) {
     return !id.empty() && request_id == id ? current : index.Find(request_id);
   };
-  uint32_t oldest_live = 0;      // every trial before it has exited
+  uint32_t oldest_live = 0;  // every trial before it has exited
   std::vector<uint32_t> runnable;
   std::deque<s::Action> queue;
   std::mt19937 order(order_seed);

@@ -221,11 +221,15 @@ nlohmann::json MethodSearcher::Snapshot() const {
   json trials = json::object();
   for (TrialHandle h = 0; h < trials_.size(); ++h) {
     const TrialRecord& t = trials_[h];
-    trials[std::string(ids_.id(h))] = json{
-        {"created", bool{t.created}}, {"closed", bool{t.closed}},
-        {"done", bool{t.done}},       {"exited", bool{t.exited}},
-        {"failed", bool{t.failed}},   {"canceled", bool{t.canceled}},
-        {"pending", Pending(h)}, {"units", std::isnan(t.units) ? json(nullptr) : json(t.units)}};
+    trials[std::string(ids_.id(h))] =
+        json{{"created", bool{t.created}},
+             {"closed", bool{t.closed}},
+             {"done", bool{t.done}},
+             {"exited", bool{t.exited}},
+             {"failed", bool{t.failed}},
+             {"canceled", bool{t.canceled}},
+             {"pending", Pending(h)},
+             {"units", std::isnan(t.units) ? json(nullptr) : json(t.units)}};
   }
   return json{{"version", kSnapshotVersion},
               {"search_method_type", name_},

@@ -101,7 +101,8 @@ class MethodSearcher : public Searcher {
   // request id (JSON objects are ordered by key), so handles never reach the stored state.
   RequestIdIndex ids_;
   std::vector<TrialRecord> trials_;  // by handle
-  std::unordered_map<TrialHandle, std::vector<uint64_t>> more_pending_;  // after first_pending
+  // Pending lengths after first_pending, of the few trials that owe more than one.
+  std::unordered_map<TrialHandle, std::vector<uint64_t>> more_pending_;
 };
 
 }  // namespace det::master::searcher

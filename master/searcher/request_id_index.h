@@ -52,8 +52,8 @@ class RequestIdIndex {
   std::vector<size_t> ends_ = {0};  // id h is text_[ends_[h], ends_[h + 1])
   size_t id_length_ = 0;            // the length of every id, unless mixed_lengths_
   bool mixed_lengths_ = false;
-  std::vector<Slot> slots_;         // size 0 or a power of two
-  TrialHandle recent_ = kNoTrial;   // last handle returned by Add or Lookup
+  std::vector<Slot> slots_;        // size 0 or a power of two
+  TrialHandle recent_ = kNoTrial;  // last handle returned by Add or Lookup
 };
 
 }  // namespace det::master::searcher
