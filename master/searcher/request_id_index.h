@@ -4,8 +4,9 @@
 // order its id was first added, so per-trial state lives in vectors indexed by handle instead of
 // maps keyed by 36-byte strings. The id -> handle lookup is one open-addressing table (linear
 // probing, load at most 3/4, a 32-bit tag per slot so a probe compares a string only when the
-// hashes agree) over the ids stored end to end in one buffer: O(1) with about three cache lines
-// touched, at any number of trials. Ids are never removed. Pure, not thread-safe.
+// hashes agree) over the ids stored end to end in one buffer: O(1) with about two cache lines
+// touched (the slot and the id's text), at any number of trials. Ids are never removed. Pure,
+// not thread-safe.
 
 #include <cstdint>
 #include <limits>
