@@ -149,7 +149,19 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
   DET_RETURN_IF_ERROR(store->Exec("PRAGMA foreign_keys=ON"));
   DET_RETURN_IF_ERROR(store->Migrate());
   store->StartReaders([path] { return OpenSqliteReadDb(path); });
+  // Without it (no second connection could be opened) the commits checkpoint, as SQLite does by
+  // default: slower at the tail, as safe.
+  if (options.background_checkpoints) (void)store->StartCheckpointer(path);
   return store;
+}
+
+Status SqliteStore::StartCheckpointer(const std::string& path) {
+  DET_ASSIGN_OR_RETURN(checkpointer_,
+                       WalCheckpointer::Start(db_, path, [this](const std::function<void()>& fn) {
+                         std::lock_guard<std::mutex> lock(mu_);
+                         fn();
+                       }));
+  return Status::Ok();
 }
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenPostgres(const std::string& conninfo) {

@@ -1,7 +1,6 @@
 #include "master/store/sqlite/wal_checkpointer.h"
 
 #include <sqlite3.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <utility>
@@ -62,11 +61,7 @@ bool WalCheckpointer::Checkpoint(int64_t* frames) {
   int rc = sqlite3_wal_checkpoint_v2(SqliteHandle(own_.get()), nullptr, SQLITE_CHECKPOINT_PASSIVE,
                                      &log, &done);
   *frames = log;
-  if (rc != SQLITE_OK) {
-    spdlog::warn("WAL checkpoint failed: {}", sqlite3_errmsg(SqliteHandle(own_.get())));
-    return false;
-  }
-  return true;
+  return rc == SQLITE_OK;
 }
 
 void WalCheckpointer::Loop() {
