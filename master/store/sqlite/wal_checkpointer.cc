@@ -7,6 +7,8 @@
 
 namespace det::master::store {
 
+constexpr int kSqliteDefaultCheckpointFrames = 1000;  // SQLITE_DEFAULT_WAL_AUTOCHECKPOINT
+
 // sqlite_db.cc: the handle under a SQLite Db (nullptr for any other).
 sqlite3* SqliteHandle(Db* db);
 
@@ -22,6 +24,9 @@ Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::Start(Db* writer, cons
     return InvalidArgument("WAL checkpointer: the write connection is not SQLite");
   }
   DET_ASSIGN_OR_RETURN(std::unique_ptr<Db> own, OpenSqliteDb(path));
+  // A connection learns that the database is in WAL mode when it first reads it; until then a
+  // checkpoint on it does nothing.
+  DET_RETURN_IF_ERROR(own->Exec("SELECT count(*) FROM sqlite_master"));
   std::unique_ptr<WalCheckpointer> c(
       new WalCheckpointer(writer, std::move(own), std::move(with_write_lock), options));
   // Replaces SQLite's automatic checkpoint, which is a WAL hook too.
@@ -44,8 +49,8 @@ WalCheckpointer::~WalCheckpointer() {
     cv_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
-  // The default again (closing the last connection checkpoints everything anyway).
-  sqlite3_wal_autocheckpoint(SqliteHandle(writer_), static_cast<int>(options_.checkpoint_frames));
+  // SQLite's default again (closing the last connection checkpoints everything anyway).
+  sqlite3_wal_autocheckpoint(SqliteHandle(writer_), kSqliteDefaultCheckpointFrames);
 }
 
 void WalCheckpointer::Committed(int64_t frames) {
@@ -61,7 +66,7 @@ bool WalCheckpointer::Checkpoint(int64_t* frames) {
   int rc = sqlite3_wal_checkpoint_v2(SqliteHandle(own_.get()), nullptr, SQLITE_CHECKPOINT_PASSIVE,
                                      &log, &done);
   *frames = log;
-  return rc == SQLITE_OK;
+  return rc == SQLITE_OK && log >= 0;  // -1: not in WAL mode
 }
 
 void WalCheckpointer::Loop() {
