@@ -11,6 +11,7 @@ export DET_BUILD_DIR="${BUILD_DIR:-$(dirname "$here")/build}"
 "$DET_BUILD_DIR/bin/searcher_bench"
 "$PYTHON" "$here/scheduling_overhead.py"
 "$PYTHON" "$here/metrics_trials.py"
+"$DET_BUILD_DIR/bin/metrics_store_bench" --batches 100
 "$DET_BUILD_DIR/bin/store_scale"
 "$PYTHON" "$here/create_large_search.py"
 "$DET_BUILD_DIR/bin/searcher_persist_bench"

@@ -143,6 +143,7 @@ class SqliteDb : public Db {
   int64_t Changes() override { return sqlite3_changes(db_); }
   int64_t LastInsertId() override { return sqlite3_last_insert_rowid(db_); }
   Status SyncIdSequences() override { return Status::Ok(); }
+  sqlite3* handle() const { return db_; }
 
  private:
   sqlite3* db_;
@@ -162,6 +163,11 @@ void Sha256HexFunction(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 }
 
 }  // namespace
+
+sqlite3* SqliteHandle(Db* db) {
+  auto* sqlite = dynamic_cast<SqliteDb*>(db);
+  return sqlite == nullptr ? nullptr : sqlite->handle();
+}
 
 Result<std::unique_ptr<Db>> OpenSqliteDb(const std::string& path) {
   sqlite3* db = nullptr;

@@ -19,16 +19,17 @@ class MetricWriter {
       : archive_(db,
                  "UPDATE metrics SET archived = 1 WHERE trial_id = ? AND metric_group = ? AND "
                  "trial_run_id < ? AND total_batches >= ? AND archived = 0"),
-        // A repeated (trial, run, group, steps) merges into the stored row: retries never
-        // duplicate, and a report split in parts (e.g. two validation calls) adds up.
+        // A new (trial, run, group, steps) is one statement; a repeated one (a retry, or a report
+        // split in parts, e.g. two validation calls) merges into the stored row, so retries never
+        // duplicate and parts add up. Two statements rather than one upsert: the writer must
+        // know whether a row was added, and asking first costs a third statement per report.
         insert_(db,
                 "INSERT INTO metrics (trial_id, trial_run_id, total_batches, metric_group, "
                 "metrics, report_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(trial_id, "
-                "trial_run_id, metric_group, total_batches) DO UPDATE SET metrics = " +
-                    sql::JsonPatch(db->dialect(), "metrics.metrics", "excluded.metrics")),
-        exists_(db,
-                "SELECT 1 FROM metrics WHERE trial_id = ? AND trial_run_id = ? AND "
-                "metric_group = ? AND total_batches = ?"),
+                "trial_run_id, metric_group, total_batches) DO NOTHING"),
+        merge_(db, "UPDATE metrics SET metrics = " + sql::JsonPatch(db->dialect(), "metrics", "?") +
+                       " WHERE trial_id = ? AND trial_run_id = ? AND metric_group = ? AND "
+                       "total_batches = ?"),
         progress_(db, "UPDATE trials SET total_batches = " +
                           sql::Greatest(db->dialect(), "total_batches", "?") + " WHERE id = ?"),
         db_(db) {}
@@ -36,7 +37,7 @@ class MetricWriter {
   Status prepared() const {
     DET_RETURN_IF_ERROR(archive_.prepared());
     DET_RETURN_IF_ERROR(insert_.prepared());
-    DET_RETURN_IF_ERROR(exists_.prepared());
+    DET_RETURN_IF_ERROR(merge_.prepared());
     return progress_.prepared();
   }
 
@@ -50,15 +51,17 @@ class MetricWriter {
                             .Bind(4, row.total_batches)
                             .Run());
     const bool archived = db_->Changes() > 0;
-    exists_.Reset();
-    exists_.Bind(1, row.trial_id).Bind(2, row.trial_run_id).Bind(3, row.group);
-    exists_.Bind(4, row.total_batches);
-    DET_ASSIGN_OR_RETURN(bool merges, exists_.Step());
-    *added = !archived && !merges;
+    const std::string metrics = row.metrics.dump();
     insert_.Reset();
     insert_.Bind(1, row.trial_id).Bind(2, row.trial_run_id).Bind(3, row.total_batches);
-    insert_.Bind(4, row.group).Bind(5, row.metrics.dump()).Bind(6, row.report_time);
-    return insert_.Run();
+    insert_.Bind(4, row.group).Bind(5, metrics).Bind(6, row.report_time);
+    DET_RETURN_IF_ERROR(insert_.Run());
+    const bool merges = db_->Changes() == 0;
+    *added = !archived && !merges;
+    if (!merges) return Status::Ok();
+    merge_.Reset();
+    merge_.Bind(1, metrics).Bind(2, row.trial_id).Bind(3, row.trial_run_id).Bind(4, row.group);
+    return merge_.Bind(5, row.total_batches).Run();
   }
 
   // training and validation reports move the trial's progress (total_batches).
@@ -74,7 +77,7 @@ class MetricWriter {
  private:
   Statement archive_;
   Statement insert_;
-  Statement exists_;
+  Statement merge_;
   Statement progress_;
   Db* db_;
 };
