@@ -306,12 +306,11 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                       *id, store::Page{*offset, std::max<int64_t>(*limit, 0)},
                       order->value_or(false), &total);
                   if (!ids.ok()) return ErrorResponse(ids.status());
+                  // The page's views read together: a few statements, not five per trial.
+                  auto views = master->GetTrials(*ids);
+                  if (!views.ok()) return ErrorResponse(views.status());
                   json trials = json::array();
-                  for (int64_t trial_id : *ids) {
-                    auto t = master->GetTrial(trial_id);
-                    if (!t.ok()) return ErrorResponse(t.status());
-                    trials.push_back(TrialJson(*t));
-                  }
+                  for (const auto& t : *views) trials.push_back(TrialJson(t));
                   int64_t count = static_cast<int64_t>(trials.size());
                   return JsonResponse({{"trials", std::move(trials)},
                                        {"pagination", PaginationJson(*offset, *limit, count, total)}});
