@@ -199,13 +199,15 @@ det::Status SetScaleIndexes(const std::string& db_path, bool on) {
     for (const auto& m : store::Migrations()) {
       if (m.version == 12) sql = m.sql;
     }
-    // 0021 replaced 0012's name expression index with the name column's.
+    // 0021 replaced 0012's name expression index with the name column's, 0023 its owner index
+    // with one that covers the name.
     sql += "; DROP INDEX experiments_name; CREATE INDEX experiments_by_name ON experiments(name, "
-           "id, owner_id);";
+           "id, owner_id); DROP INDEX experiments_owner; CREATE INDEX experiments_owner_name ON "
+           "experiments(owner_id, name);";
   } else {
     sql =
         "DROP INDEX experiments_archived; DROP INDEX experiments_archived_start; "
-        "DROP INDEX experiments_start_time; DROP INDEX experiments_owner; "
+        "DROP INDEX experiments_start_time; DROP INDEX experiments_owner_name; "
         "DROP INDEX experiments_state_archived_start; "
         "DROP INDEX experiments_by_name; DROP INDEX experiment_projects_project; "
         "DROP INDEX trials_experiment_state; DROP INDEX metrics_series; "
