@@ -1,6 +1,7 @@
 // Experiments: create, list, get, lifecycle, trials, checkpoints, context.
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "common/base64.h"
 #include "common/clock.h"
@@ -142,6 +143,17 @@ Status AddSummaries(server::Master* master, const std::vector<server::Experiment
     e["bestTrialId"] = s.best_trial_id ? json(*s.best_trial_id) : json(nullptr);
   }
   return Status::Ok();
+}
+
+// A trial's JSON with its parsed summary and hyperparameters moved into it, not copied: at 100
+// trials a page, building the JSON costs more than the store reads (the same bytes as TrialJson).
+json TrialJsonMovingFields(server::TrialView& v) {
+  json summary = std::exchange(v.summary_metrics, json::object());
+  json hparams = std::exchange(v.row.hparams, json());
+  json out = TrialJson(v);
+  out["summaryMetrics"] = std::move(summary);
+  out["hparams"] = std::move(hparams);
+  return out;
 }
 
 }  // namespace
@@ -306,12 +318,11 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                       *id, store::Page{*offset, std::max<int64_t>(*limit, 0)},
                       order->value_or(false), &total);
                   if (!ids.ok()) return ErrorResponse(ids.status());
+                  // The page's views read together: a few statements, not five per trial.
+                  auto views = master->GetTrials(*ids);
+                  if (!views.ok()) return ErrorResponse(views.status());
                   json trials = json::array();
-                  for (int64_t trial_id : *ids) {
-                    auto t = master->GetTrial(trial_id);
-                    if (!t.ok()) return ErrorResponse(t.status());
-                    trials.push_back(TrialJson(*t));
-                  }
+                  for (auto& t : *views) trials.push_back(TrialJsonMovingFields(t));
                   int64_t count = static_cast<int64_t>(trials.size());
                   return JsonResponse({{"trials", std::move(trials)},
                                        {"pagination", PaginationJson(*offset, *limit, count, total)}});
@@ -320,8 +331,8 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                 if (!trials.ok()) return ErrorResponse(trials.status());
                 std::vector<std::string> states = req.QueryAll("states");
                 json all = json::array();
-                for (const auto& t : *trials) {
-                  json j = TrialJson(t);
+                for (auto& t : *trials) {
+                  json j = TrialJsonMovingFields(t);
                   if (!states.empty() && std::find(states.begin(), states.end(),
                                                    j["state"].get<std::string>()) == states.end()) {
                     continue;

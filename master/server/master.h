@@ -215,6 +215,9 @@ class Master {
   Status SetArchived(int64_t id, bool archived);
   Result<std::vector<TrialView>> ListTrials(int64_t experiment_id);
   Result<TrialView> GetTrial(int64_t trial_id);
+  // The views of several trials (a page of a list), read together (Store::GetTrialViewRows), in
+  // the order of `trial_ids`; NotFound when one does not exist.
+  Result<std::vector<TrialView>> GetTrials(const std::vector<int64_t>& trial_ids);
   Result<std::string> GetContextForTask(const std::string& task_id);
   // The experiment's context directory as submitted, a tar.gz.
   Result<std::string> GetModelDefinition(int64_t experiment_id);

@@ -2,6 +2,7 @@
 // interpretation of allocation exits.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "master/config/searcher_metric.h"
@@ -474,18 +475,22 @@ bool Master::TrialFinished(int64_t trial_id) {
 }
 
 Result<TrialView> Master::GetTrial(int64_t trial_id) {
-  DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
+  DET_ASSIGN_OR_RETURN(std::vector<TrialView> views, GetTrials({trial_id}));
+  return std::move(views.front());
+}
+
+namespace {
+
+// A trial's view from its rows; presented_state is left to the caller. Its best and latest
+// validation are kept on the trial row as reports arrive: two rows read, not every report.
+TrialView TrialViewOf(store::TrialViewRows rows) {
   TrialView v;
-  DET_ASSIGN_OR_RETURN(v.task_ids, store_->ListTaskIds(trial_id));
-  if (v.task_ids.empty()) v.task_ids.push_back(row.task_id);
-  DET_ASSIGN_OR_RETURN(v.summary_metrics, store_->GetTrialSummaryMetrics(trial_id));
-  // Kept on the trial row as reports arrive: two rows read, not every validation report.
-  DET_ASSIGN_OR_RETURN(store::TrialValidationReports vals, store_->GetTrialValidations(trial_id));
-  v.latest_validation = std::move(vals.latest);
-  v.best_validation = std::move(vals.best);
-  DET_ASSIGN_OR_RETURN(std::vector<store::CheckpointRow> ckpts,
-                       store_->ListCheckpointsForTrial(trial_id));
-  for (auto& c : ckpts) {
+  v.task_ids = std::move(rows.task_ids);
+  if (v.task_ids.empty()) v.task_ids.push_back(rows.row.task_id);
+  v.summary_metrics = std::move(rows.summary_metrics);
+  v.latest_validation = std::move(rows.validations.latest);
+  v.best_validation = std::move(rows.validations.best);
+  for (auto& c : rows.checkpoints) {
     if (c.state != "COMPLETED") continue;
     ++v.checkpoint_count;
     v.total_checkpoint_size += c.size;
@@ -494,26 +499,50 @@ Result<TrialView> Master::GetTrial(int64_t trial_id) {
     }
     if (!v.best_checkpoint && c.steps_completed >= 0) v.best_checkpoint = c;
   }
-  if (unmanaged_->IsUnmanagedTrial(trial_id)) {
-    v.presented_state = core::PresentedUnmanagedState(row.state);
-    v.row = std::move(row);
-    return v;
+  v.row = std::move(rows.row);
+  return v;
+}
+
+}  // namespace
+
+Result<std::vector<TrialView>> Master::GetTrials(const std::vector<int64_t>& trial_ids) {
+  DET_ASSIGN_OR_RETURN(std::vector<store::TrialViewRows> rows,
+                       store_->GetTrialViewRows(trial_ids));
+  std::vector<TrialView> out;
+  out.reserve(rows.size());
+  size_t next = 0;
+  for (int64_t id : trial_ids) {
+    if (next < rows.size() && rows[next].row.id == id) {
+      out.push_back(TrialViewOf(std::move(rows[next++])));
+      continue;
+    }
+    // A repeated id (its one entry already used) or a trial that does not exist.
+    auto seen = std::find_if(out.begin(), out.end(),
+                             [id](const TrialView& v) { return v.row.id == id; });
+    if (seen == out.end()) return NotFound("trial " + std::to_string(id) + " not found");
+    out.push_back(*seen);
+  }
+  std::vector<bool> unmanaged(out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    unmanaged[i] = unmanaged_->IsUnmanagedTrial(out[i].row.id);
+    if (unmanaged[i]) out[i].presented_state = core::PresentedUnmanagedState(out[i].row.state);
   }
   MutexLock lock(&mu_);
-  v.presented_state = PresentedTrialStateLocked(trial_id, row.state);
-  v.row = std::move(row);
-  return v;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!unmanaged[i]) {
+      out[i].presented_state = PresentedTrialStateLocked(out[i].row.id, out[i].row.state);
+    }
+  }
+  return out;
 }
 
 Result<std::vector<TrialView>> Master::ListTrials(int64_t experiment_id) {
   DET_RETURN_IF_ERROR(store_->GetExperiment(experiment_id).status());
   DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> rows, store_->ListTrials(experiment_id));
-  std::vector<TrialView> out;
-  for (auto& r : rows) {
-    DET_ASSIGN_OR_RETURN(TrialView v, GetTrial(r.id));
-    out.push_back(std::move(v));
-  }
-  return out;
+  std::vector<int64_t> ids;
+  ids.reserve(rows.size());
+  for (const auto& r : rows) ids.push_back(r.id);
+  return GetTrials(ids);
 }
 
 Result<std::string> Master::GetContextForTask(const std::string& task_id) {

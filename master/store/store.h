@@ -107,6 +107,15 @@ struct CheckpointRow {
   int64_t size = 0;
 };
 
+// reads14: what the view of one trial reads (Store::GetTrialViewRows).
+struct TrialViewRows {
+  TrialRow row;
+  std::vector<std::string> task_ids;       // as ListTaskIds
+  nlohmann::json summary_metrics;          // as GetTrialSummaryMetrics
+  TrialValidationReports validations;      // as GetTrialValidations
+  std::vector<CheckpointRow> checkpoints;  // as ListCheckpointsForTrial
+};
+
 struct TaskLogRow {
   int64_t id = 0;
   std::string task_id;
@@ -612,6 +621,12 @@ class Store {
   // The best searcher metric value of the experiment's trials; nullopt when none reported one.
   virtual Result<std::optional<double>> BestExperimentValidation(int64_t experiment_id,
                                                                  bool smaller_is_better) = 0;
+
+  // reads14: the rows of the views of several trials (a page of an experiment's trials) in a
+  // few statements for all of them, not five per trial (sqlite_store_trial_page.cc). In the order
+  // of `trial_ids`, an entry for each id that names a trial (once when an id is repeated).
+  virtual Result<std::vector<TrialViewRows>> GetTrialViewRows(
+      const std::vector<int64_t>& trial_ids) = 0;
 };
 
 }  // namespace det::master::store

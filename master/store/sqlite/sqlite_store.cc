@@ -10,6 +10,7 @@
 #include "master/store/sqlite/sql_translate.h"
 #include "master/store/sqlite/statement.h"
 #include "master/store/sqlite/task_log_rows.h"
+#include "master/store/sqlite/trial_rows.h"
 
 namespace det::master::store {
 namespace {
@@ -57,26 +58,7 @@ constexpr const char* kTrialColumns =
     "id, experiment_id, request_id, seed, hparams, state, start_time, end_time, restarts, run_id, "
     "total_batches, runner_state, searcher_metric, task_id, metadata, warm_start_checkpoint_uuid";
 
-TrialRow ReadTrial(const Statement& s) {
-  TrialRow r;
-  r.id = s.Int(0);
-  r.experiment_id = s.Int(1);
-  r.request_id = s.Text(2);
-  r.seed = s.Int(3);
-  r.hparams = ParseJson(s.Text(4));
-  r.state = s.Text(5);
-  r.start_time = s.Int(6);
-  r.end_time = s.OptInt(7);
-  r.restarts = s.Int(8);
-  r.run_id = s.Int(9);
-  r.total_batches = s.Int(10);
-  r.runner_state = s.Text(11);
-  r.searcher_metric = s.OptDouble(12);
-  r.task_id = s.Text(13);
-  r.metadata = ParseJson(s.Text(14));
-  r.warm_start_checkpoint_uuid = s.Text(15);
-  return r;
-}
+TrialRow ReadTrial(const Statement& s) { return ReadTrialRow(s); }
 
 constexpr const char* kAllocationColumns =
     "allocation_id, task_id, trial_id, agent_id, state, token, slots, start_time, end_time, "
@@ -100,24 +82,7 @@ AllocationRow ReadAllocation(const Statement& s) {
   return r;
 }
 
-constexpr const char* kCheckpointColumns =
-    "uuid, task_id, allocation_id, trial_id, report_time, state, resources, metadata, "
-    "steps_completed, size";
-
-CheckpointRow ReadCheckpoint(const Statement& s) {
-  CheckpointRow r;
-  r.uuid = s.Text(0);
-  r.task_id = s.Text(1);
-  r.allocation_id = s.Text(2);
-  r.trial_id = s.Int(3);
-  r.report_time = s.Int(4);
-  r.state = s.Text(5);
-  r.resources = ParseJson(s.Text(6));
-  r.metadata = ParseJson(s.Text(7));
-  r.steps_completed = s.Int(8);
-  r.size = s.Int(9);
-  return r;
-}
+CheckpointRow ReadCheckpoint(const Statement& s) { return ReadCheckpointRow(s); }
 
 UserRow ReadUser(const Statement& s) {
   UserRow u;

@@ -243,6 +243,10 @@ class SqliteStore : public Store {
   Result<std::optional<double>> BestExperimentValidation(int64_t experiment_id,
                                                          bool smaller_is_better) override;
 
+  // reads14: a page of trial views' rows (sqlite_store_trial_page.cc).
+  Result<std::vector<TrialViewRows>> GetTrialViewRows(
+      const std::vector<int64_t>& trial_ids) override;
+
  private:
   // The connection one read-only method runs on: a pooled read connection, else (none could be
   // opened) the write connection with mu_ held.

@@ -208,7 +208,10 @@ TEST_P(ReadPathTest, MigrationFillsTheColumnsOfStoredReports) {
            : "DROP TRIGGER experiments_name_insert; DROP TRIGGER experiments_name_update; "
              "CREATE INDEX experiments_name ON experiments(COALESCE(json_extract(config, "
              "'$.name'), ''));";
+    // 0023's index (on the name column) goes first, and 0023 is applied again after 0021.
     undo +=
+        "DROP INDEX experiments_owner_name; CREATE INDEX experiments_owner ON "
+        "experiments(owner_id); DELETE FROM schema_migrations WHERE version = 23; "
         "DROP INDEX experiments_by_name; DROP INDEX trials_experiment_best; "
         "ALTER TABLE experiments DROP COLUMN name; ALTER TABLE trials DROP COLUMN "
         "best_validation_id; ALTER TABLE trials DROP COLUMN best_validation_value; ALTER TABLE "
