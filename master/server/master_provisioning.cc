@@ -43,16 +43,16 @@ std::unique_ptr<ProvisionerService> MakeProvisioner(const MasterConfig& config,
   if (!slurm_pools.empty()) {
     // Defaults for what a pool's config leaves empty: the local provider's agent and URL (right
     // for a Slurm on this host; a cluster's pools set agent_path and master_url).
-    SlurmProvider::Options slurm;
-    slurm.master_url = local.master_url;
-    slurm.agent_binary = local.agent_binary;
-    slurm.agent_token_file = local.agent_token_file;
-    slurm.master_cert_file = local.master_cert_file;
-    slurm.root = std::filesystem::absolute(config.data_dir + "/provisioner-slurm", ec)
+    SlurmProvider::Options slurm_options;
+    slurm_options.master_url = local.master_url;
+    slurm_options.agent_binary = local.agent_binary;
+    slurm_options.agent_token_file = local.agent_token_file;
+    slurm_options.master_cert_file = local.master_cert_file;
+    slurm_options.root = std::filesystem::absolute(config.data_dir + "/provisioner-slurm", ec)
                      .lexically_normal()
                      .string();
-    providers["slurm"] = std::make_unique<SlurmProvider>(std::move(slurm), std::move(slurm_pools),
-                                                         clock, SlurmProvider::ToolRunner());
+    providers["slurm"] = std::make_unique<SlurmProvider>(
+        std::move(slurm_options), std::move(slurm_pools), clock, SlurmProvider::ToolRunner());
   }
   providers["local"] = std::make_unique<LocalProvider>(std::move(local), clock);
   return std::make_unique<ProvisionerService>(clock, std::move(pools), std::move(providers));
