@@ -71,14 +71,12 @@ TEST(ParseProvisionerConfigTest, SlurmFields) {
   EXPECT_EQ(c->slurm.agent_path, "/shared/determined-agent");
   EXPECT_EQ(c->slurm.job_storage_root, "/shared/agents");
   EXPECT_EQ(c->slurm.master_url, "http://login1:8080");
-  EXPECT_EQ(ParseProvisionerConfig(json{{"type", "local"}, {"partition", "x"}}, "p")
-                .status()
-                .message(),
-            "p.partition: only for type slurm (type is local)");
-  EXPECT_EQ(ParseProvisionerConfig(json{{"type", "slurm"}, {"partition", 3}}, "p")
-                .status()
-                .message(),
-            "p.partition: must be a string (got 3)");
+  EXPECT_EQ(
+      ParseProvisionerConfig(json{{"type", "local"}, {"partition", "x"}}, "p").status().message(),
+      "p.partition: only for type slurm (type is local)");
+  EXPECT_EQ(
+      ParseProvisionerConfig(json{{"type", "slurm"}, {"partition", 3}}, "p").status().message(),
+      "p.partition: must be a string (got 3)");
   EXPECT_EQ(ParseProvisionerConfig(json{{"type", "slurm"}, {"slot_type", "rocm"}}, "p")
                 .status()
                 .message(),
