@@ -49,8 +49,8 @@ std::unique_ptr<ProvisionerService> MakeProvisioner(const MasterConfig& config,
     slurm_options.agent_token_file = local.agent_token_file;
     slurm_options.master_cert_file = local.master_cert_file;
     slurm_options.root = std::filesystem::absolute(config.data_dir + "/provisioner-slurm", ec)
-                     .lexically_normal()
-                     .string();
+                             .lexically_normal()
+                             .string();
     providers["slurm"] = std::make_unique<SlurmProvider>(
         std::move(slurm_options), std::move(slurm_pools), clock, SlurmProvider::ToolRunner());
   }

@@ -63,8 +63,9 @@ Result<ProcessResult> SlurmProvider::Run(const std::string& pool,
 Status SlurmProvider::Launch(const LaunchSpec& spec) {
   scheduler::ProvisionerConfig::Slurm pool = PoolConfig(spec.pool);
   if (pool.agent_path.empty()) {
-    return FailedPrecondition("no determined-agent binary next to the master (set the pool's "
-                              "provider.agent_path)");
+    return FailedPrecondition(
+        "no determined-agent binary next to the master (set the pool's "
+        "provider.agent_path)");
   }
   slurm::AgentJobRequest r;
   r.agent_id = spec.agent_id;
@@ -87,7 +88,8 @@ Status SlurmProvider::Launch(const LaunchSpec& spec) {
   DET_ASSIGN_OR_RETURN(ProcessResult out, Run(spec.pool, argv));
   std::string text = Trimmed(out.stdout_text);
   // --parsable prints "<job id>" or "<job id>;<cluster>" as its last line.
-  std::string job_id = text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+  std::string job_id =
+      text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
   job_id = job_id.substr(0, job_id.find(';'));
   if (out.exit_code != 0 || job_id.empty() ||
       job_id.find_first_not_of("0123456789") != std::string::npos) {
@@ -144,9 +146,10 @@ Result<std::vector<Provider::Instance>> SlurmProvider::List() {
   for (const auto& [j, tools] : jobs) {
     auto kill_at = kill_at_ms_.find(j.agent_id);
     if (kill_at != kill_at_ms_.end() && NowMs() >= kill_at->second && j.state != "COMPLETING") {
-      spdlog::warn("provisioner: agent {} (Slurm job {}) did not end within {} ms of SIGTERM; "
-                   "cancelling the job",
-                   j.agent_id, j.job_id, options_.grace_ms);
+      spdlog::warn(
+          "provisioner: agent {} (Slurm job {}) did not end within {} ms of SIGTERM; "
+          "cancelling the job",
+          j.agent_id, j.job_id, options_.grace_ms);
       (void)Run(tools, {"scancel", j.job_id});
       kill_at->second = INT64_MAX;  // once
     }

@@ -44,10 +44,9 @@ std::vector<std::string> AgentSbatchArgs(const AgentJobRequest& r) {
   if (gpu && slots > 0) a.push_back("--gpus-per-node=" + std::to_string(slots));
   std::ostringstream cmd;
   // exec: the agent is the batch shell, so scancel --full --signal=TERM reaches it.
-  cmd << "exec " << Quote(r.agent_path) << " --master-url " << Quote(r.master_url)
-      << " --agent-id " << Quote(r.agent_id) << " --resource-pool " << Quote(r.pool)
-      << " --slot-type " << (gpu ? "cuda" : "cpu") << " --slots " << slots << " --data-dir "
-      << Quote(r.data_dir);
+  cmd << "exec " << Quote(r.agent_path) << " --master-url " << Quote(r.master_url) << " --agent-id "
+      << Quote(r.agent_id) << " --resource-pool " << Quote(r.pool) << " --slot-type "
+      << (gpu ? "cuda" : "cpu") << " --slots " << slots << " --data-dir " << Quote(r.data_dir);
   if (!r.agent_token_file.empty()) cmd << " --agent-token-file " << Quote(r.agent_token_file);
   if (!r.master_cert_file.empty()) cmd << " --master-cert-file " << Quote(r.master_cert_file);
   a.push_back("--wrap=" + cmd.str());
