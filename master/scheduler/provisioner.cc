@@ -81,7 +81,9 @@ Result<ProvisionerConfig> ParseProvisionerConfig(const json& j, std::string_view
       "custom_tags", "cpu_slots_allowed", "spot", "spot_max_price", "instance_name", "cluster_id",
       "project", "zone", "boot_disk_size", "boot_disk_source_image", "label_key", "label_value",
       "name_prefix", "network_tags", "service_account", "operation_timeout_period",
-      "use_preemptible", "gpu_type", "gpu_num", "machine_type"};
+      "use_preemptible", "gpu_type", "gpu_num", "machine_type",
+      // type slurm.
+      "partition", "slot_type", "slurm_conf", "path", "agent_path", "job_storage_root"};
   for (const auto& [key, _] : j.items()) {
     if (!kKnown.count(key)) return InvalidArgument(Path(w, key) + ": unknown field");
   }
@@ -93,6 +95,30 @@ Result<ProvisionerConfig> ParseProvisionerConfig(const json& j, std::string_view
   if (c.type != "local" && c.type != "slurm" && c.type != "aws" && c.type != "gcp") {
     return InvalidArgument(Path(w, "type") + ": must be local, slurm, aws or gcp (got \"" + c.type +
                            "\")");
+  }
+  static const std::set<std::string> kSlurmOnly = {"partition", "slot_type",  "slurm_conf",
+                                                   "path",      "agent_path", "job_storage_root"};
+  for (const auto& [key, v] : j.items()) {
+    if (kSlurmOnly.count(key) && c.type != "slurm") {
+      return InvalidArgument(Path(w, key) + ": only for type slurm (type is " + c.type + ")");
+    }
+    bool strings = kSlurmOnly.count(key) || (c.type == "slurm" && key == "master_url");
+    if (strings && !v.is_string()) {
+      return InvalidArgument(Path(w, key) + ": must be a string (got " + v.dump() + ")");
+    }
+  }
+  if (c.type == "slurm") {
+    c.slurm.partition = j.value("partition", "");
+    c.slurm.slot_type = j.value("slot_type", "cpu");
+    c.slurm.slurm_conf = j.value("slurm_conf", "");
+    c.slurm.path = j.value("path", "");
+    c.slurm.agent_path = j.value("agent_path", "");
+    c.slurm.job_storage_root = j.value("job_storage_root", "");
+    c.slurm.master_url = j.value("master_url", "");
+    if (c.slurm.slot_type != "cpu" && c.slurm.slot_type != "cuda") {
+      return InvalidArgument(Path(w, "slot_type") + ": must be cpu or cuda (got \"" +
+                             c.slurm.slot_type + "\")");
+    }
   }
   auto count = [&](const char* name, const char* alias, int* out) -> Status {
     for (const char* key : {name, alias}) {

@@ -8,7 +8,8 @@
 // and slurm have a provider here), min_instances and max_instances (min_agents and max_agents
 // are accepted as other names), max_idle_agent_period and max_agent_starting_period
 // (durations: "30s", "5m", "1h", "250ms" or a number of seconds), slots_per_agent (what a
-// started agent offers; local and slurm only).
+// started agent offers; local and slurm only). Type slurm also takes partition, slot_type,
+// slurm_conf, path, agent_path, job_storage_root and master_url (refused for other types).
 //
 // Rules of DecideScaling:
 // 1. A starting agent that has not registered within max_agent_starting_period is stopped (and
@@ -38,6 +39,16 @@ struct ProvisionerConfig {
   int64_t max_idle_agent_period_ms = 5 * 60 * 1000;
   int64_t max_agent_starting_period_ms = 20 * 60 * 1000;
   int slots_per_agent = 1;
+  // type slurm only: each agent is one Slurm job (master/server/slurm_provider.h).
+  struct Slurm {
+    std::string partition;         // "": Slurm's default partition
+    std::string slot_type = "cpu";  // cpu: slots are CPUs (--cpus-per-task); cuda: GPUs
+    std::string slurm_conf;        // SLURM_CONF for sbatch/squeue/scancel ("": theirs)
+    std::string path;              // prepended to PATH for the tools
+    std::string agent_path;        // determined-agent on the nodes ("": next to the master)
+    std::string job_storage_root;  // job output, agent data dirs ("": <data_dir>/provisioner-slurm)
+    std::string master_url;        // what the agents connect to ("": the master's own address)
+  } slurm;
 };
 
 // "30s" / "5m" / "1h" / "250ms" / "1h30m" / a number (seconds) -> milliseconds.

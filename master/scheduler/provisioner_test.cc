@@ -54,6 +54,35 @@ TEST(ParseProvisionerConfigTest, DeterminedNamesAndAliases) {
   EXPECT_EQ(alias->max_instances, 3);
 }
 
+TEST(ParseProvisionerConfigTest, SlurmFields) {
+  auto c = ParseProvisionerConfig(json{{"type", "slurm"},
+                                       {"partition", "batch"},
+                                       {"slurm_conf", "/etc/slurm/slurm.conf"},
+                                       {"path", "/opt/slurm/bin"},
+                                       {"agent_path", "/shared/determined-agent"},
+                                       {"job_storage_root", "/shared/agents"},
+                                       {"master_url", "http://login1:8080"}},
+                                  "p");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->slurm.partition, "batch");
+  EXPECT_EQ(c->slurm.slot_type, "cpu");
+  EXPECT_EQ(c->slurm.slurm_conf, "/etc/slurm/slurm.conf");
+  EXPECT_EQ(c->slurm.path, "/opt/slurm/bin");
+  EXPECT_EQ(c->slurm.agent_path, "/shared/determined-agent");
+  EXPECT_EQ(c->slurm.job_storage_root, "/shared/agents");
+  EXPECT_EQ(c->slurm.master_url, "http://login1:8080");
+  EXPECT_EQ(
+      ParseProvisionerConfig(json{{"type", "local"}, {"partition", "x"}}, "p").status().message(),
+      "p.partition: only for type slurm (type is local)");
+  EXPECT_EQ(
+      ParseProvisionerConfig(json{{"type", "slurm"}, {"partition", 3}}, "p").status().message(),
+      "p.partition: must be a string (got 3)");
+  EXPECT_EQ(ParseProvisionerConfig(json{{"type", "slurm"}, {"slot_type", "rocm"}}, "p")
+                .status()
+                .message(),
+            "p.slot_type: must be cpu or cuda (got \"rocm\")");
+}
+
 TEST(ParseProvisionerConfigTest, ErrorsNameTheField) {
   EXPECT_EQ(ParseProvisionerConfig(
                 json{{"type", "local"}, {"min_instances", 3}, {"max_instances", 2}}, "p")

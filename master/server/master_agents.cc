@@ -7,8 +7,9 @@
 #include "master/server/agent_admin_service.h"
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
-#include "master/slurm/slurm_job.h"
+#include "master/server/slurm_service.h"
 #include "master/server/task_service.h"
+#include "master/slurm/slurm_job.h"
 
 namespace det::master::server {
 
@@ -220,6 +221,9 @@ void Master::TickLocked() {
     tasks_->AgentLost(id);
     for (AllocationRuntime* alloc : AllocationsOnAgentLocked(id)) {
       KillResourcesLocked(*alloc);  // its other nodes, if any
+      // A Slurm job whose agent is lost will not end by itself: cancel it now, not after the
+      // grace an orderly end gets (its other nodes' agents would idle until then).
+      if (slurm_) slurm_->Forget(alloc->id, /*grace_ms=*/0);
       Status st = HandleAllocationExitLocked(*alloc, -1, "agent " + id + " was lost", true);
       if (!st.ok()) spdlog::error("{}", st.ToString());
     }

@@ -8,6 +8,7 @@
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/provisioner_service.h"
+#include "master/server/slurm_provider.h"
 
 namespace det::master::server {
 
@@ -35,6 +36,24 @@ std::unique_ptr<ProvisionerService> MakeProvisioner(const MasterConfig& config,
   local.root =
       std::filesystem::absolute(config.data_dir + "/provisioner", ec).lexically_normal().string();
   std::map<std::string, std::unique_ptr<Provider>> providers;
+  std::map<std::string, scheduler::ProvisionerConfig::Slurm> slurm_pools;
+  for (const auto& [name, p] : pools) {
+    if (p.type == "slurm") slurm_pools[name] = p.slurm;
+  }
+  if (!slurm_pools.empty()) {
+    // Defaults for what a pool's config leaves empty: the local provider's agent and URL (right
+    // for a Slurm on this host; a cluster's pools set agent_path and master_url).
+    SlurmProvider::Options slurm_options;
+    slurm_options.master_url = local.master_url;
+    slurm_options.agent_binary = local.agent_binary;
+    slurm_options.agent_token_file = local.agent_token_file;
+    slurm_options.master_cert_file = local.master_cert_file;
+    slurm_options.root = std::filesystem::absolute(config.data_dir + "/provisioner-slurm", ec)
+                             .lexically_normal()
+                             .string();
+    providers["slurm"] = std::make_unique<SlurmProvider>(
+        std::move(slurm_options), std::move(slurm_pools), clock, SlurmProvider::ToolRunner());
+  }
   providers["local"] = std::make_unique<LocalProvider>(std::move(local), clock);
   return std::make_unique<ProvisionerService>(clock, std::move(pools), std::move(providers));
 }

@@ -15,9 +15,9 @@
 //                 with the pool and launch time each was given. Called after every batch of
 //                 actions and about once a second; it is also where a provider escalates
 //                 (SIGKILL after the grace period) and forgets what is gone.
-// Providers: `local` (local_provider.h: agent processes on this host). A `slurm` provider would
-// submit the same agent command line as one Slurm job per agent (sbatch --job-name=<agent id>,
-// Stop = scancel --signal=TERM then scancel, List = squeue --name filtered by a prefix).
+// Providers: `local` (local_provider.h: agent processes on this host) and `slurm`
+// (slurm_provider.h: one Slurm job per agent; sbatch, scancel --signal=TERM then scancel,
+// squeue).
 //
 // Lock order: the Master's mutex, then this service's. The worker thread takes only this
 // service's mutex and calls the providers without it.
@@ -143,7 +143,8 @@ class ProvisionerService {
 
 struct MasterConfig;
 // The service for the master config's pools with a provider (local: agents of this host, data
-// under <data_dir>/provisioner); null when no pool has one.
+// under <data_dir>/provisioner; slurm: agents as Slurm jobs, data under
+// <data_dir>/provisioner-slurm unless the pool says); null when no pool has one.
 std::unique_ptr<ProvisionerService> MakeProvisioner(const MasterConfig& config, const Clock* clock);
 // What `det job list` adds to a queued job of a provisioned pool: "waiting for N agent(s) to
 // start" while agents start, else "".

@@ -210,5 +210,28 @@ TEST_F(SlurmServiceTest, RunningJobMeansTheExitIsTheTrialsAndForgetCancelsPendin
   EXPECT_FALSE(svc->Tracks("t3.1"));
 }
 
+TEST_F(SlurmServiceTest, ForgetWithoutGraceCancelsARunningJobAtOnce) {
+  auto svc = NewService();
+  svc->Submit(Request("t1.1"));
+  ASSERT_EQ(WaitForJob(*svc, "t1.1"), "41");
+  fake_.Squeue("41|RUNNING|None|compute|1|100|0|det-trial-1\n");
+  svc->PollNow();
+  // The default grace lets a running job end by itself: no scancel yet.
+  fake_.Sbatch("42\n");
+  svc->Submit(Request("t2.1"));
+  ASSERT_EQ(WaitForJob(*svc, "t2.1"), "42");
+  fake_.Squeue(
+      "41|RUNNING|None|compute|1|100|0|det-trial-1\n42|RUNNING|None|compute|1|100|0|det-trial-"
+      "2\n");
+  svc->Forget("t1.1");
+  svc->PollNow();
+  EXPECT_FALSE(fake_.Called("scancel", "41"));
+  // A lost agent's job: cancelled on the next poll.
+  svc->Forget("t2.1", 0);
+  svc->PollNow();
+  EXPECT_TRUE(fake_.Called("scancel", "42"));
+  EXPECT_FALSE(fake_.Called("scancel", "41"));
+}
+
 }  // namespace
 }  // namespace det::master::server

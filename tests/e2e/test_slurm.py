@@ -4,7 +4,8 @@ whose pools are Slurm partitions; every trial runs as a Slurm job (one single-al
 per node). Checks: a search completes, a 2-slot distributed trial runs, pause/activate resumes
 from the checkpoint, `det job list` shows Slurm's pending reason and a priority change reaches
 Slurm's nice value, a job scancel'ed from outside is an infrastructure failure (rescheduled, no
-restart counted), and a kill -9 of the master re-adopts the running job."""
+restart counted), a kill -9 of the master re-adopts the running job, and a trial with
+environment.image runs in a podman container inside its Slurm job."""
 
 import json
 import os
@@ -16,6 +17,7 @@ import subprocess
 import pytest
 import yaml
 
+import container_image
 from cluster import REPO, Cluster, free_port, wait_for
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
@@ -80,11 +82,27 @@ class SlurmCluster(Cluster):
 @pytest.fixture(scope="module")
 def slurm():
     c = SlurmCluster(agents=0, slots=0)
+    if container_image.podman() is not None:
+        # The jobs' agents inherit the master's environment (sbatch exports it): podman in them
+        # reads this containers.conf (no default ulimits, which this sandbox refuses).
+        c.env["CONTAINERS_CONF"] = str(container_image.containers_conf(c.tmp))
     c.up()
     try:
         yield c
     finally:
         c.cleanup()
+
+
+@pytest.fixture(scope="module")
+def slurm_image(slurm):
+    if container_image.podman() is None:
+        pytest.skip("podman is not installed (Debian package podman; make setup installs it): "
+                    "the Slurm container test is skipped")
+    image = container_image.build(slurm.env)
+    try:
+        yield image
+    finally:
+        container_image.remove(image, slurm.env)
 
 
 def flaky_config(tmp_path, name="flaky.yaml", **hp):
@@ -222,3 +240,45 @@ def test_master_kill9_readopts_running_slurm_job(slurm, tmp_path):
     assert len(runs) == 1, f"the trial ran again instead of being re-adopted: {runs}"
     jobs = slurm.settled_jobs_of(t["id"])
     assert jobs == [(job[0], "COMPLETED", jobs[0][2], jobs[0][3])], (job, jobs)
+
+
+def test_trial_with_an_image_runs_in_a_container_in_its_slurm_job(slurm, slurm_image, tmp_path):
+    rw = tmp_path / "rw"
+    rw.mkdir()
+    (rw / "input.txt").write_text("written on the host")
+    cfg = {
+        "name": "slurm-container",
+        "entrypoint": "python3 inspect.py",
+        "searcher": {"name": "single", "metric": "loss", "max_length": {"batches": 1}},
+        "max_restarts": 0,
+        "environment": {
+            "image": {"cpu": slurm_image, "cuda": slurm_image},
+            "environment_variables": ["GREETING=hello from slurm", f"RW_MOUNT={rw}"],
+        },
+        "bind_mounts": container_image.bind_mounts() + [
+            {"host_path": str(rw), "container_path": str(rw), "read_only": False}],
+    }
+    path = tmp_path / "container.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    exp_id = slurm.create(path, FIXTURES / "containers")
+    slurm.wait_state(exp_id, "STATE_COMPLETED", timeout=240)
+    (t,) = slurm.trials(exp_id)
+    logs = slurm.logs(t["id"])
+    assert "to Slurm partition compute" in logs, logs
+    line = re.search(r"INSPECT (\{.*\})$", logs, re.M)
+    assert line, logs
+    seen = json.loads(line.group(1))
+    # Inside a container, with the config's variable, the DET_* ones and the bind mounts.
+    assert seen["cgroup_container"], seen
+    assert seen["greeting"] == "hello from slurm", seen
+    assert seen["det_trial_id"] == str(t["id"]), seen
+    assert seen["input"] == "written on the host", seen
+    assert (rw / "from-container.txt").read_text() == f"trial {t['id']}\n"
+    assert seen["usr_write"] in ("OSError", "PermissionError"), seen
+    (job,) = slurm.settled_jobs_of(t["id"])
+    assert job[1] == "COMPLETED", job
+    # The job's agent ran it through podman, and nothing is left behind.
+    agent_out = "".join(p.read_text(errors="replace")
+                        for p in (slurm.data_dir / "slurm-jobs").glob(f"*/slurm-{job[0]}.out"))
+    assert re.search(r"runs in container det-\S+ \(podman\)", agent_out), agent_out[-3000:]
+    assert container_image.containers_of(slurm.data_dir, slurm.env) == []
