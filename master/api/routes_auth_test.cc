@@ -15,6 +15,7 @@
 #include "common/test_dir.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/store/session_token.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::api {
@@ -100,7 +101,7 @@ class RoutesAuthTest : public ::testing::Test {
     alloc.task_id = trial.task_id;
     alloc.trial_id = *trial_id;
     alloc.state = "RUNNING";
-    alloc.token = "seeded-allocation-token";
+    alloc.token = store::AllocationTokenDigest("seeded-allocation-token");
     ASSERT_TRUE(store->UpsertAllocation(alloc).ok());
     store::WorkspaceRow ws;
     ws.name = "admins-workspace";
@@ -126,8 +127,8 @@ class RoutesAuthTest : public ::testing::Test {
     ASSERT_TRUE(token.ok());
     bob_token_ = *token;
     // A running allocation of a trial that is not the seeded one.
-    master_->auth()->RegisterAllocationToken("other-trial-token", "other-task.1",
-                                             seeded_.trial_id + 1000);
+    master_->auth()->RegisterAllocationDigest(store::AllocationTokenDigest("other-trial-token"),
+                                              "other-task.1", seeded_.trial_id + 1000);
   }
   void TearDown() override {
     master_.reset();

@@ -9,6 +9,7 @@
 
 #include "master/api/routes.h"
 #include "master/server/master_sqlite_fixture.h"
+#include "master/store/session_token.h"
 
 namespace det::master::api {
 namespace {
@@ -92,7 +93,7 @@ TEST_F(RoutesTemplatesTest, CallersWithoutAUserSessionAreRefused) {
     EXPECT_EQ(Call("DELETE", "/api/v1/templates/t", json(), token).status, 401);
   }
   // A trial's allocation token acts for no user: it may not edit templates either.
-  master_->auth()->RegisterAllocationToken("alloc-token", "a.1", 1);
+  master_->auth()->RegisterAllocationDigest(store::AllocationTokenDigest("alloc-token"), "a.1", 1);
   HttpResponse r = Call("DELETE", "/api/v1/templates/t", json(), "alloc-token");
   EXPECT_TRUE(r.status == 401 || r.status == 403) << r.status << " " << r.body;
   HttpResponse got = Call("GET", "/api/v1/templates/t", json(), user_);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "master/server/passwords.h"
+#include "master/store/session_token.h"
 
 namespace det::master::server {
 namespace {
@@ -146,9 +147,10 @@ Result<Principal> AuthService::AuthenticateUserToken(const std::string& token) {
 }
 
 Result<Principal> AuthService::AuthenticateAllocationToken(const std::string& token) {
+  const std::string digest = store::AllocationTokenDigest(token);
   {
     MutexLock lock(&mu_);
-    auto it = allocation_tokens_.find(token);
+    auto it = allocation_tokens_.find(digest);
     if (it != allocation_tokens_.end()) {
       if (it->second.ended) return EndedAllocation(it->second.allocation_id);
       return AllocationPrincipal(token, it->second.allocation_id, it->second.trial_id);
@@ -161,20 +163,20 @@ Result<Principal> AuthService::AuthenticateAllocationToken(const std::string& to
   }
   if (row->end_time.has_value()) return EndedAllocation(row->allocation_id);
   // An open allocation of an earlier master run, not yet re-adopted.
-  RegisterAllocationToken(token, row->allocation_id, row->trial_id);
+  RegisterAllocationDigest(digest, row->allocation_id, row->trial_id);
   return AllocationPrincipal(token, row->allocation_id, row->trial_id);
 }
 
-void AuthService::EndAllocationToken(const std::string& token) {
+void AuthService::EndAllocationDigest(const std::string& token_digest) {
   MutexLock lock(&mu_);
-  auto it = allocation_tokens_.find(token);
+  auto it = allocation_tokens_.find(token_digest);
   if (it != allocation_tokens_.end()) it->second.ended = true;
 }
 
-void AuthService::RegisterAllocationToken(const std::string& token,
-                                          const std::string& allocation_id, int64_t trial_id) {
+void AuthService::RegisterAllocationDigest(const std::string& token_digest,
+                                           const std::string& allocation_id, int64_t trial_id) {
   MutexLock lock(&mu_);
-  allocation_tokens_[token] = AllocationIdentity{allocation_id, trial_id};
+  allocation_tokens_[token_digest] = AllocationIdentity{allocation_id, trial_id};
 }
 
 Result<store::UserRow> AuthService::GetUser(int64_t id) { return store_->GetUserById(id); }

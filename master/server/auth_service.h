@@ -70,11 +70,12 @@ class AuthService {
   // Admins may set anyone's password, users their own; "" sets a blank password.
   Status SetPassword(const Principal& who, int64_t user_id, const std::string& client_hash);
 
-  // Makes an allocation's token known, so its requests authenticate from memory.
-  void RegisterAllocationToken(const std::string& token, const std::string& allocation_id,
-                               int64_t trial_id) EXCLUDES(mu_);
+  // Makes an allocation's token known by its digest (store::AllocationTokenDigest, what the
+  // store keeps), so its requests authenticate from memory.
+  void RegisterAllocationDigest(const std::string& token_digest, const std::string& allocation_id,
+                                int64_t trial_id) EXCLUDES(mu_);
   // The allocation ended: its token is refused from now on (401 naming the allocation).
-  void EndAllocationToken(const std::string& token) EXCLUDES(mu_);
+  void EndAllocationDigest(const std::string& token_digest) EXCLUDES(mu_);
 
   // Drops the user's cached sessions, so a changed user (deactivated, renamed, ...) is read
   // again from the store on its next request.
@@ -99,6 +100,7 @@ class AuthService {
   std::map<std::string, CachedSession> sessions_ GUARDED_BY(mu_);
   // Bumped by every revocation, so a lookup that raced one does not cache what it read.
   uint64_t generation_ GUARDED_BY(mu_) = 0;
+  // By token digest: this map holds no token that authenticates.
   std::map<std::string, AllocationIdentity> allocation_tokens_ GUARDED_BY(mu_);
 };
 

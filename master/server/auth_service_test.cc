@@ -9,6 +9,7 @@
 
 #include "common/test_dir.h"
 #include "master/server/passwords.h"
+#include "master/store/session_token.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::server {
@@ -134,9 +135,9 @@ TEST_F(AuthServiceTest, RepeatedFailedLoginsAreThrottledPerUserAndAddress) {
 }
 
 TEST_F(AuthServiceTest, AnEndedAllocationsTokenIsRefused) {
-  auth_->RegisterAllocationToken("tok-run", "3.r1.1", 9);
+  auth_->RegisterAllocationDigest(store::AllocationTokenDigest("tok-run"), "3.r1.1", 9);
   ASSERT_TRUE(auth_->AuthenticateAllocationToken("tok-run").ok());
-  auth_->EndAllocationToken("tok-run");
+  auth_->EndAllocationDigest(store::AllocationTokenDigest("tok-run"));
   Result<Principal> ended = auth_->AuthenticateAllocationToken("tok-run");
   EXPECT_EQ(ended.status().code(), StatusCode::kUnauthenticated);
   EXPECT_EQ(ended.status().message(),
@@ -167,7 +168,7 @@ TEST_F(AuthServiceTest, UsersChangeOnlyTheirOwnPasswordUnlessAdmin) {
 }
 
 TEST_F(AuthServiceTest, AllocationTokensAuthenticateFromMemoryThenFromTheStore) {
-  auth_->RegisterAllocationToken("tok-live", "1.abc.1", 7);
+  auth_->RegisterAllocationDigest(store::AllocationTokenDigest("tok-live"), "1.abc.1", 7);
   Result<Principal> live = auth_->AuthenticateAllocationToken("tok-live");
   ASSERT_TRUE(live.ok()) << live.status().ToString();
   EXPECT_TRUE(live->is_allocation);
@@ -176,6 +177,10 @@ TEST_F(AuthServiceTest, AllocationTokensAuthenticateFromMemoryThenFromTheStore) 
   EXPECT_EQ(live->token, "tok-live");
   EXPECT_EQ(auth_->AuthenticateAllocationToken("unknown").status().code(),
             StatusCode::kUnauthenticated);
+  // The digest itself authenticates nothing.
+  EXPECT_EQ(
+      auth_->AuthenticateAllocationToken(store::AllocationTokenDigest("tok-live")).status().code(),
+      StatusCode::kUnauthenticated);
 
   // An allocation stored by an earlier master run, never registered with this service.
   ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
@@ -198,17 +203,19 @@ TEST_F(AuthServiceTest, AllocationTokensAuthenticateFromMemoryThenFromTheStore) 
   row.task_id = trial.task_id;
   row.trial_id = *trial_id;
   row.state = "RUNNING";
-  row.token = "tok-old";
+  row.token = store::AllocationTokenDigest("tok-old");  // the store keeps the digest only
   ASSERT_TRUE(store_->UpsertAllocation(row).ok());
   Result<Principal> old = auth_->AuthenticateAllocationToken("tok-old");
   ASSERT_TRUE(old.ok()) << old.status().ToString();
   EXPECT_EQ(old->allocation_id, row.allocation_id);
   EXPECT_EQ(old->trial_id, *trial_id);
+  EXPECT_EQ(auth_->AuthenticateAllocationToken(row.token).status().code(),
+            StatusCode::kUnauthenticated);
 
   // One that ended in an earlier run is refused.
   row.allocation_id = trial.task_id + ".2";
   row.state = "TERMINATED";
-  row.token = "tok-ended";
+  row.token = store::AllocationTokenDigest("tok-ended");
   row.end_time = 1;
   ASSERT_TRUE(store_->UpsertAllocation(row).ok());
   EXPECT_EQ(auth_->AuthenticateAllocationToken("tok-ended").status().code(),

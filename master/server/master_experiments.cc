@@ -529,8 +529,8 @@ Status Master::RestoreExperimentLocked(
       alloc->task_id = ar.task_id;
       alloc->trial_id = tr.id;
       alloc->slots = ar.slots;
-      alloc->token = ar.token;
-      auth_->RegisterAllocationToken(alloc->token, alloc->id, tr.id);
+      alloc->token_digest = ar.token;  // the token itself is not stored
+      auth_->RegisterAllocationDigest(alloc->token_digest, alloc->id, tr.id);
       for (const auto& r : ar.resources) {
         AllocationRuntime::Resource res;
         res.agent_id = r.value("agentId", std::string());

@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -15,6 +17,7 @@
 #include "master/server/master.h"
 #include "master/server/master_sqlite_fixture.h"
 #include "master/server/searcher_journal_service.h"
+#include "master/store/session_token.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::server {
@@ -172,6 +175,45 @@ TEST_F(MasterRestoreTest, ReadoptedAllocationExitingWithoutAnOperationLeavesTheT
   auto trial = master_->GetTrial(first.trial_id);
   ASSERT_TRUE(trial.ok());
   EXPECT_EQ(trial->row.state, "ACTIVE") << "the trial waits for the searcher, it is not done";
+}
+
+// Allocation tokens are stored as their digest; an allocation restored while pending (never
+// handed out) starts with a new token, which authenticates it, and its old digest is no token.
+TEST_F(MasterRestoreTest, ARestoredPendingAllocationStartsWithANewToken) {
+  StartMaster();
+  Create(kRandomTwo);
+  auto before = OpenStore()->ListOpenAllocations();
+  ASSERT_TRUE(before.ok());
+  ASSERT_EQ(before->size(), 2u);
+  std::map<std::string, std::string> old_digest;
+  for (const store::AllocationRow& a : *before) {
+    EXPECT_EQ(a.token.size(), 64u) << "a SHA-256 digest in hex";
+    old_digest[a.allocation_id] = a.token;
+  }
+  StopMaster();
+
+  StartMaster();
+  json agent = {{"slots", {{{"id", 0}, {"type", "cpu"}}, {{"id", 1}, {"type", "cpu"}}}}};
+  ASSERT_TRUE(master_->RegisterAgent("a1", agent).ok());
+  std::optional<Result<json>> polled;
+  master_->PollCommands("a1", 0, 0, [&](Result<json> r) { polled.emplace(std::move(r)); });
+  ASSERT_TRUE(polled.has_value() && polled->ok());
+  const json& commands = (**polled)["commands"];
+  ASSERT_EQ(commands.size(), 2u);
+  auto after = OpenStore()->ListOpenAllocations();
+  ASSERT_TRUE(after.ok());
+  std::map<std::string, std::string> stored;
+  for (const store::AllocationRow& a : *after) stored[a.allocation_id] = a.token;
+  for (const json& start : commands) {
+    const std::string id = start["allocationId"];
+    const std::string token = start["env"]["DET_SESSION_TOKEN"];
+    EXPECT_EQ(stored[id], store::AllocationTokenDigest(token));
+    EXPECT_NE(stored[id], old_digest[id]);
+    Result<Principal> who = master_->auth()->AuthenticateAllocationToken(token);
+    ASSERT_TRUE(who.ok()) << who.status().ToString();
+    EXPECT_EQ(who->allocation_id, id);
+    EXPECT_FALSE(master_->auth()->AuthenticateAllocationToken(old_digest[id]).ok());
+  }
 }
 
 // The searcher state as a restart would see it: the stored full snapshot, the journal merged in

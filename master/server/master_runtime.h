@@ -83,7 +83,10 @@ struct Master::AllocationRuntime {
   int64_t trial_id = 0;
   int64_t slots = 1;
   State state = State::kPending;
+  // The allocation's token, handed to its processes at start; only its digest is stored, so an
+  // allocation restored at startup has token_digest alone (a pending one gets a new token).
   std::string token;
+  std::string token_digest;
   std::vector<Resource> resources;  // empty while pending
   std::optional<int> exit_code;     // the first non-zero exit of a resource, else 0
   std::string exit_error;

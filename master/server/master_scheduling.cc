@@ -13,8 +13,9 @@
 #include "master/server/master.h"
 #include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
-#include "master/server/task_service.h"
 #include "master/server/provisioner_service.h"
+#include "master/server/task_service.h"
+#include "master/store/session_token.h"
 
 namespace det::master::server {
 
@@ -143,6 +144,7 @@ std::unique_ptr<Master::AllocationRuntime> Master::NewAllocation(const Experimen
   alloc->trial_id = trial.id;
   alloc->slots = exp.config.resources.slots_per_trial;
   alloc->token = NewToken();
+  alloc->token_digest = store::AllocationTokenDigest(alloc->token);
   alloc->queued_at = Now();
   return alloc;
 }
@@ -153,7 +155,7 @@ store::AllocationRow Master::AllocationRowOf(const AllocationRuntime& alloc) {
   row.task_id = alloc.task_id;
   row.trial_id = alloc.trial_id;
   row.state = std::string(core::AllocationStateName(alloc.state));
-  row.token = alloc.token;
+  row.token = alloc.token_digest;
   row.slots = alloc.slots;
   row.start_time = alloc.queued_at;
   for (const auto& res : alloc.resources) {
@@ -183,7 +185,7 @@ std::string Master::SchedulingMessage(const TrialRuntime& trial, const Allocatio
 
 void Master::PublishAllocationLocked(TrialRuntime& trial,
                                      std::unique_ptr<AllocationRuntime> alloc) {
-  auth_->RegisterAllocationToken(alloc->token, alloc->id, trial.id);
+  auth_->RegisterAllocationDigest(alloc->token_digest, alloc->id, trial.id);
   trial.allocation_id = alloc->id;
   pending_.push_back(alloc->id);
   allocations_[alloc->id] = std::move(alloc);
@@ -324,6 +326,13 @@ Status Master::StartAllocationLocked(AllocationRuntime& alloc,
   }
   // An image other than the built-in default runs in a container (docs/operations.md).
   DET_ASSIGN_OR_RETURN(std::optional<json> container, ContainerSpecFor(exp.config, device));
+  if (alloc.token.empty()) {
+    // Restored while pending: the store kept only the digest, and no process ever got the token.
+    auth_->EndAllocationDigest(alloc.token_digest);
+    alloc.token = NewToken();
+    alloc.token_digest = store::AllocationTokenDigest(alloc.token);
+    auth_->RegisterAllocationDigest(alloc.token_digest, alloc.id, alloc.trial_id);
+  }
   json env = json::object();
   AddConfigEnv(exp.config.defaulted, device, &env);
   env["DET_TASK_ID"] = alloc.task_id;

@@ -60,7 +60,7 @@ Status Master::HandleAllocationExitLocked(AllocationRuntime& alloc, int exit_cod
   if (alloc.state == AllocationRuntime::State::kTerminated) return Status::Ok();
   bool never_started = alloc.state == AllocationRuntime::State::kPending;
   alloc.state = AllocationRuntime::State::kTerminated;
-  auth_->EndAllocationToken(alloc.token);  // refused from now on
+  auth_->EndAllocationDigest(alloc.token_digest);  // refused from now on
   if (slurm_) slurm_->Forget(alloc.id);    // its Slurm job ends with it
   NotifyAllocationLocked(alloc.id);
   pending_.erase(std::remove(pending_.begin(), pending_.end(), alloc.id), pending_.end());

@@ -12,6 +12,7 @@
 #include "master/server/passwords.h"
 #include "master/server/ssh_keys.h"
 #include "master/server/task_container.h"
+#include "master/store/session_token.h"
 
 namespace det::master::server {
 
@@ -82,7 +83,7 @@ Status TaskService::Restore(int64_t adopt_deadline_micros) {
     t.row = std::move(row);
     if (!Terminal(t)) {
       if (!t.row.allocation_token.empty()) {
-        auth_->RegisterAllocationToken(t.row.allocation_token, t.row.allocation_id, 0);
+        auth_->RegisterAllocationDigest(t.row.allocation_token, t.row.allocation_id, 0);
       }
       if (t.row.state != kQueued) t.adopt_deadline = adopt_deadline_micros;
     }
@@ -254,6 +255,8 @@ Status TaskService::EndLocked(Task& t, std::optional<int64_t> exit_code, const s
   next.end_time = clock_->NowMicros();
   next.ready = false;
   DET_RETURN_IF_ERROR(SaveLocked(t, std::move(next)));
+  // Its token dies with it, as a trial allocation's does.
+  if (!t.row.allocation_token.empty()) auth_->EndAllocationDigest(t.row.allocation_token);
   std::string title = TaskTypeTitle(t.type);
   if (exit_code) {
     MasterLogLocked(t, title + " (id: " + t.row.task_id + ") exited with code " +
@@ -476,13 +479,14 @@ Status TaskService::Start(const std::string& allocation_id,
   DET_ASSIGN_OR_RETURN(std::string user_token, auth_->CreateSession(t->row.owner_id));
   store::GenericTaskRow next = t->row;
   next.allocation_id = t->row.task_id + ".1";
-  next.allocation_token = NewToken();
+  const std::string token = NewToken();
+  next.allocation_token = store::AllocationTokenDigest(token);  // the row keeps the digest only
   next.agent_id = where.agent_id;
   next.slot_ids = where.slot_ids;
   next.state = kStarting;
   next.start_time = clock_->NowMicros();
   DET_RETURN_IF_ERROR(SaveLocked(*t, std::move(next)));
-  auth_->RegisterAllocationToken(t->row.allocation_token, t->row.allocation_id, 0);
+  auth_->RegisterAllocationDigest(t->row.allocation_token, t->row.allocation_id, 0);
 
   json env = json::object();
   AddConfigEnv(t->config.defaulted, &env);
@@ -490,7 +494,7 @@ Status TaskService::Start(const std::string& allocation_id,
   env["DET_TASK_ID"] = t->row.task_id;
   env["DET_ALLOCATION_ID"] = t->row.allocation_id;
   env["DET_RESOURCES_ID"] = t->row.allocation_id;
-  env["DET_SESSION_TOKEN"] = t->row.allocation_token;
+  env["DET_SESSION_TOKEN"] = token;
   env["DET_USER"] = t->row.username;
   env["DET_USER_TOKEN"] = user_token;
   env["DET_TASK_TYPE"] = TaskTypeName(t->type);

@@ -9,6 +9,7 @@
 #include <future>
 
 #include "common/test_dir.h"
+#include "master/store/session_token.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::server {
@@ -118,6 +119,12 @@ TEST_F(TaskServiceTest, StartSendsTheProcessAndItsExitEndsTheTask) {
   EXPECT_EQ(cmds[0]["env"]["DET_TASK_ID"], v.row.task_id);
   EXPECT_EQ(cmds[0]["env"]["DET_TASK_TYPE"], "COMMAND");
   std::string alloc = cmds[0]["allocationId"];
+  // The token goes to the process; the row keeps its digest only.
+  const std::string token = cmds[0]["env"]["DET_SESSION_TOKEN"];
+  EXPECT_EQ(tasks_->Get(v.row.task_id)->row.allocation_token, store::AllocationTokenDigest(token));
+  Result<Principal> who = auth_->AuthenticateAllocationToken(token);
+  ASSERT_TRUE(who.ok()) << who.status().ToString();
+  EXPECT_EQ(who->allocation_id, alloc);
   EXPECT_FALSE(tasks_->HasPending());
   EXPECT_TRUE(tasks_->HandleAgentEvent("a1", {{"type", "started"}, {"allocationId", alloc}}));
   EXPECT_EQ(tasks_->Get(v.row.task_id)->row.state, "STATE_RUNNING");
@@ -126,6 +133,8 @@ TEST_F(TaskServiceTest, StartSendsTheProcessAndItsExitEndsTheTask) {
   TaskView done = *tasks_->Get(v.row.task_id);
   EXPECT_TRUE(done.terminal);
   EXPECT_EQ(done.row.exit_code, 3);
+  EXPECT_EQ(auth_->AuthenticateAllocationToken(token).status().code(),
+            StatusCode::kUnauthenticated);  // its token died with it
   EXPECT_FALSE(tasks_->HandleAgentEvent("a1", {{"type", "exited"}, {"allocationId", "x.1"}}));
   auto logs = tasks_->Logs(v.row.task_id, 0, 0, false);
   ASSERT_TRUE(logs.ok());

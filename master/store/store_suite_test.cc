@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/test_dir.h"
+#include "master/store/session_token.h"
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/store_backends.h"
 
@@ -301,6 +302,54 @@ TEST_P(StoreSuite, ModelRegistry) {
   EXPECT_EQ(store_->GetModelById(created->id).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(store_->ListModelVersionsForCheckpoints({"c1"})->empty());
   EXPECT_EQ(store_->DeleteModel(created->id).code(), StatusCode::kNotFound);
+}
+
+// Allocation tokens are stored as their digest: the token finds its allocation, the digest
+// (what a copy of the database holds) finds nothing, and an upsert may give a row a new token.
+// Migration 0024 hashes the rows of an earlier version in place, on either backend.
+TEST_P(StoreSuite, AllocationTokensAreStoredAsDigests) {
+  int64_t trial_id = 0;
+  MakeExperimentAndTrial(&trial_id);
+  AllocationRow a;
+  a.allocation_id = "1.1.1";
+  a.task_id = "1.1";
+  a.trial_id = trial_id;
+  a.state = "PENDING";
+  a.token = "old-token";  // as an earlier version wrote it
+  ASSERT_TRUE(store_->UpsertAllocation(a).ok());
+  GenericTaskRow t;
+  t.task_id = "cmd-1";
+  t.task_type = "COMMAND";
+  t.owner_id = 1;
+  t.state = "STATE_RUNNING";
+  t.job_id = "job-cmd";
+  t.allocation_id = "cmd-1.1";
+  t.allocation_token = "old-task-token";
+  ASSERT_TRUE(store_->UpsertGenericTask(t).ok());
+  {
+    auto db = loc_->OpenDb();
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_TRUE((*db)->Exec("DELETE FROM schema_migrations WHERE version = 24").ok());
+  }
+  store_ = Reopen();  // applies 0024 again
+  auto found = store_->GetAllocationByToken("old-token");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->allocation_id, a.allocation_id);
+  EXPECT_EQ(found->token, AllocationTokenDigest("old-token"));
+  EXPECT_FALSE(store_->GetAllocationByToken(found->token).ok());
+  auto tasks = store_->ListGenericTasks();
+  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+  ASSERT_EQ(tasks->size(), 1u);
+  EXPECT_EQ((*tasks)[0].allocation_token, AllocationTokenDigest("old-task-token"));
+
+  // A restored pending allocation started with a new token.
+  a.token = AllocationTokenDigest("new-token");
+  a.state = "ASSIGNED";
+  ASSERT_TRUE(store_->UpsertAllocation(a).ok());
+  EXPECT_FALSE(store_->GetAllocationByToken("old-token").ok());
+  found = store_->GetAllocationByToken("new-token");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->state, "ASSIGNED");
 }
 
 DET_STORE_BACKENDS(StoreSuite);

@@ -5,6 +5,7 @@ and a trial's allocation token that reaches only its own trial and dies with its
 import hashlib
 import pathlib
 import re
+import sqlite3
 
 import pytest
 
@@ -179,6 +180,14 @@ def test_an_allocation_token_reaches_only_its_own_trial_while_it_runs(two_users)
         return (trials[0]["id"], m.group(1)) if m else None
 
     trial, tok = wait_for(token, 120, "the probe's token in its logs", interval=0.5)
+    # The database keeps only the token's digest (migration 0024): a copy of it signs nothing in.
+    db = sqlite3.connect(f"file:{c.data_dir / 'determined.db'}?mode=ro", uri=True)
+    try:
+        stored = [r[0] for r in db.execute("SELECT token FROM allocations")]
+    finally:
+        db.close()
+    assert tok not in stored, stored
+    assert hashlib.sha256(tok.encode()).hexdigest() in stored, stored
     alloc = {"Grpc-Metadata-x-allocation-token": f"Bearer {tok}"}
     assert c.request_status("GET", f"/api/v1/trials/{trial}", headers=alloc)[0] == 200
     assert c.request_status("GET", f"/api/v1/experiments/{exp}", headers=alloc)[0] == 200

@@ -464,7 +464,8 @@ Status SqliteStore::UpsertAllocation(const AllocationRow& row) {
               "INSERT INTO allocations (allocation_id, task_id, trial_id, agent_id, state, "
               "token, slots, start_time, end_time, exit_code, exit_reason, resources) VALUES "
               "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(allocation_id) DO UPDATE SET "
-              "agent_id = excluded.agent_id, state = excluded.state, end_time = "
+              "token = excluded.token, agent_id = excluded.agent_id, state = excluded.state, "
+              "end_time = "
               "excluded.end_time, exit_code = excluded.exit_code, exit_reason = "
               "excluded.exit_reason, resources = excluded.resources");
   s.Bind(1, row.allocation_id).Bind(2, row.task_id).Bind(3, row.trial_id).Bind(4, row.agent_id);
@@ -490,7 +491,7 @@ Result<AllocationRow> SqliteStore::GetAllocationByToken(const std::string& token
   std::string sql =
       std::string("SELECT ") + kAllocationColumns + " FROM allocations WHERE token = ?";
   DET_PREPARE_ON(s, r.db(), sql.c_str());
-  s.Bind(1, token);
+  s.Bind(1, AllocationTokenDigest(token));
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return Unauthenticated("invalid credentials");
   return ReadAllocation(s);

@@ -77,6 +77,19 @@ Status SqliteStore::FoldTrialSummaryLocked(const MetricRow& row, bool incrementa
 }
 
 Status SqliteStore::StoreTrialSummariesLocked(const std::map<int64_t, json>& cache) {
+  if (db_->dialect() == Dialect::kPostgres && cache.size() > 1) {
+    // One statement for them all: a round trip per trial is what PostgreSQL's ingest costs
+    // (sqlite_store_metrics_ingest.cc).
+    json values = json::array();
+    for (const auto& [trial_id, summary] : cache) {
+      values.push_back({{"id", trial_id}, {"s", summary.dump()}});
+    }
+    DET_PREPARE(s,
+                "INSERT INTO trial_summaries (trial_id, summary_metrics) SELECT v.id, v.s FROM "
+                "json_to_recordset(CAST(? AS json)) AS v(id bigint, s text) ON CONFLICT(trial_id) "
+                "DO UPDATE SET summary_metrics = excluded.summary_metrics");
+    return s.Bind(1, values.dump()).Run();
+  }
   for (const auto& [trial_id, summary] : cache) {
     DET_RETURN_IF_ERROR(StoreSummary(db_, trial_id, summary));
   }

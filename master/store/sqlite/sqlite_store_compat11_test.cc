@@ -149,6 +149,86 @@ TEST_P(TrialSummaryStore, SummaryKeptBetweenBatchesSurvivesAFailedRowsRetry) {
   EXPECT_EQ(Summary()["avg_metrics"]["loss"], loss);
 }
 
+// A batch is folded as if its reports came one by one, on either backend (PostgreSQL writes an
+// independent batch in a few statements and folds after every row is in): retries, reports
+// after a retry, a trial without a summary yet, a restart archiving, and two trials at once.
+TEST_P(TrialSummaryStore, ABatchFoldsAsItsReportsOneByOne) {
+  TrialRow t2;
+  t2.experiment_id = experiment_id_;
+  t2.request_id = "r2";
+  t2.hparams = json::object();
+  t2.state = "ACTIVE";
+  auto other = store_->InsertTrial(t2);
+  ASSERT_TRUE(other.ok());
+  auto row = [](int64_t trial, const std::string& group, int64_t run, int64_t steps, json avg,
+                int64_t t) {
+    MetricRow m;
+    m.trial_id = trial;
+    m.trial_run_id = run;
+    m.total_batches = steps;
+    m.group = group;
+    m.metrics = {{"avg_metrics", std::move(avg)}};
+    m.report_time = t;
+    return m;
+  };
+  auto batch = [&](std::vector<MetricRow> rows) {
+    std::vector<Status> results = store_->AddMetricsBatch(rows);
+    ASSERT_EQ(results.size(), rows.size());
+    for (const Status& st : results) EXPECT_TRUE(st.ok()) << st.ToString();
+  };
+  const int64_t t = trial_id_;
+  batch({row(t, "training", 1, 10, {{"loss", 3.0}}, 1),
+         row(t, "training", 1, 20, {{"loss", 1.0}}, 2),
+         row(t, "validation", 1, 20, {{"acc", 0.5}}, 3),
+         row(*other, "training", 1, 5, {{"loss", 7.0}}, 4)});
+  json s = Summary();
+  EXPECT_EQ(s["avg_metrics"]["loss"]["count"], 2);
+  EXPECT_DOUBLE_EQ(s["avg_metrics"]["loss"]["mean"].get<double>(), 2.0);
+  EXPECT_EQ(s["validation_metrics"]["acc"]["count"], 1);
+  // A retry (merged, so the group is recomputed with the batch's rows in) and a new step.
+  batch({row(t, "training", 1, 20, {{"loss", 1.0}}, 5),
+         row(t, "training", 1, 30, {{"loss", 2.0}}, 6),
+         row(t, "validation", 1, 30, {{"acc", 0.7}}, 7),
+         row(*other, "training", 1, 6, {{"loss", 5.0}}, 8)});
+  s = Summary();
+  EXPECT_EQ(s["avg_metrics"]["loss"]["count"], 3);
+  EXPECT_DOUBLE_EQ(s["avg_metrics"]["loss"]["mean"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(s["avg_metrics"]["loss"]["last"].get<double>(), 2.0);
+  EXPECT_EQ(s["validation_metrics"]["acc"]["count"], 2);
+  // A trial with no summary yet (as a migration leaves it): computed from every row once.
+  store_.reset();
+  Sql("UPDATE trial_summaries SET summary_metrics = NULL");
+  Open();
+  batch({row(t, "training", 1, 40, {{"loss", 4.0}}, 9),
+         row(t, "validation", 1, 40, {{"acc", 0.9}}, 10)});
+  s = Summary();
+  EXPECT_EQ(s["avg_metrics"]["loss"]["count"], 4);
+  EXPECT_EQ(s["validation_metrics"]["acc"]["count"], 3);
+  auto trial = store_->GetTrial(t);
+  ASSERT_TRUE(trial.ok());
+  EXPECT_EQ(trial->total_batches, 40);
+  // Run 2 restarts from step 20: run 1's later rows of both groups are archived.
+  batch({row(t, "training", 2, 25, {{"loss", 0.0}}, 11),
+         row(t, "validation", 2, 25, {{"acc", 0.1}}, 12),
+         row(*other, "training", 1, 7, {{"loss", 3.0}}, 13)});
+  s = Summary();
+  EXPECT_EQ(s["avg_metrics"]["loss"]["count"], 3);
+  EXPECT_DOUBLE_EQ(s["avg_metrics"]["loss"]["last"].get<double>(), 0.0);
+  EXPECT_EQ(s["validation_metrics"]["acc"]["count"], 2);
+  auto other_summary = store_->GetTrialSummaryMetrics(*other);
+  ASSERT_TRUE(other_summary.ok());
+  EXPECT_EQ((*other_summary)["avg_metrics"]["loss"]["count"], 3);
+  EXPECT_DOUBLE_EQ((*other_summary)["avg_metrics"]["loss"]["mean"].get<double>(), 5.0);
+  auto other_trial = store_->GetTrial(*other);
+  ASSERT_TRUE(other_trial.ok());
+  EXPECT_EQ(other_trial->total_batches, 7);
+  // What was folded is what the rows say: a fresh store recomputing from the rows agrees.
+  store_.reset();
+  Sql("UPDATE trial_summaries SET summary_metrics = NULL");
+  Open();
+  EXPECT_EQ(Summary(), s);
+}
+
 TEST_P(TrialSummaryStore, ATrialFromBeforeTheMigrationIsComputedOnFirstRead) {
   Report("training", 1, 10, {{"loss", 2.0}}, 1);
   Report("validation", 1, 10, {{"acc", 0.7}}, 2);

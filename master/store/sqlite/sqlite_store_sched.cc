@@ -30,7 +30,8 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
                 "INSERT INTO allocations (allocation_id, task_id, trial_id, agent_id, state, "
                 "token, slots, start_time, end_time, exit_code, exit_reason, resources) VALUES "
                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(allocation_id) DO UPDATE SET "
-                "agent_id = excluded.agent_id, state = excluded.state, end_time = "
+                "token = excluded.token, agent_id = excluded.agent_id, state = "
+                "excluded.state, end_time = "
                 "excluded.end_time, exit_code = excluded.exit_code, exit_reason = "
                 "excluded.exit_reason, resources = excluded.resources");
     if (!writes.new_trials.empty()) {
