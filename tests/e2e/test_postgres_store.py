@@ -126,7 +126,7 @@ def test_acknowledged_reports_survive_master_kill9_on_postgres(pg_cluster, tmp_p
 
 def test_migrate_store_copies_a_sqlite_installation(tmp_path):
     """An installation run on SQLite, copied with migrate-store, then served from PostgreSQL."""
-    src = Cluster(agents=1, slots=1)
+    src = Cluster(agents=1, slots=1, up_args=("--db", "sqlite"))  # also under DET_E2E_DB=postgres
     src.up()
     try:
         cfg = flaky_config(tmp_path, "small.yaml", batches=5)
