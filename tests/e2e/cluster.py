@@ -97,7 +97,8 @@ def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: 
 
 
 class Cluster:
-    def __init__(self, agents: int = 1, slots: int = 2, up_args: tuple = ()) -> None:
+    def __init__(self, agents: int = 1, slots: int = 2, up_args: tuple = (),
+                 det_prefix: tuple = ()) -> None:
         self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="det-e2e-"))
         self.data_dir = self.tmp / "data"
         self.port = free_port()
@@ -105,6 +106,7 @@ class Cluster:
         self.agents = agents
         self.slots = slots
         self.up_args = tuple(up_args)  # more cluster-up flags, e.g. ("--db", "postgres")
+        self.det_prefix = tuple(det_prefix)  # runs det under it, e.g. ("runuser", "-u", "nobody", "--")
         self.env = dict(os.environ)
         self.env.update(
             {
@@ -140,7 +142,7 @@ class Cluster:
                 and args[2:3] in (("cluster-up",), ("master-up",)) and "--db" not in args):
             args = (*args, "--db", self.db_url())
         proc = subprocess.run(
-            [str(BIN / "det"), *args], env=self.env, cwd=cwd, capture_output=True, text=True,
+            [*self.det_prefix, str(BIN / "det"), *args], env=self.env, cwd=cwd, capture_output=True, text=True,
             timeout=timeout,
         )
         if check and proc.returncode != 0:
