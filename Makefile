@@ -32,7 +32,7 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
 FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
-.PHONY: setup configure build test unit-test e2e-test harness-test demo bench clean fuzz fuzz-smoke \
+.PHONY: setup configure build test unit-test e2e-test e2e-test-pg harness-test demo bench clean fuzz fuzz-smoke \
   fuzz-configure fuzz-config fuzz-router \
   webui webui-deps webui-test \
   thread-safety
@@ -101,6 +101,14 @@ harness-test: setup
 e2e-test: build
 	PYTHONPATH=harness DET_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q \
 	  -n $(E2E_WORKERS) --dist loadfile tests/e2e
+
+# The same suite with every cluster's master on PostgreSQL: one server per pytest worker, a fresh
+# database per cluster (DET_E2E_DB, tests/e2e/cluster.py). Narrow it with E2E_ARGS, e.g.
+# E2E_ARGS='tests/e2e/test_lifecycle.py -k pause'.
+E2E_ARGS ?= tests/e2e
+e2e-test-pg: build
+	DET_E2E_DB=postgres PYTHONPATH=harness DET_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest \
+	  -q -n $(E2E_WORKERS) --dist loadfile $(E2E_ARGS)
 
 test: thread-safety unit-test harness-test e2e-test webui-test fuzz-smoke
 

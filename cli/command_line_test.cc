@@ -45,6 +45,11 @@ TEST(CommandLineTest, CheckpointArguments) {
   EXPECT_EQ(RunDet({"trial", "describe", "1", "--json", "--csv"}), 2);
 }
 
+TEST(CommandLineTest, DeployDbChoices) {
+  EXPECT_EQ(RunDet({"deploy", "local", "cluster-up", "--db", "mysql"}), 2);
+  EXPECT_EQ(RunDet({"deploy", "local", "master-up", "--db", "pg://x"}), 2);
+}
+
 TEST(CommandLineTest, UnreachableMasterIsExit1) {
   EXPECT_EQ(RunDet({"trial", "kill", "3"}), 1);
 }

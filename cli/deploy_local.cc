@@ -31,6 +31,23 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+constexpr const char* kDbRule =
+    "must be 'sqlite', 'postgres' or a postgres:// (or postgresql://) URL";
+
+// An existing server's URL (the master parses the rest and names what is wrong).
+bool IsPostgresUrl(const std::string& db) {
+  return db.rfind("postgres://", 0) == 0 || db.rfind("postgresql://", 0) == 0;
+}
+
+CLI::Validator DbChoice() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (value == "sqlite" || value == "postgres" || IsPostgresUrl(value)) return "";
+        return std::string(kDbRule) + ", not '" + value + "'";
+      },
+      "sqlite|postgres|URL");
+}
+
 bool Alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
 
 // Alive and not exited (a zombie still answers kill(pid, 0)). The state comes from
@@ -347,8 +364,12 @@ Status MasterUp(const ClusterUpOptions& options) {
     Print("PostgreSQL is up (" + dir + "/postgres, log " + dir + "/postgres/postgres.log)\n");
     master_argv.push_back("--db");
     master_argv.push_back(url);
+  } else if (IsPostgresUrl(options.db)) {
+    // A server someone else runs (and stops): the master gets the URL as given.
+    master_argv.push_back("--db");
+    master_argv.push_back(options.db);
   } else if (options.db != "sqlite") {
-    return InvalidArgument("--db: must be 'sqlite' or 'postgres' (got '" + options.db + "')");
+    return InvalidArgument(std::string("--db: ") + kDbRule + " (got '" + options.db + "')");
   }
   if (!options.master_config_path.empty()) {
     std::string cfg = fs::absolute(options.master_config_path, ec).string();
@@ -565,8 +586,9 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
   up_cmd->add_option("--master-config-path", up->master_config_path, "master config file");
   up_cmd
       ->add_option("--db", up->db,
-                   "sqlite (default: embedded) or postgres (a PostgreSQL under the data dir)")
-      ->check(CLI::IsMember({"sqlite", "postgres"}));
+                   "sqlite (default: embedded), postgres (a PostgreSQL under the data dir) or "
+                   "postgres://user@host:port/name (an existing database)")
+      ->check(DbChoice());
   up_cmd->add_option("--resource-pool", up->resource_pool,
                      "resource pool the agents join (default: the master's default pool)");
   up_cmd->add_option("--resource-manager", up->resource_manager,
@@ -582,8 +604,9 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(1, 65535));
   mu->add_option("--data-dir", master_up->data_dir, "state, logs and pid files");
   mu->add_option("--master-config-path", master_up->master_config_path, "master config file");
-  mu->add_option("--db", master_up->db, "sqlite (default) or postgres (under the data dir)")
-      ->check(CLI::IsMember({"sqlite", "postgres"}));
+  mu->add_option("--db", master_up->db,
+                 "sqlite (default), postgres (under the data dir) or postgres://... (existing)")
+      ->check(DbChoice());
   mu->add_option("--tls-cert", master_up->tls_cert, "serve HTTPS with this PEM certificate chain");
   mu->add_option("--tls-key", master_up->tls_key, "the private key of --tls-cert");
   mu->callback([&ctx, master_up] {

@@ -24,7 +24,8 @@ struct ClusterUpOptions {
   std::string master_config_path;  // optional
   std::string resource_pool;       // agents join this pool; empty: the master's default
   // "sqlite" (default): the master's embedded store; "postgres": a PostgreSQL started under
-  // <data dir>/postgres by det-postgres (stopped by cluster-down).
+  // <data dir>/postgres by det-postgres (stopped by cluster-down); a postgres:// URL: an
+  // existing database, passed to the master as is (cluster-down leaves its server alone).
   std::string db = "sqlite";
   // agent: the master and agents; slurm: a local Slurm (deploy_local_slurm.h) and the master.
   std::string resource_manager = "agent";

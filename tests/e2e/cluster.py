@@ -1,7 +1,13 @@
 """A local cluster for end-to-end tests: real determined-master, determined-agent and det
-processes on loopback, started with `det deploy local cluster-up` in a temporary directory."""
+processes on loopback, started with `det deploy local cluster-up` in a temporary directory.
 
+DET_E2E_DB=postgres runs every cluster's master on PostgreSQL: one server per test process
+(a pytest-xdist worker), started on first use under a temp dir on a free loopback port and
+stopped when the process exits, and a fresh database in it for each cluster."""
+
+import atexit
 import contextlib
+import itertools
 import json
 import os
 import pathlib
@@ -19,6 +25,57 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("DET_BUILD_DIR", REPO / "build"))
 BIN = BUILD / "bin"
 PYTHON = "/usr/bin/python3"
+
+
+E2E_DB = os.environ.get("DET_E2E_DB", "sqlite")
+if E2E_DB not in ("sqlite", "postgres"):
+    raise ValueError(f"DET_E2E_DB must be 'sqlite' or 'postgres', not {E2E_DB!r}")
+ON_POSTGRES = E2E_DB == "postgres"
+
+
+class WorkerPostgres:
+    """The PostgreSQL server of this test process (tools/postgres/det-postgres, no fsync: a
+    test server), and a database per cluster in it."""
+
+    def __init__(self) -> None:
+        self.dir: Optional[pathlib.Path] = None
+        self.url: Optional[str] = None  # postgres://determined@127.0.0.1:PORT/determined
+        self._names = itertools.count(1)
+
+    def _psql(self, sql: str) -> None:
+        subprocess.run(["psql", self.url, "-qtAc", sql], check=True, capture_output=True,
+                       text=True, timeout=120)
+
+    def new_database(self) -> str:
+        """Creates an empty database and returns its URL."""
+        if self.url is None:
+            self.dir = pathlib.Path(tempfile.mkdtemp(prefix="det-e2e-pg-"))
+            proc = subprocess.run([str(BIN / "det-postgres"), "start", str(self.dir),
+                                   "--no-fsync"], capture_output=True, text=True, timeout=180)
+            if proc.returncode != 0:
+                raise AssertionError(f"det-postgres start exited {proc.returncode}:\n"
+                                     f"{proc.stdout}{proc.stderr}")
+            self.url = proc.stdout.strip().splitlines()[-1]
+            atexit.register(self.stop)
+        name = f"det_e2e_{next(self._names)}"
+        self._psql(f"CREATE DATABASE {name}")
+        return self.url.rsplit("/", 1)[0] + "/" + name
+
+    def drop_database(self, url: str) -> None:
+        name = url.rsplit("/", 1)[1]
+        # FORCE: connections of a master killed -9 may not be gone yet.
+        subprocess.run(["psql", self.url, "-qtAc", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"],
+                       capture_output=True, timeout=120)
+
+    def stop(self) -> None:
+        if self.dir is not None:
+            subprocess.run([str(BIN / "det-postgres"), "stop", str(self.dir)],
+                           capture_output=True, timeout=120)
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = self.url = None
+
+
+WORKER_POSTGRES = WorkerPostgres()
 
 
 def free_port() -> int:
@@ -40,7 +97,8 @@ def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: 
 
 
 class Cluster:
-    def __init__(self, agents: int = 1, slots: int = 2, up_args: tuple = ()) -> None:
+    def __init__(self, agents: int = 1, slots: int = 2, up_args: tuple = (),
+                 det_prefix: tuple = ()) -> None:
         self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="det-e2e-"))
         self.data_dir = self.tmp / "data"
         self.port = free_port()
@@ -48,6 +106,7 @@ class Cluster:
         self.agents = agents
         self.slots = slots
         self.up_args = tuple(up_args)  # more cluster-up flags, e.g. ("--db", "postgres")
+        self.det_prefix = tuple(det_prefix)  # runs det under it, e.g. ("runuser", "-u", "nobody", "--")
         self.env = dict(os.environ)
         self.env.update(
             {
@@ -60,12 +119,30 @@ class Cluster:
         self.env.pop("DET_USER", None)
         self.env.pop("DET_USER_TOKEN", None)
         self._token: Optional[str] = None
+        self._db_url: Optional[str] = None  # DET_E2E_DB=postgres: this cluster's database
+
+    def db_url(self) -> Optional[str]:
+        """This cluster's PostgreSQL database (made on first use) when DET_E2E_DB=postgres,
+        else None (SQLite under the data dir)."""
+        if ON_POSTGRES and self._db_url is None:
+            self._db_url = WORKER_POSTGRES.new_database()
+        return self._db_url
+
+    def master_db_args(self) -> List[str]:
+        """The determined-master flags for this cluster's store (tests that start it directly)."""
+        url = self.db_url()
+        return ["--db", url] if url else []
 
     # Processes -----------------------------------------------------------------------------
     def det(self, *args: str, check: bool = True, timeout: float = 300,
             cwd: Optional[str] = None) -> subprocess.CompletedProcess:
+        # Every master a test starts through det uses the suite's store, unless the test picks
+        # one itself (test_postgres_store.py).
+        if (ON_POSTGRES and args[:2] == ("deploy", "local")
+                and args[2:3] in (("cluster-up",), ("master-up",)) and "--db" not in args):
+            args = (*args, "--db", self.db_url())
         proc = subprocess.run(
-            [str(BIN / "det"), *args], env=self.env, cwd=cwd, capture_output=True, text=True,
+            [*self.det_prefix, str(BIN / "det"), *args], env=self.env, cwd=cwd, capture_output=True, text=True,
             timeout=timeout,
         )
         if check and proc.returncode != 0:
@@ -144,6 +221,9 @@ class Cluster:
 
     def cleanup(self) -> None:
         self.down()
+        if self._db_url is not None:
+            WORKER_POSTGRES.drop_database(self._db_url)
+            self._db_url = None
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # REST ----------------------------------------------------------------------------------

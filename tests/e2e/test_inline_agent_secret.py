@@ -75,7 +75,8 @@ def test_inline_agent_secret_reaches_a_provisioned_agent():
     log = open(c.tmp / "master.log", "w")
     master = subprocess.Popen(
         [str(BIN / "determined-master"), "--config-file", str(conf), "--port", str(c.port),
-         "--data-dir", str(c.data_dir)], stdout=log, stderr=subprocess.STDOUT)
+         "--data-dir", str(c.data_dir), *c.master_db_args()], stdout=log,
+        stderr=subprocess.STDOUT)
     agent_pid = None
     try:
         wait_for(lambda: agents(c), 120,
@@ -129,7 +130,8 @@ def test_provisioned_agent_reaches_an_https_master_with_its_certificate():
     log = open(c.tmp / "master.log", "w")
     master = subprocess.Popen(
         [str(BIN / "determined-master"), "--config-file", str(conf), "--port", str(c.port),
-         "--data-dir", str(c.data_dir)], stdout=log, stderr=subprocess.STDOUT)
+         "--data-dir", str(c.data_dir), *c.master_db_args()], stdout=log,
+        stderr=subprocess.STDOUT)
     agent_pid = None
     context = ssl.create_default_context(cafile=str(crt))
     try:

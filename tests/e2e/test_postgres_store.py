@@ -9,6 +9,7 @@ import glob
 import json
 import os
 import pathlib
+import pwd
 import shutil
 import signal
 import subprocess
@@ -124,9 +125,45 @@ def test_acknowledged_reports_survive_master_kill9_on_postgres(pg_cluster, tmp_p
     c.request("POST", f"/api/v1/experiments/{exp_id}/kill")
 
 
+def owner_uid(pid: int) -> int:
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no Uid in /proc/{pid}/status")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("runuser") is None,
+                    reason="becoming a non-root user needs root and runuser")
+def test_cluster_up_on_postgres_as_a_non_root_user():
+    """A master run by a normal user: det-postgres runs initdb and pg_ctl as that user itself
+    (no runuser, no `postgres` user), and the cluster works. `nobody` stands in for the user."""
+    nobody = pwd.getpwnam("nobody")
+    c = Cluster(agents=1, slots=1, up_args=("--db", "postgres"),
+                det_prefix=("runuser", "-u", "nobody", "--"))
+    os.chown(c.tmp, nobody.pw_uid, nobody.pw_gid)
+    os.chmod(c.tmp, 0o755)
+    c.env["HOME"] = str(c.tmp)
+    try:
+        c.up()
+        pg = c.data_dir / "postgres"
+        assert pg.stat().st_uid == nobody.pw_uid and (pg / "data").stat().st_uid == nobody.pw_uid
+        postmaster = int((pg / "data" / "postmaster.pid").read_text().split()[0])
+        assert owner_uid(postmaster) == nobody.pw_uid
+        assert owner_uid(c.master_pid()) == nobody.pw_uid
+        cfg = flaky_config(c.tmp, "nonroot.yaml", batches=3)  # where nobody can read it
+        exp_id = c.create(cfg, FIXTURES)
+        c.wait_state(exp_id, "STATE_COMPLETED", timeout=180)
+        (trial,) = c.trials(exp_id)
+        assert [m["stepsCompleted"] for m in c.metrics(trial["id"], "training")] == [1, 2, 3]
+        c.down()
+        assert not (pg / "data" / "postmaster.pid").exists(), "cluster-down left PostgreSQL running"
+    finally:
+        c.cleanup()
+
+
 def test_migrate_store_copies_a_sqlite_installation(tmp_path):
     """An installation run on SQLite, copied with migrate-store, then served from PostgreSQL."""
-    src = Cluster(agents=1, slots=1)
+    src = Cluster(agents=1, slots=1, up_args=("--db", "sqlite"))  # also under DET_E2E_DB=postgres
     src.up()
     try:
         cfg = flaky_config(tmp_path, "small.yaml", batches=5)
