@@ -18,6 +18,13 @@ namespace det::master::server {
 
 using nlohmann::json;
 
+namespace {
+
+// Agent timeouts, preemption deadlines and re-adoption deadlines are checked this often.
+constexpr auto kSchedulingTickInterval = std::chrono::milliseconds(500);
+
+}  // namespace
+
 Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const Clock* clock)
     : config_(std::move(config)),
       store_(std::move(store)),
@@ -35,16 +42,23 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)),
       metrics_(std::make_unique<MetricsService>(store_.get())),
       series_(std::make_unique<SeriesService>(store_.get())) {
+  // The loop's hooks take mu_ themselves; after Stop they do nothing.
+  scheduling_ = std::make_unique<SchedulingLoop>(
+      kSchedulingTickInterval, SchedulingLoop::Hooks{[this] {
+                                                       MutexLock lock(&mu_);
+                                                       if (!stopping_) SchedulePassLocked();
+                                                     },
+                                                     [this] {
+                                                       MutexLock lock(&mu_);
+                                                       if (!stopping_) TickLocked();
+                                                     }});
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
   ownership_ = std::make_unique<OwnershipService>(store_.get());
   summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
   agent_admin_ = std::make_unique<AgentAdminService>(store_.get());
   tasks_ = std::make_unique<TaskService>(store_.get(), clock_, auth_.get(), agents_.get(),
                                          TaskService::Options{&config_.pools, "", ""});
-  tasks_->SetOnChange([this] {
-    MutexLock lock(&mu_);
-    ScheduleLocked();
-  });
+  tasks_->SetOnChange([this] { scheduling_->Request(); });
   agent_credentials_ =
       std::make_unique<AgentCredentialService>(store_.get(), clock_, config_.agent_token);
   provisioner_ = MakeProvisioner(config_, clock_);
@@ -86,7 +100,7 @@ Status Master::Start() {
     DET_RETURN_IF_ERROR(RestoreLocked());
   }
   if (provisioner_) DET_RETURN_IF_ERROR(provisioner_->Start());
-  ticker_ = std::thread([this] { SchedulingLoop(); });
+  scheduling_->Start();
   return Status::Ok();
 }
 
@@ -106,12 +120,11 @@ void Master::Stop() {
     stopping_ = true;
   }
   agents_->BeginShutdown();
-  cv_.notify_all();
   // Commits and answers the reports still queued (the HTTP server has drained by now).
   metrics_->Stop();
   // Answers the long polls still open; their callbacks take mu_, so it must not be held here.
   waiters_->Stop();
-  if (ticker_.joinable()) ticker_.join();
+  scheduling_->Stop();
   // Stores the searcher snapshots and journal records still queued.
   searcher_journal_->Stop();
   if (slurm_) slurm_->Stop();

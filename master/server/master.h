@@ -39,6 +39,7 @@
 #include "master/server/model_service.h"
 #include "master/server/ownership_service.h"
 #include "master/server/profiler_service.h"
+#include "master/server/scheduling_loop.h"
 #include "master/server/series_service.h"
 #include "master/server/unmanaged_service.h"
 #include "master/server/waiters.h"
@@ -333,8 +334,8 @@ class Master {
   // then publishes it; what the searcher asked beyond creations runs under mu_.
   Status ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> exp) EXCLUDES(mu_);
   Status PersistSnapshotLocked(ExperimentRuntime& exp) REQUIRES(mu_);
-  // Queues the experiment's searcher state with these trials (all of them) for the journal's
-  // writer; needs mu_ only when the experiment is published.
+  // Queues the new experiment's searcher state with these trials (all of them) for the
+  // journal's writer, not awaited by the request (its trial rows imply it).
   Status PersistSearcherState(ExperimentRuntime& exp, SearcherJournalService::Trials trials);
   // The checkpoint a new trial starts from: its PBT parent's latest, or the config's
   // source_checkpoint_uuid / source_trial_id's latest; "" when none.
@@ -355,13 +356,14 @@ class Master {
   Status RequestAllocationLocked(TrialRuntime& trial) REQUIRES(mu_);
   // One transaction for every trial's new run and allocation.
   Status RequestAllocationsLocked(const std::vector<TrialRuntime*>& trials) REQUIRES(mu_);
-  // Asks for a scheduling pass: the scheduling loop runs one for every batch of changes (all
-  // those made before it next takes mu_), never one per queued task.
+  // Asks for a scheduling pass: the scheduling loop (scheduling_loop.h) runs one for every
+  // batch of changes, never one per queued task.
   void ScheduleLocked() REQUIRES(mu_);
   // One pass of the pure schedulers over the cluster; starts and releases allocations.
   void SchedulePassLocked() REQUIRES(mu_);
-  // The ticker and scheduling loop: a pass when one is requested, a tick every kTickMillis.
-  void SchedulingLoop() EXCLUDES(mu_);
+  // Runs the pass now, under the caller's lock (an agent's request answers with what it placed),
+  // and tells the loop that the requests made so far are served.
+  void SchedulePassNowLocked() REQUIRES(mu_);
   scheduler::ClusterSnapshot SnapshotLocked() const REQUIRES(mu_);
   std::string PoolOfLocked(const ExperimentRuntime& exp) const REQUIRES(mu_);
   static std::string ResourcesId(const AllocationRuntime& alloc, size_t rank);
@@ -417,7 +419,6 @@ class Master {
   std::unique_ptr<class AgentCredentialService> agent_credentials_;
 
   Mutex mu_;
-  std::condition_variable_any cv_;  // wakes the scheduling loop: a pass requested, or Stop
   std::unique_ptr<Waiters> waiters_;
   // Lock order: mu_, then the agent service's mutex (it never calls back).
   std::unique_ptr<AgentService> agents_;
@@ -428,8 +429,8 @@ class Master {
   std::map<std::string, std::unique_ptr<AllocationRuntime>> allocations_ GUARDED_BY(mu_);
   std::deque<std::string> pending_ GUARDED_BY(mu_);  // allocation ids waiting for slots, FIFO
   bool stopping_ GUARDED_BY(mu_) = false;
-  bool schedule_requested_ GUARDED_BY(mu_) = false;
-  std::thread ticker_;  // runs SchedulingLoop
+  // Runs SchedulePassLocked and TickLocked (each under mu_) on its own thread.
+  std::unique_ptr<SchedulingLoop> scheduling_;
   std::unique_ptr<ModelService> models_;
   std::unique_ptr<ProfilerService> profiler_;
   std::unique_ptr<class TemplateService> templates_;

@@ -74,9 +74,7 @@ Result<json> Master::RegisterAgent(const std::string& agent_id, const json& body
   if (slurm_) SlurmAgentRegisteredLocked(agent_id);
   // An agent's request runs the pass it asked for before answering, as the scheduling loop
   // would next: what this pass places on the agent is in its next command poll.
-  ScheduleLocked();
-  schedule_requested_ = false;
-  SchedulePassLocked();
+  SchedulePassNowLocked();
   return json{
       {"masterId", master_id_}, {"clusterId", cluster_id_}, {"commandSeq", reg.command_seq}};
 }
@@ -153,9 +151,7 @@ Status Master::HandleAgentEvents(const std::string& agent_id, const json& body) 
   // An agent's request runs the pass it asked for before answering, as the scheduling loop
   // would next: what this pass places on the agent is in its next command poll.
   auto handled = std::chrono::steady_clock::now();
-  ScheduleLocked();
-  schedule_requested_ = false;
-  SchedulePassLocked();
+  SchedulePassNowLocked();
   // The timeline of a trial start (docs/operations.md, "Trial start cost").
   auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
   std::string types;

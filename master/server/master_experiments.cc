@@ -150,14 +150,15 @@ Status PersistToJournal(SearcherJournalService* journal, int64_t experiment_id,
                         const std::optional<searcher::ShutdownAction>& shutdown,
                         const std::optional<scheduler::QueuePosition>& queue_position,
                         SearcherJournalService::Trials changed,
-                        const std::function<SearcherJournalService::Trials()>& all) {
+                        const std::function<SearcherJournalService::Trials()>& all,
+                        SearcherJournalService::Wait wait = SearcherJournalService::Wait::kAwaited) {
   SearcherHeader header;
   header.initialized = initialized;
   header.shutdown = shutdown;
   if (queue_position) header.queue_position = queue_position->ToString();
   auto* journaled = dynamic_cast<searcher::JournaledSearcher*>(search);
   if (journaled == nullptr) return Internal("experiment searcher is not journaled");
-  return journal->PersistChanged(experiment_id, *journaled, header, std::move(changed), all);
+  return journal->PersistChanged(experiment_id, *journaled, header, std::move(changed), all, wait);
 }
 
 }  // namespace
@@ -194,8 +195,12 @@ Status Master::PersistSnapshotLocked(ExperimentRuntime& exp) {
 
 // Every trial is given (the experiment's first persist, before it is published).
 Status Master::PersistSearcherState(ExperimentRuntime& exp, SearcherJournalService::Trials trials) {
-  return PersistToJournal(searcher_journal_.get(), exp.id, exp.searcher.get(), exp.initialized,
-                          exp.shutdown, exp.queue_position, trials, [&trials] { return trials; });
+  // Not awaited: the trial rows, stored first, imply it (a restore that finds rows its snapshot
+  // does not know replays their creation), so a large search answers before it is written.
+  return PersistToJournal(
+      searcher_journal_.get(), exp.id, exp.searcher.get(), exp.initialized, exp.shutdown,
+      exp.queue_position, trials, [&trials] { return trials; },
+      SearcherJournalService::Wait::kNotAwaited);
 }
 
 Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher::Action> actions) {
@@ -217,9 +222,7 @@ Status Master::ProcessActionsLocked(ExperimentRuntime& exp, std::vector<searcher
                                       SchedulingMessage(*e.trial, *e.allocation)));
         }
       }
-      if (Status st = store_->AddTaskLogs(logs); !logs.empty() && !st.ok()) {
-        spdlog::warn("cannot store master log lines: {}", st.ToString());
-      }
+      searcher_journal_->QueueTaskLogs(std::move(logs));  // written after mu_ is let go
       PublishStagedLocked(exp, &staged, &touched);
     }
     if (queue.empty()) break;

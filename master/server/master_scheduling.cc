@@ -24,9 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-// Agent timeouts, preemption deadlines and re-adoption deadlines are checked this often.
-constexpr auto kTickInterval = std::chrono::milliseconds(500);
-
 // environment.environment_variables is a list of "K=V" or a per-device map of such lists.
 void AddConfigEnv(const json& config, const std::string& device, json* env) {
   if (!config.contains("environment") || !config["environment"].is_object()) return;
@@ -219,27 +216,11 @@ Status Master::RequestAllocationsLocked(const std::vector<TrialRuntime*>& trials
   return Status::Ok();
 }
 
-void Master::ScheduleLocked() {
-  if (schedule_requested_) return;
-  schedule_requested_ = true;
-  cv_.notify_all();
-}
+void Master::ScheduleLocked() { scheduling_->Request(); }
 
-void Master::SchedulingLoop() {
-  MutexLock lock(&mu_);
-  auto next_tick = std::chrono::steady_clock::now() + kTickInterval;
-  while (!stopping_) {
-    if (!schedule_requested_) cv_.wait_until(mu_, next_tick);
-    if (stopping_) break;
-    if (std::chrono::steady_clock::now() >= next_tick) {
-      TickLocked();
-      next_tick = std::chrono::steady_clock::now() + kTickInterval;
-    }
-    if (schedule_requested_) {
-      schedule_requested_ = false;
-      SchedulePassLocked();
-    }
-  }
+void Master::SchedulePassNowLocked() {
+  scheduling_->Served();
+  SchedulePassLocked();
 }
 
 void Master::SchedulePassLocked() {

@@ -34,7 +34,7 @@ Status Master::StageCreations(ExperimentRuntime& exp, std::deque<searcher::Actio
       row.experiment_id = exp.id;
       row.request_id = create.request_id;
       row.seed = create.trial_seed;
-      row.hparams = create.hparams;
+      row.hparams = std::move(create.hparams);
       row.state = std::string(core::RunStateName(
           exp.state == RunState::kPaused ? RunState::kPaused : RunState::kActive));
       row.start_time = Now();
@@ -70,7 +70,7 @@ Status Master::ApplyStaged(const ExperimentRuntime& exp, StagedTrials* staged,
       e.row.run_id = e.trial->run_id;
       nt.first_allocation = AllocationRowOf(*e.allocation);
     }
-    nt.trial = e.row;
+    nt.trial = std::move(e.row);  // the entry keeps only its runtime record
     w.new_trials.push_back(std::move(nt));
   }
   Result<std::vector<int64_t>> ids = store_->ApplyDecision(w);
@@ -83,8 +83,8 @@ Status Master::ApplyStaged(const ExperimentRuntime& exp, StagedTrials* staged,
   }
   for (size_t i = 0; i < staged->entries.size(); ++i) {
     StagedTrials::Entry& e = staged->entries[i];
-    e.row.id = e.trial->id = (*ids)[i];
-    if (e.allocation) e.allocation->trial_id = e.row.id;
+    e.trial->id = (*ids)[i];
+    if (e.allocation) e.allocation->trial_id = e.trial->id;
   }
   return Status::Ok();
 }
@@ -142,7 +142,8 @@ Status Master::ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> owned) {
   spdlog::info("experiment {} {} -> {} with {} trials", exp.id,
                core::RunStateName(RunState::kPaused), core::RunStateName(RunState::kActive),
                staged.entries.size());
-  // The queue's log lines name the trial ids the transaction assigned.
+  // The queue's log lines name the trial ids the transaction assigned; the journal's writer
+  // stores them after the answer.
   std::vector<store::TaskLogRow> logs;
   logs.reserve(staged.entries.size());
   for (const StagedTrials::Entry& e : staged.entries) {
@@ -150,9 +151,7 @@ Status Master::ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> owned) {
     logs.push_back(
         MasterLogRow(e.trial->id, e.trial->task_id, SchedulingMessage(*e.trial, *e.allocation)));
   }
-  if (Status st = store_->AddTaskLogs(logs); !st.ok()) {
-    spdlog::warn("cannot store master log lines: {}", st.ToString());
-  }
+  searcher_journal_->QueueTaskLogs(std::move(logs));
 
   int64_t logged_ms = ms_since(t0);
   if (queue.empty()) {

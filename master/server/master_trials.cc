@@ -369,10 +369,10 @@ Status Master::SetRunnerState(int64_t trial_id, const std::string& state) {
 
 Result<json> Master::SetTrialMetadata(int64_t trial_id, const json& metadata) {
   if (!metadata.is_object()) return InvalidArgument("metadata: must be an object");
-  MutexLock lock(&mu_);
-  DET_ASSIGN_OR_RETURN(store::TrialRow row, store_->GetTrial(trial_id));
-  row.metadata = metadata;
-  DET_RETURN_IF_ERROR(store_->UpdateTrial(row));
+  // Sets the one column (nothing is read and written back), so it needs no mu_.
+  store::DecisionWrites w;
+  w.trial_metadata.push_back({trial_id, metadata});
+  DET_RETURN_IF_ERROR(store_->ApplyDecision(w).status());
   return metadata;
 }
 

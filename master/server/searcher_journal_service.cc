@@ -55,7 +55,51 @@ SearcherHeader HeaderFromSnapshot(const json& snap) {
   return h;
 }
 
+// A JSON string literal of `s` (request ids are plain, but nothing assumes it).
+void AppendJsonString(std::string_view s, std::string* out) {
+  bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '-' || c == '_' || c == '.';
+  });
+  if (!plain) {
+    *out += json(std::string(s)).dump();
+    return;
+  }
+  *out += '"';
+  *out += s;
+  *out += '"';
+}
+
 }  // namespace
+
+std::string SearcherTrialsText(
+    const std::vector<std::pair<std::string, SearcherTrialState>>& trials) {
+  std::string out;
+  out.reserve(trials.size() * 160 + 2);
+  out += '{';
+  bool first = true;
+  for (const auto& [rid, t] : trials) {
+    if (!first) out += ',';
+    first = false;
+    AppendJsonString(rid, &out);
+    out += ":{\"closed\":";
+    out += t.closed ? "true" : "false";
+    out += ",\"completed_op\":";
+    out += std::to_string(t.completed_op);
+    out += ",\"exited_early\":";
+    out += t.exited_early ? "true" : "false";
+    out += ",\"ops\":[";
+    for (size_t i = 0; i < t.ops.size(); ++i) {
+      if (i > 0) out += ',';
+      out += std::to_string(t.ops[i]);
+    }
+    out += "],\"searcher_exited\":";
+    out += t.searcher_exited ? "true" : "false";
+    out += '}';
+  }
+  out += '}';
+  return out;
+}
 
 json SearcherTrialState::ToJson() const {
   return {{"ops", ops},
@@ -110,11 +154,26 @@ SearcherJournalService::AwaitScope::~AwaitScope() {
   }
 }
 
-void SearcherJournalService::Queue(Write w) {
+void SearcherJournalService::Queue(Write w, Wait wait) {
   w.ticket = ++queued_;
-  t_last_ticket[instance_] = w.ticket;
+  if (wait == Wait::kAwaited) t_last_ticket[instance_] = w.ticket;
   queue_.push_back(std::move(w));
   work_cv_.notify_one();
+}
+
+void SearcherJournalService::QueueTaskLogs(std::vector<store::TaskLogRow> rows) {
+  if (rows.empty()) return;
+  MutexLock lock(&mu_);
+  Write w;
+  w.logs = std::move(rows);
+  if (!writer_running_) {
+    // After Stop: stored here (a master that stops no longer answers).
+    if (Status st = store_->AddTaskLogs(w.logs); !st.ok()) {
+      spdlog::warn("cannot store master log lines: {}", st.ToString());
+    }
+    return;
+  }
+  Queue(std::move(w), Wait::kNotAwaited);
 }
 
 bool SearcherJournalService::DefaultVerifyDirty() {
@@ -128,17 +187,19 @@ bool SearcherJournalService::DefaultVerifyDirty() {
 
 Status SearcherJournalService::QueueFull(int64_t experiment_id,
                                          searcher::JournaledSearcher& searcher,
-                                         const SearcherHeader& header, Persisted& state) {
-  json trial_snaps = json::object();
-  for (const auto& [rid, t] : state.trials) trial_snaps[rid] = t.ToJson();
-  json snap = {{"searcher", searcher.Snapshot()}, {"trials", std::move(trial_snaps)}};
+                                         const SearcherHeader& header, Persisted& state,
+                                         Wait wait) {
+  Write w;
+  w.trials.reserve(state.trials.size());
+  for (const auto& [rid, t] : state.trials) w.trials.emplace_back(rid, t);
+  json snap = json::object();
+  snap["searcher"] = searcher.Snapshot();
   ApplyHeader(HeaderJson(header), &snap);
   searcher.TakeEvents();  // the snapshot holds their effect
-  Write w;
   w.experiment_id = experiment_id;
   w.full = true;
   w.snapshot = std::move(snap);
-  Queue(std::move(w));
+  Queue(std::move(w), wait);
   // The size is known once the writer has serialized it (Stored). Until then, at least the
   // journal it replaces: a writer that lags must not make the next full snapshots come sooner.
   state.full_bytes = std::max(state.full_bytes, state.journal_bytes);
@@ -154,14 +215,21 @@ Status SearcherJournalService::StoreWrite(const Write& w, bool skip, int64_t* fu
     return FailedPrecondition("searcher journal of experiment " + std::to_string(w.experiment_id) +
                               ": an earlier write failed, this record is dropped");
   }
+  if (!w.logs.empty()) return store_->AddTaskLogs(w.logs);
   if (!w.full) return store_->AppendSearcherEvent(w.experiment_id, w.seq, w.record);
   std::string text = w.snapshot.dump();
+  // The trials go in as the object's last member: text is "{...}" (never empty: "searcher").
+  std::string trials = SearcherTrialsText(w.trials);
+  text.insert(text.size() - 1, (text.size() > 2 ? ",\"trials\":" : "\"trials\":") + trials);
   *full_bytes = static_cast<int64_t>(text.size());
   return store_->WriteExperimentSnapshotText(w.experiment_id, text);
 }
 
 void SearcherJournalService::Stored(const Write& w, const Status& st, int64_t full_bytes) {
-  if (st.ok()) {
+  if (!w.logs.empty()) {
+    // Log lines are no part of the searcher state: nothing to repair.
+    if (!st.ok()) spdlog::warn("cannot store master log lines: {}", st.ToString());
+  } else if (st.ok()) {
     if (w.full) {
       broken_.erase(w.experiment_id);
       stats_.full_bytes += full_bytes;
@@ -186,7 +254,7 @@ void SearcherJournalService::WriterLoop() {
     if (queue_.empty()) break;  // stopping, everything written
     Write w = std::move(queue_.front());
     queue_.pop_front();
-    bool skip = !w.full && broken_.count(w.experiment_id) > 0;
+    bool skip = !w.full && w.logs.empty() && broken_.count(w.experiment_id) > 0;
     lock.Unlock();
     int64_t full_bytes = 0;
     Status st = StoreWrite(w, skip, &full_bytes);
@@ -229,16 +297,17 @@ void SearcherJournalService::Stop() {
 }
 
 Status SearcherJournalService::Persist(int64_t experiment_id, searcher::JournaledSearcher& searcher,
-                                       const SearcherHeader& header, Trials trials) {
+                                       const SearcherHeader& header, Trials trials, Wait wait) {
   // Every trial is "changed": the diff against the mirror finds the ones that are.
   Trials all = trials;
-  return PersistChanged(experiment_id, searcher, header, std::move(trials), [&all] { return all; });
+  return PersistChanged(
+      experiment_id, searcher, header, std::move(trials), [&all] { return all; }, wait);
 }
 
 Status SearcherJournalService::PersistChanged(int64_t experiment_id,
                                               searcher::JournaledSearcher& searcher,
                                               const SearcherHeader& header, Trials changed_trials,
-                                              const std::function<Trials()>& all) {
+                                              const std::function<Trials()>& all, Wait wait) {
   MutexLock lock(&mu_);
   // After Stop there is no writer: the writes queued here are stored before returning.
   struct DrainIfStopped {
@@ -249,7 +318,7 @@ Status SearcherJournalService::PersistChanged(int64_t experiment_id,
         Write w = std::move(self->queue_.front());
         self->queue_.pop_front();
         int64_t full_bytes = 0;
-        bool skip = !w.full && self->broken_.count(w.experiment_id) > 0;
+        bool skip = !w.full && w.logs.empty() && self->broken_.count(w.experiment_id) > 0;
         Status st = self->StoreWrite(w, skip, &full_bytes);
         self->Stored(w, st, full_bytes);
       }
@@ -259,7 +328,7 @@ Status SearcherJournalService::PersistChanged(int64_t experiment_id,
   if (it == experiments_.end()) {
     Persisted fresh;
     for (auto& [rid, t] : all()) fresh.trials.insert_or_assign(std::string(rid), std::move(t));
-    Status st = QueueFull(experiment_id, searcher, header, fresh);
+    Status st = QueueFull(experiment_id, searcher, header, fresh, wait);
     if (st.ok()) experiments_.emplace(experiment_id, std::move(fresh));
     return st;
   }
@@ -304,13 +373,13 @@ Status SearcherJournalService::PersistChanged(int64_t experiment_id,
   std::string text = record.dump();
   auto bytes = static_cast<int64_t>(text.size());
   if (state.journal_bytes + bytes > std::max(state.full_bytes, options_.min_journal_bytes)) {
-    return QueueFull(experiment_id, searcher, header, state);
+    return QueueFull(experiment_id, searcher, header, state, wait);
   }
   Write w;
   w.experiment_id = experiment_id;
   w.seq = state.next_seq;
   w.record = std::move(text);
-  Queue(std::move(w));
+  Queue(std::move(w), wait);
   state.next_seq++;
   state.journal_bytes += bytes;
   state.header = header;

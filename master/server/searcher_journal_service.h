@@ -66,6 +66,11 @@ struct SearcherTrialState {
   static SearcherTrialState FromJson(const nlohmann::json& j);
 };
 
+// {"<request id>": SearcherTrialState::ToJson(), ...} as text, as nlohmann's dump() writes it
+// (keys in the given order), without building the JSON: a full snapshot's 20,000 trials.
+std::string SearcherTrialsText(
+    const std::vector<std::pair<std::string, SearcherTrialState>>& trials);
+
 // The experiment-level fields persisted next to the searcher.
 struct SearcherHeader {
   bool initialized = false;
@@ -118,17 +123,27 @@ class SearcherJournalService {
   // Every trial of an experiment by request id, ascending (as a std::map iterates).
   using Trials = std::vector<std::pair<std::string_view, SearcherTrialState>>;
 
+  // Whether an AwaitScope of the calling thread waits for a write. kNotAwaited is for state the
+  // stored rows already imply (a new experiment's first snapshot: a restore replays its
+  // creations from the trial rows), so the request that made it answers sooner.
+  enum class Wait { kAwaited, kNotAwaited };
+
   // Persists the experiment's searcher state (rule 1 / 2): decides what to write and queues it
   // for the writer (rule 5). `trials` holds every trial, sorted by request id (it is sorted
   // here when it is not).
   Status Persist(int64_t experiment_id, searcher::JournaledSearcher& searcher,
-                 const SearcherHeader& header, Trials trials) EXCLUDES(mu_);
+                 const SearcherHeader& header, Trials trials, Wait wait = Wait::kAwaited)
+      EXCLUDES(mu_);
   // The same with only the trials that may have changed since the previous call (new ones
   // included; any order). `all` lists every trial: called when the service has no mirror of
   // the experiment (a full snapshot) and, with verify_dirty, to check the mirror.
   Status PersistChanged(int64_t experiment_id, searcher::JournaledSearcher& searcher,
                         const SearcherHeader& header, Trials changed,
-                        const std::function<Trials()>& all) EXCLUDES(mu_);
+                        const std::function<Trials()>& all, Wait wait = Wait::kAwaited)
+      EXCLUDES(mu_);
+  // Stores the master's log lines (task_logs) after the writes queued before them, so a large
+  // creation answers without writing 20,000 lines first. Not awaited; a failure is logged.
+  void QueueTaskLogs(std::vector<store::TaskLogRow> rows) EXCLUDES(mu_);
 
   // Waits until every write queued so far is stored; the first write that failed since the
   // previous Flush, or OK.
@@ -159,14 +174,18 @@ class SearcherJournalService {
     uint64_t ticket = 0;
     int64_t experiment_id = 0;
     bool full = false;
-    nlohmann::json snapshot;  // full: serialized by the writer
-    std::string record;       // a journal record's text
+    // full: the snapshot without "trials", and the trials, both serialized by the writer (the
+    // trials as text, without a JSON tree: 20,000 of them are most of a snapshot's cost).
+    nlohmann::json snapshot;
+    std::vector<std::pair<std::string, SearcherTrialState>> trials;
+    std::string record;  // a journal record's text
     int64_t seq = 0;
+    std::vector<store::TaskLogRow> logs;  // QueueTaskLogs: only these
   };
 
   Status QueueFull(int64_t experiment_id, searcher::JournaledSearcher& searcher,
-                   const SearcherHeader& header, Persisted& state) REQUIRES(mu_);
-  void Queue(Write w) REQUIRES(mu_);
+                   const SearcherHeader& header, Persisted& state, Wait wait) REQUIRES(mu_);
+  void Queue(Write w, Wait wait) REQUIRES(mu_);
   // Stores one write (no lock held: it is the I/O); `skip` drops it with an error instead.
   Status StoreWrite(const Write& w, bool skip, int64_t* full_bytes);
   // Records a stored write's outcome (rule 5) and wakes the waiters.

@@ -263,6 +263,45 @@ TEST_F(SearcherJournalServiceTest, AwaitScopeWaitsForTheWritesItsThreadQueued) {
   EXPECT_TRUE(json::parse(*text).contains("searcher")) << *text;
 }
 
+TEST_F(SearcherJournalServiceTest, ANotAwaitedWriteAndLogLinesDoNotHoldTheScope) {
+  SearcherJournalService journal(store_.get());
+  SearcherHeader header;
+  header.initialized = true;
+  std::vector<std::pair<std::string, SearcherTrialState>> trials;
+  HeldWriteLock held(dir_ / "determined.db");
+  {
+    SearcherJournalService::AwaitScope stored(&journal);
+    ASSERT_TRUE(journal
+                    .Persist(exp_id_, *searcher_, header, Views(trials),
+                             SearcherJournalService::Wait::kNotAwaited)
+                    .ok());
+    store::TaskLogRow line;
+    line.task_id = "t";
+    line.log = "queued\n";
+    journal.QueueTaskLogs({line});
+  }  // returns although the database is locked: nothing in the scope is awaited
+  held.Release();
+  ASSERT_TRUE(journal.Flush().ok());
+  auto text = store_->GetExperimentSnapshotText(exp_id_);
+  ASSERT_TRUE(text.ok());
+  EXPECT_TRUE(json::parse(*text).contains("searcher")) << *text;
+  auto logs = store_->ListTaskLogsByTask("t", 0, 10, false);
+  ASSERT_TRUE(logs.ok()) << logs.status().ToString();
+  ASSERT_EQ(logs->size(), 1u);
+  EXPECT_EQ(logs->front().log, "queued\n");
+}
+
+TEST(SearcherTrialsTextTest, IsWhatDumpWrites) {
+  std::vector<std::pair<std::string, SearcherTrialState>> trials;
+  EXPECT_EQ(SearcherTrialsText(trials), "{}");
+  trials.emplace_back("a-1", SearcherTrialState{});
+  trials.emplace_back("b.2", SearcherTrialState{{10, 20}, 5, true, false, true});
+  trials.emplace_back("c \"3\"\n", SearcherTrialState{{7}, 0, false, true, false});
+  json expected = json::object();
+  for (const auto& [rid, t] : trials) expected[rid] = t.ToJson();
+  EXPECT_EQ(SearcherTrialsText(trials), expected.dump());
+}
+
 TEST_F(SearcherJournalServiceTest, StopStoresWhatIsQueuedAndLaterPersistsWriteAtOnce) {
   SearcherJournalService journal(store_.get());
   SearcherHeader header;

@@ -5,6 +5,7 @@
 // read back and rewritten (the runtime holds what it needs).
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,12 @@ struct ExperimentProgressWrite {
   double progress = 0;
 };
 
+// A trial's metadata (POST /api/v1/trials/{id}/metadata), replacing what was there.
+struct TrialMetadataWrite {
+  int64_t trial_id = 0;
+  nlohmann::json metadata;
+};
+
 struct DecisionWrites {
   std::vector<NewTrialWrite> new_trials;
   std::vector<TrialRunWrite> trials;
@@ -47,10 +54,11 @@ struct DecisionWrites {
   std::optional<ExperimentStateWrite> experiment_state;
   std::optional<ExperimentProgressWrite> experiment_progress;
   std::vector<TaskLogRow> logs;  // of existing trials
+  std::vector<TrialMetadataWrite> trial_metadata;
 
   bool empty() const {
     return new_trials.empty() && trials.empty() && allocations.empty() && !experiment_state &&
-           !experiment_progress && logs.empty();
+           !experiment_progress && logs.empty() && trial_metadata.empty();
   }
 };
 

@@ -75,6 +75,16 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
         }
       }
     }
+    if (!writes.trial_metadata.empty()) {
+      DET_PREPARE(meta, "UPDATE trials SET metadata = ? WHERE id = ?");
+      for (const TrialMetadataWrite& m : writes.trial_metadata) {
+        meta.Reset();
+        DET_RETURN_IF_ERROR(meta.Bind(1, m.metadata.dump()).Bind(2, m.trial_id).Run());
+        if (db_->Changes() == 0) {
+          return NotFound("trial " + std::to_string(m.trial_id) + " not found");
+        }
+      }
+    }
     for (const AllocationRow& a : writes.allocations) {
       DET_RETURN_IF_ERROR(BindAllocation(upsert_alloc, a));
     }

@@ -125,6 +125,27 @@ TEST_P(DecisionWritesTest, AFailingWriteLeavesNothingOfItsDecision) {
   EXPECT_EQ(store_->GetExperiment(exp_id_)->state, "PAUSED");
 }
 
+TEST_P(DecisionWritesTest, TrialMetadataWriteSetsOnlyTheMetadata) {
+  DecisionWrites create;
+  create.new_trials.push_back(NewTrial("m", false));
+  auto ids = store_->ApplyDecision(create);
+  ASSERT_TRUE(ids.ok());
+  int64_t id = ids->front();
+  DecisionWrites w;
+  w.trial_metadata.push_back({id, {{"k", "v"}}});
+  ASSERT_FALSE(w.empty());
+  ASSERT_TRUE(store_->ApplyDecision(w).ok());
+  auto t = store_->GetTrial(id);
+  EXPECT_EQ(t->metadata, nlohmann::json({{"k", "v"}}));
+  EXPECT_EQ(t->state, "ACTIVE");
+  EXPECT_EQ(t->run_id, 1);
+
+  w.trial_metadata = {{987654, {{"k", "v"}}}};
+  auto missing = store_->ApplyDecision(w);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "trial 987654 not found");
+}
+
 DET_STORE_BACKENDS(DecisionWritesTest);
 
 }  // namespace
