@@ -88,18 +88,6 @@ Result<int64_t> ParseDurationSeconds(const json& value, const std::string& field
   return seconds;
 }
 
-std::string ShellQuote(const std::string& word) {
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 Result<TaskConfig> ParseTaskConfig(TaskType type, const json& config,
                                    const std::string& default_description) {
   json c = config.is_null() ? json::object() : config;

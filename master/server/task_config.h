@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "common/shell_quote.h"
 #include "common/status.h"
 
 namespace det::master::server {
@@ -39,8 +40,5 @@ Result<TaskConfig> ParseTaskConfig(TaskType type, const nlohmann::json& config,
 
 // "30m", "90s", "1h", "500ms" or a number of seconds.
 Result<int64_t> ParseDurationSeconds(const nlohmann::json& value, const std::string& field);
-
-// Quotes a word for /bin/sh.
-std::string ShellQuote(const std::string& word);
 
 }  // namespace det::master::server

@@ -3,24 +3,13 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/shell_quote.h"
+
 namespace det::master::slurm {
 
 namespace {
 
 constexpr char kMarker[] = "det-agent";
-
-// Single-quoted for sh (sbatch --wrap runs its text with /bin/sh).
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 }  // namespace
 
@@ -44,11 +33,11 @@ std::vector<std::string> AgentSbatchArgs(const AgentJobRequest& r) {
   if (gpu && slots > 0) a.push_back("--gpus-per-node=" + std::to_string(slots));
   std::ostringstream cmd;
   // exec: the agent is the batch shell, so scancel --full --signal=TERM reaches it.
-  cmd << "exec " << Quote(r.agent_path) << " --master-url " << Quote(r.master_url) << " --agent-id "
-      << Quote(r.agent_id) << " --resource-pool " << Quote(r.pool) << " --slot-type "
-      << (gpu ? "cuda" : "cpu") << " --slots " << slots << " --data-dir " << Quote(r.data_dir);
-  if (!r.agent_token_file.empty()) cmd << " --agent-token-file " << Quote(r.agent_token_file);
-  if (!r.master_cert_file.empty()) cmd << " --master-cert-file " << Quote(r.master_cert_file);
+  cmd << "exec " << ShellQuote(r.agent_path) << " --master-url " << ShellQuote(r.master_url) << " --agent-id "
+      << ShellQuote(r.agent_id) << " --resource-pool " << ShellQuote(r.pool) << " --slot-type "
+      << (gpu ? "cuda" : "cpu") << " --slots " << slots << " --data-dir " << ShellQuote(r.data_dir);
+  if (!r.agent_token_file.empty()) cmd << " --agent-token-file " << ShellQuote(r.agent_token_file);
+  if (!r.master_cert_file.empty()) cmd << " --master-cert-file " << ShellQuote(r.master_cert_file);
   a.push_back("--wrap=" + cmd.str());
   return a;
 }

@@ -3,22 +3,11 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/shell_quote.h"
+
 namespace det::master::slurm {
 
 namespace {
-
-// Single-quoted for sh.
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 std::vector<std::string> Split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -117,16 +106,16 @@ std::string BatchScript(const JobRequest& r, const JobShape& shape) {
     << "# Determined allocation " << r.allocation_id << ": one agent per node, serving this\n"
     << "# allocation only; it exits when the allocation does.\n"
     << "exec srun --ntasks-per-node=1 --kill-on-bad-exit=0 /bin/sh -c "
-    << Quote("exec \"$@\" --agent-id \"slurm-${SLURM_JOB_ID}-${SLURM_NODEID}\" --data-dir \"" +
+    << ShellQuote("exec \"$@\" --agent-id \"slurm-${SLURM_JOB_ID}-${SLURM_NODEID}\" --data-dir \"" +
              r.work_dir + "/node${SLURM_NODEID}\"")
-    << " sh " << Quote(r.agent_path) << " --master-url " << Quote(r.master_url)
-    << " --resource-pool " << Quote(r.resource_pool) << " --slot-type "
+    << " sh " << ShellQuote(r.agent_path) << " --master-url " << ShellQuote(r.master_url)
+    << " --resource-pool " << ShellQuote(r.resource_pool) << " --slot-type "
     << (r.slot_type == "cpu" ? "cpu" : "cuda") << " --slots " << shape.slots_per_node
     << " --exit-after-allocation --warm-python false";
-  if (!r.python.empty()) s << " --python " << Quote(r.python);
-  if (!r.harness_path.empty()) s << " --harness-path " << Quote(r.harness_path);
-  if (!r.agent_token_file.empty()) s << " --agent-token-file " << Quote(r.agent_token_file);
-  if (!r.master_cert_file.empty()) s << " --master-cert-file " << Quote(r.master_cert_file);
+  if (!r.python.empty()) s << " --python " << ShellQuote(r.python);
+  if (!r.harness_path.empty()) s << " --harness-path " << ShellQuote(r.harness_path);
+  if (!r.agent_token_file.empty()) s << " --agent-token-file " << ShellQuote(r.agent_token_file);
+  if (!r.master_cert_file.empty()) s << " --master-cert-file " << ShellQuote(r.master_cert_file);
   s << "\n";
   return s.str();
 }

@@ -27,10 +27,11 @@ resource_manager:
 """
 
 
-def search_config(tmp: pathlib.Path) -> pathlib.Path:
+def search_config(tmp: pathlib.Path, name: str = "grow") -> pathlib.Path:
+    """A random search of two 1-slot trials (the pool must grow to two agents)."""
     cfg = tmp / "grow.yaml"
     cfg.write_text(
-        "name: grow\nentrypoint: python3 flaky.py\n"
+        f"name: {name}\nentrypoint: python3 flaky.py\n"
         "hyperparameters: {x: {type: double, minval: 0.0, maxval: 1.0}, sleep_per_step: 0.3,"
         " checkpoint_every: 0}\n"
         "searcher: {name: random, metric: validation_loss, max_trials: 2,"

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from cluster import wait_for
+from test_provisioner import search_config
 from test_slurm import SlurmCluster
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
@@ -42,18 +43,6 @@ resource_manager:
 """
 
 
-def search_config(tmp: pathlib.Path) -> pathlib.Path:
-    cfg = tmp / "grow.yaml"
-    cfg.write_text(
-        "name: grow-on-slurm\nentrypoint: python3 flaky.py\n"
-        "hyperparameters: {x: {type: double, minval: 0.0, maxval: 1.0}, sleep_per_step: 0.3,"
-        " checkpoint_every: 0}\n"
-        "searcher: {name: random, metric: validation_loss, max_trials: 2,"
-        " max_concurrent_trials: 2, max_length: {batches: 10}}\n"
-        "resources: {slots_per_trial: 1}\nmax_restarts: 0\n")
-    return cfg
-
-
 def agent_jobs(c: SlurmCluster) -> list:
     """[(job id, state, name)] of the local Slurm's jobs named like the pool's agents."""
     out = subprocess.run(["squeue", "-h", "-o", "%i|%T|%j"], env=c.slurm_env(),
@@ -79,7 +68,7 @@ def test_slurm_pool_grows_for_a_search_and_shrinks_to_zero(tmp_path):
         assert pools["grow"]["minAgents"] == 0 and pools["grow"]["maxAgents"] == 2
         assert pool_agents(c) == [] and agent_jobs(c) == []  # min 0: nothing before work
 
-        exp = c.create(search_config(tmp_path), FIXTURES)
+        exp = c.create(search_config(tmp_path, "grow-on-slurm"), FIXTURES)
         seen = set()
 
         def two_running():

@@ -34,17 +34,7 @@ void BindIds(Statement& s, std::span<const int64_t> ids) {
 // A metric row selected as kMetricColumns from column `first` on (NULL id: none).
 std::optional<MetricRow> OptMetricAt(const Statement& s, int first) {
   if (s.IsNull(first)) return std::nullopt;
-  MetricRow m;
-  m.id = s.Int(first);
-  m.trial_id = s.Int(first + 1);
-  m.trial_run_id = s.Int(first + 2);
-  m.total_batches = s.Int(first + 3);
-  m.group = s.Text(first + 4);
-  m.metrics = json::parse(s.Text(first + 5), nullptr, /*allow_exceptions=*/false);
-  if (m.metrics.is_discarded()) m.metrics = json();
-  m.report_time = s.Int(first + 6);
-  m.archived = s.Int(first + 7) != 0;
-  return m;
+  return ReadMetricRow(s, first);
 }
 
 json SummaryObject(const std::string& text) {

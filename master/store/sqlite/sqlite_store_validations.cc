@@ -153,22 +153,9 @@ Result<TrialValidationReports> SqliteStore::GetTrialValidations(int64_t trial_id
   s.Bind(1, trial_id);
   DET_ASSIGN_OR_RETURN(bool found, s.Step());
   if (!found) return NotFound("trial " + std::to_string(trial_id) + " not found");
-  auto read = [&s](int first) {
-    MetricRow m;
-    m.id = s.Int(first);
-    m.trial_id = s.Int(first + 1);
-    m.trial_run_id = s.Int(first + 2);
-    m.total_batches = s.Int(first + 3);
-    m.group = s.Text(first + 4);
-    m.metrics = json::parse(s.Text(first + 5), nullptr, /*allow_exceptions=*/false);
-    if (m.metrics.is_discarded()) m.metrics = json();
-    m.report_time = s.Int(first + 6);
-    m.archived = s.Int(first + 7) != 0;
-    return m;
-  };
   TrialValidationReports out;
-  if (!s.IsNull(1)) out.best = read(1);
-  if (!s.IsNull(9)) out.latest = read(9);
+  if (!s.IsNull(1)) out.best = ReadMetricRow(s, 1);
+  if (!s.IsNull(9)) out.latest = ReadMetricRow(s, 9);
   return out;
 }
 
