@@ -13,7 +13,7 @@ inline constexpr const char* kMetricColumns =
 
 // Reads a row selected with kMetricColumns from column `first` on (a join may select several);
 // unparsable metrics JSON reads as null.
-inline MetricRow ReadMetricRow(const Statement& s, int first = 0) {
+inline MetricRow ReadMetricRowAt(const Statement& s, int first) {
   MetricRow m;
   m.id = s.Int(first);
   m.trial_id = s.Int(first + 1);
@@ -26,5 +26,8 @@ inline MetricRow ReadMetricRow(const Statement& s, int first = 0) {
   m.archived = s.Int(first + 7) != 0;
   return m;
 }
+
+// The row selected first (a plain function, so Statement::Collect can take it).
+inline MetricRow ReadMetricRow(const Statement& s) { return ReadMetricRowAt(s, 0); }
 
 }  // namespace det::master::store

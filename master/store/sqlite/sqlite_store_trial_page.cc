@@ -34,7 +34,7 @@ void BindIds(Statement& s, std::span<const int64_t> ids) {
 // A metric row selected as kMetricColumns from column `first` on (NULL id: none).
 std::optional<MetricRow> OptMetricAt(const Statement& s, int first) {
   if (s.IsNull(first)) return std::nullopt;
-  return ReadMetricRow(s, first);
+  return ReadMetricRowAt(s, first);
 }
 
 json SummaryObject(const std::string& text) {

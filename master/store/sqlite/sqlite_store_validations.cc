@@ -154,8 +154,8 @@ Result<TrialValidationReports> SqliteStore::GetTrialValidations(int64_t trial_id
   DET_ASSIGN_OR_RETURN(bool found, s.Step());
   if (!found) return NotFound("trial " + std::to_string(trial_id) + " not found");
   TrialValidationReports out;
-  if (!s.IsNull(1)) out.best = ReadMetricRow(s, 1);
-  if (!s.IsNull(9)) out.latest = ReadMetricRow(s, 9);
+  if (!s.IsNull(1)) out.best = ReadMetricRowAt(s, 1);
+  if (!s.IsNull(9)) out.latest = ReadMetricRowAt(s, 9);
   return out;
 }
 
