@@ -148,11 +148,15 @@ fuzz-router: fuzz-configure
 	$(FUZZ_BUILD_DIR)/bin/router_fuzz $(FUZZ_FLAGS) \
 	  $(FUZZ_BUILD_DIR)/corpus-router $(FUZZ_BUILD_DIR)/router-seeds
 
-# The short run `make test` does (the config parser; only where clang is installed).
-fuzz-smoke:
+# The short runs `make test` does: the config parser under libFuzzer (only where clang is
+# installed), then the router target in the ordinary build with a plain mutation driver
+# (fuzz/mutate_main.cc: every route's seed, then random mutations; no coverage guidance).
+fuzz-smoke: build
 	@if command -v clang++ >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory fuzz-config FUZZ_SECONDS=20; \
 	else echo "clang++ not found: skipping the config fuzz run"; fi
+	$(PYTHON) fuzz/make_router_corpus.py api/openapi.yaml $(BUILD_DIR)/router-seeds
+	$(BUILD_DIR)/bin/router_fuzz_smoke 20 $(BUILD_DIR)/router-seeds
 
 demo: build
 	PYTHON=$(PYTHON) BUILD_DIR=$(abspath $(BUILD_DIR)) bash examples/demo.sh
