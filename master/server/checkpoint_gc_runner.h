@@ -55,7 +55,6 @@ class CheckpointGcRunner {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
-  bool busy_ = false;
   int64_t wake_generation_ = 0;
   std::thread thread_;
 };
