@@ -4,7 +4,8 @@
 check: the clients post again, the master is killed with SIGKILL in the middle, restarted, and
 every report it acknowledged must be in the store.
 
-Usage: metrics_ingest.py [--seconds 5] [--connections 64] [--synchronous full|normal]"""
+Usage: metrics_ingest.py [--seconds 5] [--connections 64] [--synchronous full|normal]
+       [--metrics-synchronous full|normal]"""
 
 import argparse
 import json
@@ -70,15 +71,22 @@ def main() -> None:
     ap.add_argument("--connections", type=int, default=64)
     ap.add_argument("--synchronous", choices=["full", "normal"], default=None,
                     help="master.yaml db.synchronous (default: the master's default)")
+    ap.add_argument("--metrics-synchronous", choices=["full", "normal"], default=None,
+                    help="master.yaml db.metrics_synchronous (default: the master's, normal)")
     args = ap.parse_args()
 
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="det-bench-"))
     (tmp / "c.yaml").write_text(config(args.connections))
     cluster = Cluster(agents=1, slots=1)
     up_args = []
-    if args.synchronous:
-        (tmp / "master.yaml").write_text(f"db:\n  synchronous: {args.synchronous}\n")
+    db_keys = {k: v for k, v in (("synchronous", args.synchronous),
+                                 ("metrics_synchronous", args.metrics_synchronous)) if v}
+    if db_keys:
+        (tmp / "master.yaml").write_text(
+            "db:\n" + "".join(f"  {k}: {v}\n" for k, v in db_keys.items()))
         up_args = ["--master-config-path", str(tmp / "master.yaml")]
+    print(f"store: SQLite, db.synchronous {args.synchronous or 'full'}, db.metrics_synchronous "
+          f"{args.metrics_synchronous or 'normal'}")
     cluster.det("deploy", "local", "cluster-up", "--master-port", str(cluster.port), "--agents",
                 "1", "--slots-per-agent", "1", "--data-dir", str(cluster.data_dir), *up_args,
                 timeout=120)

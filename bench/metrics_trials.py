@@ -40,11 +40,16 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=1000)
     ap.add_argument("--hz", type=float, default=10.0)
     ap.add_argument("--seconds", type=float, default=120.0)
+    ap.add_argument("--metrics-synchronous", choices=["full", "normal"], default=None,
+                    help="master.yaml db.metrics_synchronous (default: the master's, normal)")
     args = ap.parse_args()
 
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="det-bench-"))
     (tmp / "c.yaml").write_text(config(args.trials))
     cluster = Cluster(agents=1, slots=1)
+    if args.metrics_synchronous:
+        (tmp / "master.yaml").write_text(f"db:\n  metrics_synchronous: {args.metrics_synchronous}\n")
+        cluster.up_args = ["--master-config-path", str(tmp / "master.yaml")]
     cluster.up()
     try:
         exp_id = cluster.create(tmp / "c.yaml", tmp)

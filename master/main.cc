@@ -136,6 +136,9 @@ int main(int argc, char** argv) {
   auto sync = det::master::store::ParseSqliteSynchronous(config.db_synchronous);
   if (!sync.ok()) return Fail(sync.status().message());
   db_options.synchronous = *sync;
+  auto metrics_sync = det::master::store::ParseSqliteSynchronous(config.db_metrics_synchronous);
+  if (!metrics_sync.ok()) return Fail(metrics_sync.status().message());
+  db_options.metrics_synchronous = *metrics_sync;
   auto opened = config.store == "postgres"
                     ? det::master::store::SqliteStore::OpenPostgres(config.db_path)
                     : det::master::store::SqliteStore::Open(config.db_path, db_options);

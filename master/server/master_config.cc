@@ -117,6 +117,9 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
       if (db.contains("synchronous")) {
         config->db_synchronous = db["synchronous"].get<std::string>();
       }
+      if (db.contains("metrics_synchronous")) {
+        config->db_metrics_synchronous = db["metrics_synchronous"].get<std::string>();
+      }
       Result<DbTarget> pg = PostgresTargetFromYaml(db);
       if (!pg.ok()) errors += pg.status().message() + "\n";
       if (pg.ok() && !pg->store.empty()) {
@@ -201,9 +204,13 @@ Status FinalizeMasterConfig(MasterConfig* config) {
         "db: PostgreSQL needs db.host/port/name/user/password or --db "
         "postgres://user:password@host:port/name");
   }
-  if (config->db_synchronous != "full" && config->db_synchronous != "normal") {
-    return InvalidArgument("db.synchronous: must be 'full' or 'normal' (got '" +
-                           config->db_synchronous + "')");
+  for (const auto& [name, value] : {std::pair{"synchronous", &config->db_synchronous},
+                                     std::pair{"metrics_synchronous",
+                                               &config->db_metrics_synchronous}}) {
+    if (*value != "full" && *value != "normal") {
+      return InvalidArgument(std::string("db.") + name + ": must be 'full' or 'normal' (got '" +
+                             *value + "')");
+    }
   }
   std::error_code ec;
   fs::path data = fs::absolute(config->data_dir, ec);

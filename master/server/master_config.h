@@ -22,6 +22,8 @@ struct MasterConfig {
   // db.synchronous: "full" syncs SQLite's log at every commit (a commit survives power loss);
   // "normal" at checkpoints only (a commit survives kill -9; power loss may take the latest).
   std::string db_synchronous = "full";
+  // Metric report batches only (SQLite): "normal" survives kill -9, "full" also power loss.
+  std::string db_metrics_synchronous = "normal";
   std::string cluster_name;
   std::optional<std::string> initial_user_password;
   int64_t token_lifetime_seconds = 7 * 24 * 3600;  // security.token_lifetime: login sessions

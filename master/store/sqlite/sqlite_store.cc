@@ -108,9 +108,15 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
   DET_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, OpenSqliteDb(path));
   std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db)));
   DET_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
-  DET_RETURN_IF_ERROR(store->Exec(options.synchronous == SqliteOptions::Synchronous::kFull
-                                      ? "PRAGMA synchronous=FULL"
-                                      : "PRAGMA synchronous=NORMAL"));
+  auto pragma = [](SqliteOptions::Synchronous sync) {
+    return std::string(sync == SqliteOptions::Synchronous::kFull ? "PRAGMA synchronous=FULL"
+                                                                 : "PRAGMA synchronous=NORMAL");
+  };
+  DET_RETURN_IF_ERROR(store->Exec(pragma(options.synchronous)));
+  if (options.metrics_synchronous != options.synchronous) {
+    store->sync_pragma_ = pragma(options.synchronous);
+    store->metrics_sync_pragma_ = pragma(options.metrics_synchronous);
+  }
   DET_RETURN_IF_ERROR(store->Exec("PRAGMA foreign_keys=ON"));
   // The pages one metric batch touches (index leaves of every reporting trial, their summaries)
   // outgrow SQLite's default 2 MB cache at 1,000 trials: each batch read them again.

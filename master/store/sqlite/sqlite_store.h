@@ -5,7 +5,8 @@
 // on a pool of read connections (read_pool.h), so a read never waits behind a write transaction
 // (a 20,000-trial search's rows, a batch of metric reports). Every commit reaches the
 // operating system before the call returns, so it survives kill -9 of the master; whether it also
-// survives power loss depends on SqliteOptions::synchronous (see docs/operations.md).
+// survives power loss depends on SqliteOptions::synchronous and ::metrics_synchronous (see
+// docs/operations.md).
 
 #include <condition_variable>
 #include <functional>
@@ -34,6 +35,10 @@ struct SqliteOptions {
     kFull,
   };
   Synchronous synchronous = Synchronous::kFull;
+  // The metric writer's batches (AddMetricsBatch) only: by default they are not synced, so a
+  // report is answered once its commit reached the OS (it survives kill -9); the next synced
+  // commit or WAL checkpoint makes it survive power loss too. kFull syncs every batch.
+  Synchronous metrics_synchronous = Synchronous::kNormal;
   // WAL checkpoints on a thread of their own (WalCheckpointer); false: inside the commit that
   // grows the log past 1,000 pages, as SQLite does by default (benchmarks compare both).
   bool background_checkpoints = true;
@@ -311,6 +316,9 @@ class SqliteStore : public Store {
   Status BackfillTrialValidationsLocked();
 
   std::mutex mu_;
+  // The PRAGMAs of SqliteOptions::synchronous and ::metrics_synchronous; empty on PostgreSQL or
+  // where they are the same (the metric batches then switch nothing).
+  std::string sync_pragma_, metrics_sync_pragma_;
   std::unique_ptr<Db> conn_;
   Db* db_;
   // Metric ingestion: the trial summaries its last commits stored, parsed, so the next batch

@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/sqlite/statement.h"
 
@@ -220,7 +222,19 @@ std::vector<Status> SqliteStore::AddMetricsBatch(std::span<const MetricRow> rows
   ptrs.reserve(rows.size());
   for (const MetricRow& r : rows) ptrs.push_back(&r);
   std::lock_guard<std::mutex> lock(mu_);
-  return WriteMetricsLocked(ptrs);
+  // SQLite changes its sync level only between transactions; switching costs no I/O.
+  if (metrics_sync_pragma_.empty()) return WriteMetricsLocked(ptrs);
+  if (Status st = Exec(metrics_sync_pragma_); !st.ok()) {
+    return std::vector<Status>(rows.size(), st);
+  }
+  std::vector<Status> out = WriteMetricsLocked(ptrs);
+  // Every other write must be synced again (this cannot fail outside a transaction; retried).
+  Status restored = Exec(sync_pragma_);
+  if (!restored.ok()) restored = Exec(sync_pragma_);
+  if (!restored.ok()) {
+    spdlog::error("sqlite: cannot restore {}: {}", sync_pragma_, restored.ToString());
+  }
+  return out;
 }
 
 // One transaction for the whole batch. The fast path writes every row straight (on PostgreSQL

@@ -35,11 +35,16 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
                 "excluded.end_time, exit_code = excluded.exit_code, exit_reason = "
                 "excluded.exit_reason, resources = excluded.resources");
     if (!writes.new_trials.empty()) {
-      DET_PREPARE(ins,
-                  "INSERT INTO trials (experiment_id, request_id, seed, hparams, state, "
-                  "start_time, end_time, restarts, run_id, total_batches, runner_state, "
-                  "searcher_metric, task_id, metadata, warm_start_checkpoint_uuid) VALUES "
-                  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+      // On SQLite a RETURNING clause makes each INSERT keep a statement journal, which doubled
+      // the cost of a 20,000-trial decision; the rowid is read back instead. PostgreSQL returns
+      // the id in the same round trip.
+      const bool returning = db_->dialect() == Dialect::kPostgres;
+      DET_PREPARE(ins, std::string("INSERT INTO trials (experiment_id, request_id, seed, hparams, "
+                                   "state, start_time, end_time, restarts, run_id, "
+                                   "total_batches, runner_state, searcher_metric, task_id, "
+                                   "metadata, warm_start_checkpoint_uuid) VALUES "
+                                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") +
+                           (returning ? " RETURNING id" : ""));
       ids.reserve(writes.new_trials.size());
       for (const NewTrialWrite& w : writes.new_trials) {
         const TrialRow& row = w.trial;
@@ -50,9 +55,15 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
         ins.Bind(10, row.total_batches).Bind(11, row.runner_state).Bind(12, row.searcher_metric);
         ins.Bind(13, row.task_id).Bind(14, row.metadata.dump());
         ins.Bind(15, row.warm_start_checkpoint_uuid);
-        DET_ASSIGN_OR_RETURN(bool inserted, ins.Step());
-        if (!inserted) return Internal("insert trial: no id returned");
-        int64_t id = ins.Int(0);
+        int64_t id = 0;
+        if (returning) {
+          DET_ASSIGN_OR_RETURN(bool inserted, ins.Step());
+          if (!inserted) return Internal("insert trial: no id returned");
+          id = ins.Int(0);
+        } else {
+          DET_RETURN_IF_ERROR(ins.Run());
+          id = db_->LastInsertId();
+        }
         ids.push_back(id);
         if (w.first_allocation) {
           AllocationRow alloc = *w.first_allocation;
