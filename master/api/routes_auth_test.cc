@@ -21,8 +21,8 @@
 namespace det::master::api {
 namespace {
 
-// The routes anyone may call. Agent routes: the agent credential is the tls work's (issue #15
-// item 5); until then they are public, listed here so that the walk names them.
+// The routes that take no user credential. The agent routes under /agents/ check the agent
+// credential instead (AgentRoutesRefuseAMissingOrWrongAgentSecret walks them).
 const std::set<std::string> kPublicRoutes = {
     "GET /",
     "GET /info",
@@ -45,6 +45,8 @@ const std::set<std::string> kFiledUnderOwnTrial = {
     "POST /task-logs",
     "POST /api/v1/checkpoints",
 };
+
+constexpr char kAgentSecret[] = "walk-agent-secret";
 
 struct Seeded {
   int64_t admin_id = 0;
@@ -120,6 +122,7 @@ class RoutesAuthTest : public ::testing::Test {
 
     server::MasterConfig config;
     config.data_dir = dir_.string();
+    config.agent_token = kAgentSecret;  // the agent routes then require it
     ASSERT_TRUE(server::FinalizeMasterConfig(&config).ok());
     master_ = std::make_unique<server::Master>(config, std::move(store), &clock_);
     RegisterRoutes(&router_, master_.get());
@@ -265,6 +268,35 @@ TEST_F(RoutesAuthTest, WithoutACredentialEveryPrivateRouteAnswers401) {
     ++walked;
   }
   EXPECT_GT(walked, 100);
+}
+
+// Every route under /agents/ (a new one too) refuses a call without the cluster's agent secret
+// or with a wrong one, whatever user or allocation token it carries.
+TEST_F(RoutesAuthTest, AgentRoutesRefuseAMissingOrWrongAgentSecret) {
+  const std::vector<RouteAuth> table = RouteAuthTable(router_);
+  const RouteAuth* registration = nullptr;
+  int walked = 0;
+  for (const RouteAuth& r : table) {
+    if (r.pattern.rfind("/agents/", 0) != 0) continue;
+    if (r.method == "POST" && r.pattern == "/agents/{id}/register") registration = &r;
+    for (const std::map<std::string, std::string>& headers :
+         std::vector<std::map<std::string, std::string>>{
+             {},
+             {{"authorization", "Bearer " + bob_token_}},
+             {{"x-det-agent-secret", "not-the-secret"}, {"x-det-agent-key", "some-key"}}}) {
+      server::HttpResponse resp = Call(r, headers);
+      EXPECT_EQ(resp.status, 401) << r.method << " " << FillPath(r) << " with "
+                                  << headers.size() << " header(s): " << resp.body;
+    }
+    ++walked;
+  }
+  EXPECT_EQ(walked, 3);
+  EXPECT_TRUE(master_->agents()->List().empty()) << "a refused call registered an agent";
+  // The secret is what was missing: with it, registration passes the check.
+  ASSERT_NE(registration, nullptr);
+  server::HttpResponse ok = Call(
+      *registration, {{"x-det-agent-secret", kAgentSecret}, {"x-det-agent-key", "walk-key"}});
+  EXPECT_NE(ok.status, 401) << ok.body;
 }
 
 TEST_F(RoutesAuthTest, AWrongTokenAnswers401) {
