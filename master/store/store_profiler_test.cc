@@ -6,6 +6,7 @@
 #include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/store_backends.h"
+#include "master/store/test_rows.h"
 
 namespace det::master::store {
 namespace {
@@ -20,21 +21,10 @@ class SystemMetricsStore : public ::testing::TestWithParam<store_test::Backend> 
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
     ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
-    ExperimentRow e;
-    e.state = "ACTIVE";
-    e.config = {{"name", "x"}};
-    e.original_config = "name: x";
-    e.owner_id = 1;
-    e.job_id = "job";
-    auto id = store_->InsertExperiment(e, "tgz");
+    auto id = store_test::InsertTestExperiment(store_.get());
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     experiment_id_ = *id;
-    TrialRow t;
-    t.experiment_id = *id;
-    t.request_id = "r";
-    t.hparams = nlohmann::json::object();
-    t.state = "ACTIVE";
-    auto tid = store_->InsertTrial(t);
+    auto tid = store_test::InsertTestTrial(store_.get(), *id);
     ASSERT_TRUE(tid.ok());
     trial_id_ = *tid;
   }

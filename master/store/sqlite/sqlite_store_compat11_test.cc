@@ -7,6 +7,7 @@
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/sqlite/statement.h"
 #include "master/store/store_backends.h"
+#include "master/store/test_rows.h"
 
 namespace det::master::store {
 namespace {
@@ -21,21 +22,10 @@ class TrialSummaryStore : public ::testing::TestWithParam<store_test::Backend> {
     DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
     Open();
     ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
-    ExperimentRow e;
-    e.state = "ACTIVE";
-    e.config = {{"name", "x"}};
-    e.original_config = "name: x";
-    e.owner_id = 1;
-    e.job_id = "job";
-    auto id = store_->InsertExperiment(e, "tgz");
+    auto id = store_test::InsertTestExperiment(store_.get());
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     experiment_id_ = *id;
-    TrialRow t;
-    t.experiment_id = *id;
-    t.request_id = "r";
-    t.hparams = json::object();
-    t.state = "ACTIVE";
-    auto tid = store_->InsertTrial(t);
+    auto tid = store_test::InsertTestTrial(store_.get(), *id);
     ASSERT_TRUE(tid.ok());
     trial_id_ = *tid;
   }

@@ -7,6 +7,7 @@
 #include "master/store/decision_writes.h"
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/store_backends.h"
+#include "master/store/test_rows.h"
 
 namespace det::master::store {
 namespace {
@@ -21,12 +22,7 @@ class DecisionWritesTest : public ::testing::TestWithParam<store_test::Backend> 
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
     ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
-    ExperimentRow e;
-    e.state = "PAUSED";
-    e.config = {{"name", "x"}};
-    e.owner_id = 1;
-    e.job_id = "job";
-    auto id = store_->InsertExperiment(e, "tgz");
+    auto id = store_test::InsertTestExperiment(store_.get(), "PAUSED");
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     exp_id_ = *id;
   }

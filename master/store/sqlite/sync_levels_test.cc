@@ -12,6 +12,7 @@
 
 #include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
+#include "master/store/test_rows.h"
 
 namespace det::master::store {
 namespace {
@@ -111,21 +112,10 @@ class SyncLevelsTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
     ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
-    ExperimentRow e;
-    e.state = "ACTIVE";
-    e.config = {{"name", "x"}};
-    e.owner_id = 1;
-    e.job_id = "job";
-    auto exp = store_->InsertExperiment(e, "tgz");
+    auto exp = store_test::InsertTestExperiment(store_.get());
     ASSERT_TRUE(exp.ok()) << exp.status().ToString();
     exp_id_ = *exp;
-    TrialRow t;
-    t.experiment_id = exp_id_;
-    t.request_id = "r";
-    t.hparams = nlohmann::json::object();
-    t.state = "ACTIVE";
-    t.run_id = 1;
-    auto trial = store_->InsertTrial(t);
+    auto trial = store_test::InsertTestTrial(store_.get(), exp_id_, /*run_id=*/1);
     ASSERT_TRUE(trial.ok()) << trial.status().ToString();
     trial_id_ = *trial;
   }
