@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -101,7 +102,8 @@ class AuthService {
   // Bumped by every revocation, so a lookup that raced one does not cache what it read.
   uint64_t generation_ GUARDED_BY(mu_) = 0;
   // By token digest: this map holds no token that authenticates.
-  std::map<std::string, AllocationIdentity> allocation_tokens_ GUARDED_BY(mu_);
+  // Digest -> allocation; hashed, as digests are random (one lookup per trial request).
+  std::unordered_map<std::string, AllocationIdentity> allocation_tokens_ GUARDED_BY(mu_);
 };
 
 }  // namespace det::master::server
