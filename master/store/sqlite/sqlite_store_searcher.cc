@@ -14,8 +14,9 @@ Status SqliteStore::AppendSearcherEvent(int64_t experiment_id, int64_t seq,
 
 Result<std::vector<std::pair<int64_t, std::string>>> SqliteStore::ListSearcherEvents(
     int64_t experiment_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "SELECT seq, record FROM searcher_events WHERE experiment_id = ? ORDER BY seq");
+  Reader r = Read();  // as GetExperimentSnapshotText: never behind a waiting write
+  DET_PREPARE_ON(s, r.db(),
+                 "SELECT seq, record FROM searcher_events WHERE experiment_id = ? ORDER BY seq");
   s.Bind(1, experiment_id);
   return s.Collect<std::pair<int64_t, std::string>>(
       [](const Statement& row) { return std::make_pair(row.Int(0), row.Text(1)); });

@@ -7,8 +7,9 @@
 namespace det::master::store {
 
 Result<std::string> SqliteStore::GetExperimentSnapshotText(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "SELECT COALESCE(snapshot, '{}') FROM experiments WHERE id = ?");
+  // On a read connection: it must not wait behind a write that waits for a busy database.
+  Reader r = Read();
+  DET_PREPARE_ON(s, r.db(), "SELECT COALESCE(snapshot, '{}') FROM experiments WHERE id = ?");
   s.Bind(1, id);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return NotFound("experiment " + std::to_string(id) + " not found");
