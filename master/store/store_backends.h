@@ -15,7 +15,9 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::store::store_test {
@@ -149,6 +151,38 @@ class TestStoreLocation {
       FAIL() << det_why_;                                                       \
     }                                                                           \
   } while (0)
+
+namespace det::master::store::store_test {
+
+// A fixture over one backend's fresh store with the built-in users. A derived fixture passes
+// its temp dir prefix, and its SetUp calls StoreTest::SetUp() first and returns when that
+// skipped or failed (IsSkipped() || HasFatalFailure()).
+class StoreTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  explicit StoreTest(std::string dir_prefix) : dir_prefix_(std::move(dir_prefix)) {}
+  void SetUp() override {
+    dir_ = det::testing::FreshTestDir(dir_prefix_);
+    loc_ = std::make_unique<TestStoreLocation>(GetParam(), dir_);
+    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
+    auto s = loc_->Open();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+    ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<TestStoreLocation> loc_;
+  std::unique_ptr<SqliteStore> store_;
+
+ private:
+  std::string dir_prefix_;
+};
+
+}  // namespace det::master::store::store_test
 
 // Runs the fixture's TEST_Ps on SQLite (Sqlite/...) and on PostgreSQL (Postgres/...).
 #define DET_STORE_BACKENDS(fixture)                                                               \

@@ -11,26 +11,18 @@
 namespace det::master::store {
 namespace {
 
-class SystemMetricsStore : public ::testing::TestWithParam<store_test::Backend> {
+class SystemMetricsStore : public store_test::StoreTest {
  protected:
+  SystemMetricsStore() : StoreTest("det_store_profiler_test_") {}
   void SetUp() override {
-    dir_ = det::testing::FreshTestDir("det_store_profiler_test_");
-    loc_ = std::make_unique<store_test::TestStoreLocation>(GetParam(), dir_);
-    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
-    auto s = loc_->Open();
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
-    ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
+    StoreTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     auto id = store_test::InsertTestExperiment(store_.get());
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     experiment_id_ = *id;
     auto tid = store_test::InsertTestTrial(store_.get(), *id);
     ASSERT_TRUE(tid.ok());
     trial_id_ = *tid;
-  }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
   }
   SystemMetricRow Row(const std::string& group, const std::string& agent, double v, int64_t t) {
     SystemMetricRow r;
@@ -43,9 +35,6 @@ class SystemMetricsStore : public ::testing::TestWithParam<store_test::Backend> 
     return r;
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<store_test::TestStoreLocation> loc_;
-  std::unique_ptr<Store> store_;
   int64_t experiment_id_ = 0;
   int64_t trial_id_ = 0;
 };

@@ -12,23 +12,15 @@
 namespace det::master::store {
 namespace {
 
-class DecisionWritesTest : public ::testing::TestWithParam<store_test::Backend> {
+class DecisionWritesTest : public store_test::StoreTest {
  protected:
+  DecisionWritesTest() : StoreTest("det_store_sched_test_") {}
   void SetUp() override {
-    dir_ = det::testing::FreshTestDir("det_store_sched_test_");
-    loc_ = std::make_unique<store_test::TestStoreLocation>(GetParam(), dir_);
-    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
-    auto s = loc_->Open();
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
-    ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
+    StoreTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     auto id = store_test::InsertTestExperiment(store_.get(), "PAUSED");
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     exp_id_ = *id;
-  }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   NewTrialWrite NewTrial(const std::string& request_id, bool with_allocation) {
@@ -51,9 +43,6 @@ class DecisionWritesTest : public ::testing::TestWithParam<store_test::Backend> 
     return w;
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<store_test::TestStoreLocation> loc_;
-  std::unique_ptr<Store> store_;
   int64_t exp_id_ = 0;
 };
 

@@ -16,16 +16,12 @@ namespace {
 
 using nlohmann::json;
 
-class TrialPageTest : public ::testing::TestWithParam<store_test::Backend> {
+class TrialPageTest : public store_test::StoreTest {
  protected:
+  TrialPageTest() : StoreTest("det_store_trial_page_test_") {}
   void SetUp() override {
-    dir_ = det::testing::FreshTestDir("det_store_trial_page_test_");
-    loc_ = std::make_unique<store_test::TestStoreLocation>(GetParam(), dir_);
-    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
-    auto s = loc_->Open();
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
-    ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
+    StoreTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     ExperimentRow e;
     e.state = "ACTIVE";
     e.config = {{"name", "page"}, {"searcher", {{"metric", "loss"}, {"smaller_is_better", true}}}};
@@ -34,10 +30,6 @@ class TrialPageTest : public ::testing::TestWithParam<store_test::Backend> {
     auto id = store_->InsertExperiment(e, "");
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     experiment_ = *id;
-  }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
   }
   int64_t NewTrial(const std::string& request) {
     TrialRow t;
@@ -92,9 +84,6 @@ class TrialPageTest : public ::testing::TestWithParam<store_test::Backend> {
     }
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<store_test::TestStoreLocation> loc_;
-  std::unique_ptr<SqliteStore> store_;
   int64_t experiment_ = 0;
 };
 

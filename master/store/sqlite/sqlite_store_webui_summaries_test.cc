@@ -11,21 +11,9 @@
 namespace det::master::store {
 namespace {
 
-class ExperimentSummariesTest : public ::testing::TestWithParam<store_test::Backend> {
+class ExperimentSummariesTest : public store_test::StoreTest {
  protected:
-  void SetUp() override {
-    dir_ = det::testing::FreshTestDir("det_store_summaries_test_");
-    loc_ = std::make_unique<store_test::TestStoreLocation>(GetParam(), dir_);
-    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
-    auto s = loc_->Open();
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
-    ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
-  }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  ExperimentSummariesTest() : StoreTest("det_store_summaries_test_") {}
   int64_t Experiment(nlohmann::json searcher) {
     ExperimentRow e;
     e.state = "ACTIVE";
@@ -67,9 +55,6 @@ class ExperimentSummariesTest : public ::testing::TestWithParam<store_test::Back
     ASSERT_TRUE(store_->AddCheckpoint(c).ok());
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<store_test::TestStoreLocation> loc_;
-  std::unique_ptr<Store> store_;
   int n_ = 0;
 };
 

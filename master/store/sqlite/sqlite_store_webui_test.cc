@@ -11,16 +11,12 @@
 namespace det::master::store {
 namespace {
 
-class ExperimentIdsTest : public ::testing::TestWithParam<store_test::Backend> {
+class ExperimentIdsTest : public store_test::StoreTest {
  protected:
+  ExperimentIdsTest() : StoreTest("det_store_webui_test_") {}
   void SetUp() override {
-    dir_ = det::testing::FreshTestDir("det_store_webui_test_");
-    loc_ = std::make_unique<store_test::TestStoreLocation>(GetParam(), dir_);
-    DET_CREATE_STORE_LOCATION_OR_SKIP(*loc_);
-    auto s = loc_->Open();
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
-    ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());
+    StoreTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     admin_ = store_->GetUserByName("admin")->id;
     determined_ = store_->GetUserByName("determined")->id;
     // id 1: "mnist-a" ACTIVE by admin [x]; 2: "Mnist-b" PAUSED by determined [x, y], archived;
@@ -36,10 +32,6 @@ class ExperimentIdsTest : public ::testing::TestWithParam<store_test::Backend> {
       t.state = "COMPLETED";
       ASSERT_TRUE(store_->InsertTrial(t).ok());
     }
-  }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
   }
   int64_t Insert(const std::string& name, const std::string& state, int64_t owner,
                  std::vector<std::string> labels, bool archived, int64_t start, double progress) {
@@ -70,9 +62,6 @@ class ExperimentIdsTest : public ::testing::TestWithParam<store_test::Backend> {
     return r.ok() ? *r : std::vector<int64_t>{};
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<store_test::TestStoreLocation> loc_;
-  std::unique_ptr<Store> store_;
   int64_t admin_ = 0, determined_ = 0, a_ = 0, b_ = 0, c_ = 0;
 };
 
