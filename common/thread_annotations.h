@@ -19,6 +19,7 @@
 #define ACQUIRE(...) DET_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define RELEASE(...) DET_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
 #define RETURN_CAPABILITY(x) DET_THREAD_ANNOTATION(lock_returned(x))
+#define ASSERT_CAPABILITY(x) DET_THREAD_ANNOTATION(assert_capability(x))
 #define NO_THREAD_SAFETY_ANALYSIS DET_THREAD_ANNOTATION(no_thread_safety_analysis)
 
 namespace det {

@@ -228,7 +228,7 @@ Status AuthorizeTaskReport(server::Master* master, const server::Principal& who,
 
 Status AuthorizeJob(server::Master* master, const server::Principal& who,
                     const std::string& job_id) {
-  for (const server::JobView& j : master->ListJobs()) {
+  for (const server::JobView& j : master->allocations()->ListJobs()) {
     if (j.job_id != job_id || j.experiment_id == 0) continue;
     return AuthorizeOn(master, who, ExperimentOwner(), std::to_string(j.experiment_id));
   }
@@ -357,15 +357,23 @@ server::Handler WithAuth(server::Master* master, Auth auth, AuthedHandler handle
   return WithAuth(master, access, std::move(handler));
 }
 
-server::Handler IdAction(server::Master* master, std::function<Status(int64_t)> action,
-                         Target target) {
-  return WithAuth(master, OwnerOf(target),
-                  [action](server::HttpRequest& req, const server::Principal&) {
-                    Result<int64_t> id = PathId(req, "id");
-                    if (!id.ok()) return ErrorResponse(id.status());
-                    Status st = action(*id);
-                    return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-                  });
+server::HttpResponse DeferredStatus(std::function<void(server::Done<Status>)> start) {
+  return server::HttpResponse::Deferred([start = std::move(start)](server::Responder respond) {
+    start([respond = std::move(respond)](Status st) {
+      respond(st.ok() ? JsonResponse(json::object()) : ErrorResponse(st));
+    });
+  });
+}
+
+server::Handler DeferredIdAction(server::Master* master,
+                                 std::function<void(int64_t, server::Done<Status>)> action,
+                                 Target target) {
+  return WithAuth(
+      master, OwnerOf(target), [action](server::HttpRequest& req, const server::Principal&) {
+        Result<int64_t> id = PathId(req, "id");
+        if (!id.ok()) return ErrorResponse(id.status());
+        return DeferredStatus([action, id = *id](server::Done<Status> done) { action(id, done); });
+      });
 }
 
 Result<std::optional<server::Principal>> OptionalUser(server::Master* master,

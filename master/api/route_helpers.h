@@ -122,10 +122,14 @@ Result<std::optional<server::Principal>> OptionalUser(server::Master* master,
                                                       const server::HttpRequest& req);
 // Auth::kUser: any user reads. Auth::kUserOrAllocation: the handler checks what it reaches.
 server::Handler WithAuth(server::Master* master, Auth auth, AuthedHandler handler);
-// A route on the {id} path parameter that runs `action(id)` and answers {} (pause, archive,
-// kill, delete, ...), for the owner of the `target` (experiment, trial) or an admin.
-server::Handler IdAction(server::Master* master, std::function<Status(int64_t)> action,
-                         Target target = Target::kExperiment);
+// A route on the {id} path parameter that runs `action(id, done)` and answers {} once it is
+// done (pause, archive, kill, delete, ...: decisions of the runtime loop; the request holds no
+// thread meanwhile), for the owner of the `target` (experiment, trial) or an admin.
+server::Handler DeferredIdAction(server::Master* master,
+                                 std::function<void(int64_t, server::Done<Status>)> action,
+                                 Target target = Target::kExperiment);
+// A response given once `start` calls its Done: {} or the error.
+server::HttpResponse DeferredStatus(std::function<void(server::Done<Status>)> start);
 // Same error handling, no authentication.
 server::Handler NoAuth(std::function<server::HttpResponse(server::HttpRequest&)> handler);
 

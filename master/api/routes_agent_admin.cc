@@ -16,7 +16,7 @@ using server::Principal;
 namespace {
 
 Result<server::AgentView> FindAgentView(server::Master* master, const std::string& id) {
-  for (auto& a : master->ListAgents()) {
+  for (auto& a : master->allocations()->ListAgents()) {
     if (a.id == id) return a;
   }
   return NotFound("agent '" + id + "' not found");

@@ -17,7 +17,7 @@ namespace {
 constexpr int64_t kMaxPollMs = 60 * 1000;
 
 Result<server::AgentView> FindAgent(server::Master* master, const std::string& id) {
-  for (auto& a : master->ListAgents()) {
+  for (auto& a : master->allocations()->ListAgents()) {
     if (a.id == id) return a;
   }
   return NotFound("agent '" + id + "' not found");
@@ -33,41 +33,56 @@ Status AuthenticateAgent(server::Master* master, const HttpRequest& req, bool re
 
 void RegisterAgentRoutes(server::Router* router, server::Master* master) {
   router->Add("POST", "/agents/{id}/register", NoAuth([master](HttpRequest& req) {
-    if (Status st = AuthenticateAgent(master, req, true); !st.ok()) return ErrorResponse(st);
-    Result<json> body = ParseBody(req);
-    if (!body.ok()) return ErrorResponse(body.status());
-    auto r = master->RegisterAgent(req.params["id"], *body);
-    return r.ok() ? JsonResponse(*r) : ErrorResponse(r.status());
-  }));
+                if (Status st = AuthenticateAgent(master, req, true); !st.ok())
+                  return ErrorResponse(st);
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                // Decided on the runtime loop (re-adoption, then a scheduling pass); no thread
+                // waits.
+                return server::HttpResponse::Deferred(
+                    [master, id = req.params["id"],
+                     body = std::move(body).value()](server::Responder respond) mutable {
+                      master->allocations()->RegisterAgent(
+                          id, std::move(body), [respond = std::move(respond)](Result<json> r) {
+                            respond(r.ok() ? JsonResponse(*r) : ErrorResponse(r.status()));
+                          });
+                    });
+              }));
 
   router->Add("GET", "/agents/{id}/commands", NoAuth([master](HttpRequest& req) {
-    if (Status st = AuthenticateAgent(master, req, false); !st.ok()) return ErrorResponse(st);
-    Result<int64_t> after = QueryInt(req, "after", 0);
-    if (!after.ok()) return ErrorResponse(after.status());
-    Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 30);
-    if (!timeout.ok()) return ErrorResponse(timeout.status());
-    std::string id = req.params["id"];
-    int64_t timeout_ms = std::min(*timeout * 1000, kMaxPollMs);
-    return server::HttpResponse::Deferred(
-        [master, id, after = *after, timeout_ms](server::Responder respond) {
-          master->PollCommands(id, after, timeout_ms, [respond](Result<json> r) {
-            respond(r.ok() ? JsonResponse(*r) : ErrorResponse(r.status()));
-          });
-        });
-  }));
+                if (Status st = AuthenticateAgent(master, req, false); !st.ok())
+                  return ErrorResponse(st);
+                Result<int64_t> after = QueryInt(req, "after", 0);
+                if (!after.ok()) return ErrorResponse(after.status());
+                Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 30);
+                if (!timeout.ok()) return ErrorResponse(timeout.status());
+                std::string id = req.params["id"];
+                int64_t timeout_ms = std::min(*timeout * 1000, kMaxPollMs);
+                return server::HttpResponse::Deferred(
+                    [master, id, after = *after, timeout_ms](server::Responder respond) {
+                      master->allocations()->PollCommands(
+                          id, after, timeout_ms, [respond](Result<json> r) {
+                            respond(r.ok() ? JsonResponse(*r) : ErrorResponse(r.status()));
+                          });
+                    });
+              }));
 
-  router->Add("POST", "/agents/{id}/events", NoAuth([master](HttpRequest& req) {
-    if (Status st = AuthenticateAgent(master, req, false); !st.ok()) return ErrorResponse(st);
-    Result<json> body = ParseBody(req);
-    if (!body.ok()) return ErrorResponse(body.status());
-    Status st = master->HandleAgentEvents(req.params["id"], *body);
-    return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-  }));
+  router->Add(
+      "POST", "/agents/{id}/events", NoAuth([master](HttpRequest& req) {
+        if (Status st = AuthenticateAgent(master, req, false); !st.ok()) return ErrorResponse(st);
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        return DeferredStatus([master, id = req.params["id"],
+                               body = std::move(body).value()](server::Done<Status> done) mutable {
+          master->allocations()->HandleAgentEvents(id, std::move(body), std::move(done));
+        });
+      }));
 
   router->Add("GET", "/api/v1/agents",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 json out = json::array();
-                for (const auto& a : master->ListAgents()) out.push_back(AdminAgentJson(master, a));
+                for (const auto& a : master->allocations()->ListAgents())
+                  out.push_back(AdminAgentJson(master, a));
                 Status sorted = SortAgents(out, req.Query("sortBy"), req.Query("orderBy"));
                 if (!sorted.ok()) return ErrorResponse(sorted);
                 auto page = Paginate(req, out, "agents");

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "common/archive.h"
-#include "master/api/list_sort.h"
 #include "master/api/json_views.h"
+#include "master/api/list_sort.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/config/searcher_metric.h"
@@ -38,13 +38,13 @@ Result<std::vector<std::string>> StringList(const json& body, const char* camel,
 // The training block of a checkpoint: its trial, experiment, config and the metrics at its step.
 json TrainingOf(server::Master* master, const store::CheckpointRow& c) {
   json training = {{"trialId", c.trial_id}};
-  auto t = master->GetTrial(c.trial_id);
+  auto t = master->experiments()->GetTrial(c.trial_id);
   if (!t.ok()) return training;
   training["experimentId"] = t->row.experiment_id;
   training["hparams"] = t->row.hparams;
-  auto e = master->GetExperiment(t->row.experiment_id);
+  auto e = master->experiments()->GetExperiment(t->row.experiment_id);
   if (e.ok()) training["experimentConfig"] = e->row.config;
-  auto vals = master->ListMetrics(c.trial_id, "validation");
+  auto vals = master->experiments()->ListMetrics(c.trial_id, "validation");
   if (vals.ok()) {
     for (const auto& v : *vals) {
       if (v.total_batches != c.steps_completed) continue;
@@ -213,9 +213,9 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 const json& patch = body->contains("experiment") ? (*body)["experiment"] : *body;
-                Status st = master->PatchExperiment(*id, patch);
+                Status st = master->experiments()->PatchExperiment(*id, patch);
                 if (!st.ok()) return ErrorResponse(st);
-                auto v = master->GetExperiment(*id);
+                auto v = master->experiments()->GetExperiment(*id);
                 if (!v.ok()) return ErrorResponse(v.status());
                 return JsonResponse({{"experiment", PlacedExperimentJson(master, *v)}});
               }));
@@ -223,7 +223,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
   auto label = [master](HttpRequest& req, bool add) {
     Result<int64_t> id = PathId(req, "id");
     if (!id.ok()) return ErrorResponse(id.status());
-    auto v = master->GetExperiment(*id);
+    auto v = master->experiments()->GetExperiment(*id);
     if (!v.ok()) return ErrorResponse(v.status());
     json labels = v->row.config.value("labels", json::array());
     std::string l = req.params["label"];
@@ -232,7 +232,7 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
       if (x != l) next.push_back(x);
     }
     if (add) next.push_back(l);
-    Status st = master->PatchExperiment(*id, {{"labels", next}});
+    Status st = master->experiments()->PatchExperiment(*id, {{"labels", next}});
     if (!st.ok()) return ErrorResponse(st);
     return JsonResponse({{"labels", next}});
   };
@@ -254,27 +254,34 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                     o && o->is_string()) {
                   overrides = o->get<std::string>();
                 }
-                Status st = master->ContinueExperiment(*id, overrides);
+                Status st = master->experiments()->ContinueExperiment(*id, overrides);
                 if (!st.ok()) return ErrorResponse(st);
                 // Determined's ContinueExperimentResponse requires the experiment.
-                auto v = master->GetExperiment(*id);
+                auto v = master->experiments()->GetExperiment(*id);
                 if (!v.ok()) return ErrorResponse(v.status());
                 return JsonResponse({{"experiment", PlacedExperimentJson(master, *v)},
                                      {"warnings", json::array()}});
               }));
 
   router->Add("DELETE", "/api/v1/experiments/{id}",
-              IdAction(master, [master](int64_t id) { return master->DeleteExperiment(id); }));
+              DeferredIdAction(master, [master](int64_t id, server::Done<Status> done) {
+                master->experiments()->DeleteExperiment(id, std::move(done));
+              }));
   router->Add("POST", "/api/v1/trials/{id}/kill",
-              IdAction(master, [master](int64_t id) { return master->KillTrial(id); }, Target::kTrial));
+              DeferredIdAction(
+                  master,
+                  [master](int64_t id, server::Done<Status> done) {
+                    master->experiments()->KillTrial(id, std::move(done));
+                  },
+                  Target::kTrial));
 
   router->Add("GET", "/api/v1/trials/{id}/checkpoints",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                auto trial = master->GetTrial(*id);
+                auto trial = master->experiments()->GetTrial(*id);
                 if (!trial.ok()) return ErrorResponse(trial.status());
-                auto exp = master->GetExperiment(trial->row.experiment_id);
+                auto exp = master->experiments()->GetExperiment(trial->row.experiment_id);
                 if (!exp.ok()) return ErrorResponse(exp.status());
                 auto ckpts = master->checkpoints()->ListTrialCheckpoints(*id);
                 if (!ckpts.ok()) return ErrorResponse(ckpts.status());
@@ -285,90 +292,91 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                auto exp = master->GetExperiment(*id);
+                auto exp = master->experiments()->GetExperiment(*id);
                 if (!exp.ok()) return ErrorResponse(exp.status());
                 auto ckpts = master->checkpoints()->ListExperimentCheckpoints(*id);
                 if (!ckpts.ok()) return ErrorResponse(ckpts.status());
                 return CheckpointPage(master, req, *exp, *ckpts);
               }));
 
-  router->Add(
-      "GET", "/api/v1/checkpoints/{uuid}",
-      WithAuth(master, ReadCheckpoint(), [master](HttpRequest& req, const Principal&) {
-        auto c = master->checkpoints()->GetCheckpoint(req.params["uuid"]);
-        if (!c.ok()) return ErrorResponse(c.status());
-        return JsonResponse({{"checkpoint", CheckpointJson(*c, TrainingOf(master, *c))}});
-      }));
+  router->Add("GET", "/api/v1/checkpoints/{uuid}",
+              WithAuth(master, ReadCheckpoint(), [master](HttpRequest& req, const Principal&) {
+                auto c = master->checkpoints()->GetCheckpoint(req.params["uuid"]);
+                if (!c.ok()) return ErrorResponse(c.status());
+                return JsonResponse({{"checkpoint", CheckpointJson(*c, TrainingOf(master, *c))}});
+              }));
 
   router->Add("DELETE", "/api/v1/checkpoints",
-              WithAuth(master, Checked(core::Action::kModify), [master](HttpRequest& req, const Principal& who) {
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
-                if (!uuids.ok()) return ErrorResponse(uuids.status());
-                if (Status st = AuthorizeEach(master, who, *uuids); !st.ok()) return ErrorResponse(st);
-                Status st = master->checkpoints()->DeleteCheckpoints(*uuids);
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-              }));
+              WithAuth(master, Checked(core::Action::kModify),
+                       [master](HttpRequest& req, const Principal& who) {
+                         Result<json> body = ParseBody(req);
+                         if (!body.ok()) return ErrorResponse(body.status());
+                         auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
+                         if (!uuids.ok()) return ErrorResponse(uuids.status());
+                         if (Status st = AuthorizeEach(master, who, *uuids); !st.ok())
+                           return ErrorResponse(st);
+                         Status st = master->checkpoints()->DeleteCheckpoints(*uuids);
+                         return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                       }));
 
   router->Add("POST", "/api/v1/checkpoints/rm",
-              WithAuth(master, Checked(core::Action::kModify), [master](HttpRequest& req, const Principal& who) {
+              WithAuth(master, Checked(core::Action::kModify),
+                       [master](HttpRequest& req, const Principal& who) {
+                         Result<json> body = ParseBody(req);
+                         if (!body.ok()) return ErrorResponse(body.status());
+                         auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
+                         if (!uuids.ok()) return ErrorResponse(uuids.status());
+                         if (Status st = AuthorizeEach(master, who, *uuids); !st.ok())
+                           return ErrorResponse(st);
+                         auto globs = StringList(*body, "checkpointGlobs", "checkpoint_globs");
+                         if (!globs.ok()) return ErrorResponse(globs.status());
+                         Status st = master->checkpoints()->RemoveCheckpointFiles(*uuids, *globs);
+                         return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                       }));
+
+  router->Add("PATCH", "/api/v1/checkpoints",
+              WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
-                auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
-                if (!uuids.ok()) return ErrorResponse(uuids.status());
-                if (Status st = AuthorizeEach(master, who, *uuids); !st.ok()) return ErrorResponse(st);
-                auto globs = StringList(*body, "checkpointGlobs", "checkpoint_globs");
-                if (!globs.ok()) return ErrorResponse(globs.status());
-                Status st = master->checkpoints()->RemoveCheckpointFiles(*uuids, *globs);
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                const json* list = Field(*body, "checkpoints", "checkpoints");
+                if (list == nullptr || !list->is_array()) {
+                  return ErrorResponse(InvalidArgument("checkpoints: required list"));
+                }
+                for (const auto& c : *list) {
+                  json resources = json::object();
+                  if (c.contains("resources") && c["resources"].is_object()) {
+                    resources = c["resources"].value("resources", json::object());
+                  }
+                  // A trial updates its own checkpoints; a user those of experiments they own.
+                  Access access = OwnerOf(Target::kCheckpoint);
+                  if (who.is_allocation) access.action = core::Action::kTrialReport;
+                  Status allowed = AuthorizeOn(master, who, access, c.value("uuid", ""));
+                  if (!allowed.ok()) return ErrorResponse(allowed);
+                  Status st = master->checkpoints()->PatchCheckpointResources(c.value("uuid", ""),
+                                                                              resources);
+                  if (!st.ok()) return ErrorResponse(st);
+                }
+                return JsonResponse(json::object());
               }));
 
-  router->Add(
-      "PATCH", "/api/v1/checkpoints",
-      WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
-        Result<json> body = ParseBody(req);
-        if (!body.ok()) return ErrorResponse(body.status());
-        const json* list = Field(*body, "checkpoints", "checkpoints");
-        if (list == nullptr || !list->is_array()) {
-          return ErrorResponse(InvalidArgument("checkpoints: required list"));
-        }
-        for (const auto& c : *list) {
-          json resources = json::object();
-          if (c.contains("resources") && c["resources"].is_object()) {
-            resources = c["resources"].value("resources", json::object());
-          }
-          // A trial updates its own checkpoints; a user those of experiments they own.
-          Access access = OwnerOf(Target::kCheckpoint);
-          if (who.is_allocation) access.action = core::Action::kTrialReport;
-          Status allowed = AuthorizeOn(master, who, access, c.value("uuid", ""));
-          if (!allowed.ok()) return ErrorResponse(allowed);
-          Status st =
-              master->checkpoints()->PatchCheckpointResources(c.value("uuid", ""), resources);
-          if (!st.ok()) return ErrorResponse(st);
-        }
-        return JsonResponse(json::object());
-      }));
-
-  router->Add(
-      "POST", "/api/v1/checkpoints/{uuid}/metadata",
-      WithAuth(master, ReportCheckpoint(), [master](HttpRequest& req, const Principal&) {
-        Result<json> body = ParseBody(req);
-        if (!body.ok()) return ErrorResponse(body.status());
-        const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
-        auto md = master->checkpoints()->SetCheckpointMetadata(req.params["uuid"],
-                                                               c.value("metadata", json()));
-        if (!md.ok()) return ErrorResponse(md.status());
-        return JsonResponse({{"metadata", *md}});
-      }));
+  router->Add("POST", "/api/v1/checkpoints/{uuid}/metadata",
+              WithAuth(master, ReportCheckpoint(), [master](HttpRequest& req, const Principal&) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
+                auto md = master->checkpoints()->SetCheckpointMetadata(req.params["uuid"],
+                                                                       c.value("metadata", json()));
+                if (!md.ok()) return ErrorResponse(md.status());
+                return JsonResponse({{"metadata", *md}});
+              }));
 
   router->Add("GET", "/checkpoints/{uuid}",
               WithAuth(master, ReadCheckpoint(), [master](HttpRequest& req, const Principal&) {
                 auto c = master->checkpoints()->GetCheckpoint(req.params["uuid"]);
                 if (!c.ok()) return ErrorResponse(c.status());
-                auto t = master->GetTrial(c->trial_id);
+                auto t = master->experiments()->GetTrial(c->trial_id);
                 if (!t.ok()) return ErrorResponse(t.status());
-                auto e = master->GetExperiment(t->row.experiment_id);
+                auto e = master->experiments()->GetExperiment(t->row.experiment_id);
                 if (!e.ok()) return ErrorResponse(e.status());
                 std::string accept = req.Header("accept");
                 if (!accept.empty() && accept.find("gzip") == std::string::npos &&

@@ -95,7 +95,7 @@ void RegisterCompat11Routes(server::Router* router, server::Master* master) {
               WithAuth(master, ExperimentOwner(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                auto exp = master->GetExperiment(*id);
+                auto exp = master->experiments()->GetExperiment(*id);
                 if (!exp.ok()) return ErrorResponse(exp.status());
                 Status st = master->checkpoints()->DeleteTensorboardFiles(*id, exp->row.config);
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);

@@ -14,8 +14,8 @@ using server::Principal;
 namespace {
 
 Result<std::vector<ArchiveEntry>> ContextOf(server::Master* master, int64_t experiment_id) {
-  DET_RETURN_IF_ERROR(master->GetExperiment(experiment_id).status());
-  DET_ASSIGN_OR_RETURN(std::string tgz, master->GetModelDefinition(experiment_id));
+  DET_RETURN_IF_ERROR(master->experiments()->GetExperiment(experiment_id).status());
+  DET_ASSIGN_OR_RETURN(std::string tgz, master->experiments()->GetModelDefinition(experiment_id));
   if (tgz.empty()) return std::vector<ArchiveEntry>{};
   return ReadArchive(tgz);
 }

@@ -108,12 +108,12 @@ Result<server::CreateExperimentRequest> ParseCreateRequest(const json& body) {
 // Fills `req`'s files with the model definition stored for its parent experiment.
 Status UseParentContext(server::Master* master, server::CreateExperimentRequest* req) {
   int64_t parent = *req->parent_id;
-  if (Status st = master->GetExperiment(parent).status(); !st.ok()) {
+  if (Status st = master->experiments()->GetExperiment(parent).status(); !st.ok()) {
     return st.code() == StatusCode::kNotFound
                ? NotFound("parentId: experiment " + std::to_string(parent) + " not found")
                : st;
   }
-  DET_ASSIGN_OR_RETURN(std::string tgz, master->GetModelDefinition(parent));
+  DET_ASSIGN_OR_RETURN(std::string tgz, master->experiments()->GetModelDefinition(parent));
   if (tgz.empty()) return Status::Ok();
   DET_ASSIGN_OR_RETURN(req->files, ReadArchive(tgz));
   req->content_bytes = 0;
@@ -169,7 +169,7 @@ HttpResponse ListExperimentsResponse(server::Master* master, HttpRequest& req,
   int64_t total = 0;
   // One project: every match is read, filtered by its project, then paged here.
   store::Page page = project_id ? store::Page{} : store::Page{*offset, *limit};
-  auto list = master->ListExperiments(*filter, page, &total);
+  auto list = master->experiments()->ListExperiments(*filter, page, &total);
   if (!list.ok()) return ErrorResponse(list.status());
   if (project_id) {
     std::vector<server::ExperimentView> in_project;
@@ -234,7 +234,7 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
             return ErrorResponse(FailedPrecondition("project '" + project->name + "' is archived"));
           }
         }
-        auto created = master->CreateExperiment(*parsed, who);
+        auto created = master->experiments()->CreateExperiment(*parsed, who);
         if (!created.ok()) return ErrorResponse(created.status());
         if (created->experiment && project_id != 1) {
           Status placed = master->workspaces()->MoveExperiment(created->experiment->id, project_id);
@@ -242,7 +242,7 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
         }
         json exp = json::object();
         if (created->experiment) {
-          auto view = master->GetExperiment(created->experiment->id);
+          auto view = master->experiments()->GetExperiment(created->experiment->id);
           if (!view.ok()) return ErrorResponse(view.status());
           exp = PlacedExperimentJson(master, *view);
         }
@@ -258,136 +258,151 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                     master, req, *project > 0 ? std::optional<int64_t>(*project) : std::nullopt);
               }));
 
-  router->Add(
-      "GET", "/api/v1/experiments/{id}",
-      WithAuth(master, ReadExperiment(), [master](HttpRequest& req, const Principal&) {
-        Result<int64_t> id = PathId(req, "id");
-        if (!id.ok()) return ErrorResponse(id.status());
-        auto v = master->GetExperiment(*id);
-        if (!v.ok()) return ErrorResponse(v.status());
-        std::string job_state =
-            v->presented_state == "STATE_RUNNING" ? "STATE_SCHEDULED" : "STATE_QUEUED";
-        // Determined's GetExperiment lists the trial ids (its list route leaves them out): the
-        // web UI asks for their series with them before the trial list is in.
-        int64_t total = 0;
-        auto trial_ids = master->series()->TrialIdsPage(*id, store::Page{}, false, &total);
-        if (!trial_ids.ok()) return ErrorResponse(trial_ids.status());
-        json experiment = PlacedExperimentJson(master, *v);
-        experiment["trialIds"] = *trial_ids;
-        return JsonResponse({{"experiment", std::move(experiment)},
-                             {"jobSummary", {{"state", job_state}, {"jobsAhead", 0}}},
-                             {"config", v->row.config}});
-      }));
-
-  router->Add("POST", "/api/v1/experiments/{id}/activate", IdAction(master, [master](int64_t id) {
-                DET_RETURN_IF_ERROR(RefuseIfUnmanaged(master, id, "activated"));
-                return master->ActivateExperiment(id);
-              }));
-  router->Add("POST", "/api/v1/experiments/{id}/pause", IdAction(master, [master](int64_t id) {
-                DET_RETURN_IF_ERROR(RefuseIfUnmanaged(master, id, "paused"));
-                return master->PauseExperiment(id);
-              }));
-  router->Add("POST", "/api/v1/experiments/{id}/cancel",
-              IdAction(master, [master](int64_t id) { return master->CancelExperiment(id); }));
-  router->Add("POST", "/api/v1/experiments/{id}/kill",
-              IdAction(master, [master](int64_t id) { return master->KillExperiment(id); }));
-  router->Add("POST", "/api/v1/experiments/{id}/archive",
-              IdAction(master, [master](int64_t id) { return master->SetArchived(id, true); }));
-  router->Add("POST", "/api/v1/experiments/{id}/unarchive",
-              IdAction(master, [master](int64_t id) { return master->SetArchived(id, false); }));
-
-  router->Add("GET", "/api/v1/experiments/{id}/trials",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+  router->Add("GET", "/api/v1/experiments/{id}",
+              WithAuth(master, ReadExperiment(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                // Determined's default order (by id) with no state filter is paged in the store
-                // (an experiment may hold 10,000s of trials); other sorts and filters read all.
-                const std::string sort_by = req.Query("sortBy");
-                if (req.QueryAll("states").empty() &&
-                    (sort_by.empty() || sort_by == "SORT_BY_UNSPECIFIED" || sort_by == "0" ||
-                     sort_by == "SORT_BY_ID" || sort_by == "1")) {
-                  // Paged in the store: an experiment may hold 10,000s of trials.
-                  Result<int64_t> offset = QueryInt(req, "offset", 0);
-                  if (!offset.ok()) return ErrorResponse(offset.status());
-                  Result<int64_t> limit = QueryInt(req, "limit", 0);
-                  if (!limit.ok()) return ErrorResponse(limit.status());
-                  Result<std::optional<bool>> order = ParseOrderBy(req.Query("orderBy"));
-                  if (!order.ok()) return ErrorResponse(order.status());
-                  int64_t total = 0;
-                  auto ids = master->series()->TrialIdsPage(
-                      *id, store::Page{*offset, std::max<int64_t>(*limit, 0)},
-                      order->value_or(false), &total);
-                  if (!ids.ok()) return ErrorResponse(ids.status());
-                  // The page's views read together: a few statements, not five per trial.
-                  auto views = master->GetTrials(*ids);
-                  if (!views.ok()) return ErrorResponse(views.status());
-                  json trials = json::array();
-                  for (auto& t : *views) trials.push_back(TrialJsonMovingFields(t));
-                  int64_t count = static_cast<int64_t>(trials.size());
-                  return JsonResponse({{"trials", std::move(trials)},
-                                       {"pagination", PaginationJson(*offset, *limit, count, total)}});
+                auto v = master->experiments()->GetExperiment(*id);
+                if (!v.ok()) return ErrorResponse(v.status());
+                std::string job_state =
+                    v->presented_state == "STATE_RUNNING" ? "STATE_SCHEDULED" : "STATE_QUEUED";
+                // Determined's GetExperiment lists the trial ids (its list route leaves them out):
+                // the web UI asks for their series with them before the trial list is in.
+                int64_t total = 0;
+                auto trial_ids = master->series()->TrialIdsPage(*id, store::Page{}, false, &total);
+                if (!trial_ids.ok()) return ErrorResponse(trial_ids.status());
+                json experiment = PlacedExperimentJson(master, *v);
+                experiment["trialIds"] = *trial_ids;
+                return JsonResponse({{"experiment", std::move(experiment)},
+                                     {"jobSummary", {{"state", job_state}, {"jobsAhead", 0}}},
+                                     {"config", v->row.config}});
+              }));
+
+  // Lifecycle changes are decided on the runtime loop and answered once stored; the request
+  // holds no thread meanwhile.
+  router->Add("POST", "/api/v1/experiments/{id}/activate",
+              DeferredIdAction(master, [master](int64_t id, server::Done<Status> done) {
+                if (Status st = RefuseIfUnmanaged(master, id, "activated"); !st.ok()) {
+                  return done(st);
                 }
-                auto trials = master->ListTrials(*id);
-                if (!trials.ok()) return ErrorResponse(trials.status());
-                std::vector<std::string> states = req.QueryAll("states");
-                json all = json::array();
-                for (auto& t : *trials) {
-                  json j = TrialJsonMovingFields(t);
-                  if (!states.empty() && std::find(states.begin(), states.end(),
-                                                   j["state"].get<std::string>()) == states.end()) {
-                    continue;
-                  }
-                  all.push_back(std::move(j));
-                }
-                // compat11: Determined's sortBy / orderBy (list_sort.h).
-                auto exp = master->GetExperiment(*id);
-                if (!exp.ok()) return ErrorResponse(exp.status());
-                const json& searcher = exp->row.config.value("searcher", json::object());
-                Status sorted = SortTrials(all, req.Query("sortBy"), req.Query("orderBy"),
-                                           searcher.value("metric", ""), SystemClock().NowMicros());
-                if (!sorted.ok()) return ErrorResponse(sorted);
-                auto page = Paginate(req, all, "trials");
-                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
+                master->experiments()->ActivateExperiment(id, std::move(done));
+              }));
+  router->Add("POST", "/api/v1/experiments/{id}/pause",
+              DeferredIdAction(master, [master](int64_t id, server::Done<Status> done) {
+                if (Status st = RefuseIfUnmanaged(master, id, "paused"); !st.ok()) return done(st);
+                master->experiments()->PauseExperiment(id, std::move(done));
+              }));
+  router->Add("POST", "/api/v1/experiments/{id}/cancel",
+              DeferredIdAction(master, [master](int64_t id, server::Done<Status> done) {
+                master->experiments()->CancelExperiment(id, std::move(done));
+              }));
+  router->Add("POST", "/api/v1/experiments/{id}/kill",
+              DeferredIdAction(master, [master](int64_t id, server::Done<Status> done) {
+                master->experiments()->KillExperiment(id, std::move(done));
+              }));
+  router->Add("POST", "/api/v1/experiments/{id}/archive",
+              DeferredIdAction(master, [master](int64_t id, server::Done<Status> done) {
+                master->experiments()->SetArchived(id, true, std::move(done));
+              }));
+  router->Add("POST", "/api/v1/experiments/{id}/unarchive",
+              DeferredIdAction(master, [master](int64_t id, server::Done<Status> done) {
+                master->experiments()->SetArchived(id, false, std::move(done));
               }));
 
   router->Add(
-      "GET", "/api/v1/experiments/{id}/searcher/best_searcher_validation_metric",
-      WithAuth(master, ReadExperiment(), [master](HttpRequest& req, const Principal&) {
+      "GET", "/api/v1/experiments/{id}/trials",
+      WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
         Result<int64_t> id = PathId(req, "id");
         if (!id.ok()) return ErrorResponse(id.status());
-        auto best = master->BestValidationMetric(*id);
-        if (!best.ok()) return ErrorResponse(best.status());
-        if (!best->has_value()) {
-          return ErrorResponse(
-              NotFound("no validation metrics for experiment " + std::to_string(*id)));
+        // Determined's default order (by id) with no state filter is paged in the store
+        // (an experiment may hold 10,000s of trials); other sorts and filters read all.
+        const std::string sort_by = req.Query("sortBy");
+        if (req.QueryAll("states").empty() &&
+            (sort_by.empty() || sort_by == "SORT_BY_UNSPECIFIED" || sort_by == "0" ||
+             sort_by == "SORT_BY_ID" || sort_by == "1")) {
+          // Paged in the store: an experiment may hold 10,000s of trials.
+          Result<int64_t> offset = QueryInt(req, "offset", 0);
+          if (!offset.ok()) return ErrorResponse(offset.status());
+          Result<int64_t> limit = QueryInt(req, "limit", 0);
+          if (!limit.ok()) return ErrorResponse(limit.status());
+          Result<std::optional<bool>> order = ParseOrderBy(req.Query("orderBy"));
+          if (!order.ok()) return ErrorResponse(order.status());
+          int64_t total = 0;
+          auto ids = master->series()->TrialIdsPage(
+              *id, store::Page{*offset, std::max<int64_t>(*limit, 0)}, order->value_or(false),
+              &total);
+          if (!ids.ok()) return ErrorResponse(ids.status());
+          // The page's views read together: a few statements, not five per trial.
+          auto views = master->experiments()->GetTrials(*ids);
+          if (!views.ok()) return ErrorResponse(views.status());
+          json trials = json::array();
+          for (auto& t : *views) trials.push_back(TrialJsonMovingFields(t));
+          int64_t count = static_cast<int64_t>(trials.size());
+          return JsonResponse({{"trials", std::move(trials)},
+                               {"pagination", PaginationJson(*offset, *limit, count, total)}});
         }
-        return JsonResponse({{"metric", **best}});
+        auto trials = master->experiments()->ListTrials(*id);
+        if (!trials.ok()) return ErrorResponse(trials.status());
+        std::vector<std::string> states = req.QueryAll("states");
+        json all = json::array();
+        for (auto& t : *trials) {
+          json j = TrialJsonMovingFields(t);
+          if (!states.empty() && std::find(states.begin(), states.end(),
+                                           j["state"].get<std::string>()) == states.end()) {
+            continue;
+          }
+          all.push_back(std::move(j));
+        }
+        // compat11: Determined's sortBy / orderBy (list_sort.h).
+        auto exp = master->experiments()->GetExperiment(*id);
+        if (!exp.ok()) return ErrorResponse(exp.status());
+        const json& searcher = exp->row.config.value("searcher", json::object());
+        Status sorted = SortTrials(all, req.Query("sortBy"), req.Query("orderBy"),
+                                   searcher.value("metric", ""), SystemClock().NowMicros());
+        if (!sorted.ok()) return ErrorResponse(sorted);
+        auto page = Paginate(req, all, "trials");
+        return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
       }));
+
+  router->Add("GET", "/api/v1/experiments/{id}/searcher/best_searcher_validation_metric",
+              WithAuth(master, ReadExperiment(), [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto best = master->experiments()->BestValidationMetric(*id);
+                if (!best.ok()) return ErrorResponse(best.status());
+                if (!best->has_value()) {
+                  return ErrorResponse(
+                      NotFound("no validation metrics for experiment " + std::to_string(*id)));
+                }
+                return JsonResponse({{"metric", **best}});
+              }));
 
   router->Add("GET", "/api/v1/experiments/{id}/model_def",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                if (auto e = master->GetExperiment(*id); !e.ok()) return ErrorResponse(e.status());
-                auto tgz = master->GetModelDefinition(*id);
+                if (auto e = master->experiments()->GetExperiment(*id); !e.ok())
+                  return ErrorResponse(e.status());
+                auto tgz = master->experiments()->GetModelDefinition(*id);
                 if (!tgz.ok()) return ErrorResponse(tgz.status());
                 return JsonResponse({{"b64Tgz", Base64Encode(*tgz)}});
               }));
 
   router->Add(
       "GET", "/api/v1/tasks/{taskId}/context_directory",
-      WithAuth(master, Access{Auth::kUserOrAllocation, core::Action::kRead, Target::kHandler}, [master](HttpRequest& req, const Principal& who) {
-        // An allocation (id "<task id>.<run>") reads only its own task's context.
-        const std::string& task = req.params["taskId"];
-        if (who.is_allocation && who.allocation_id.rfind(task + ".", 0) != 0) {
-          return ErrorResponse(PermissionDenied("allocation " + who.allocation_id +
-                                                " may not read the context of task " + task +
-                                                ": allocation tokens only reach their own trial"));
-        }
-        auto tgz = master->GetContextForTask(req.params["taskId"]);
-        if (!tgz.ok()) return ErrorResponse(tgz.status());
-        return JsonResponse({{"b64Tgz", Base64Encode(*tgz)}});
-      }));
+      WithAuth(master, Access{Auth::kUserOrAllocation, core::Action::kRead, Target::kHandler},
+               [master](HttpRequest& req, const Principal& who) {
+                 // An allocation (id "<task id>.<run>") reads only its own task's context.
+                 const std::string& task = req.params["taskId"];
+                 if (who.is_allocation && who.allocation_id.rfind(task + ".", 0) != 0) {
+                   return ErrorResponse(PermissionDenied(
+                       "allocation " + who.allocation_id + " may not read the context of task " +
+                       task + ": allocation tokens only reach their own trial"));
+                 }
+                 auto tgz = master->experiments()->GetContextForTask(req.params["taskId"]);
+                 if (!tgz.ok()) return ErrorResponse(tgz.status());
+                 return JsonResponse({{"b64Tgz", Base64Encode(*tgz)}});
+               }));
 }
 
 }  // namespace det::master::api

@@ -2,8 +2,8 @@
 #include <set>
 
 #include "common/clock.h"
-#include "master/api/list_sort.h"
 #include "master/api/json_views.h"
+#include "master/api/list_sort.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/scheduler/pool_config.h"
@@ -15,101 +15,101 @@ using server::HttpRequest;
 using server::Principal;
 
 void RegisterJobRoutes(server::Router* router, server::Master* master) {
-  router->Add("GET", "/api/v1/resource-pools",
-              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                const scheduler::ResourcePoolsConfig& cfg = master->config().pools;
-                auto agents = master->ListAgents();
-                auto jobs = master->ListJobs();
-                std::string master_url = "http://" + master->config().bind_address + ":" +
-                                         std::to_string(master->config().port);
-                json pools = json::array();
-                for (const auto& p : cfg.pools) {
-                  int64_t slots = 0, used = 0, count = 0;
-                  std::set<std::string> types;
-                  for (const auto& a : agents) {
-                    if (!a.connected || a.resource_pool != p.pool_name) continue;
-                    ++count;
-                    slots += static_cast<int64_t>(a.slots.size());
-                    used += static_cast<int64_t>(a.slot_allocations.size());
-                    for (const auto& s : a.slots) types.insert(s.value("type", "cpu"));
-                  }
-                  // Determined reports one device type per pool; an empty pool counts as CPU.
-                  std::string slot_type = types.count("cuda")   ? "TYPE_CUDA"
-                                          : types.count("rocm") ? "TYPE_ROCM"
-                                                                : "TYPE_CPU";
-                  int64_t queued = 0, scheduled = 0;
-                  for (const auto& j : jobs) {
-                    if (j.resource_pool != p.pool_name) continue;
-                    ++(j.scheduled ? scheduled : queued);
-                  }
-                  bool fair = p.scheduler.type == scheduler::SchedulerType::kFairShare;
-                  // Static pools only: the cloud provisioning fields are empty, as Determined
-                  // shows them for a pool without a provider.
-                  json pool = {{"name", p.pool_name},
-                               {"description", p.description},
-                               {"type", "RESOURCE_POOL_TYPE_STATIC"},
-                               {"numAgents", count},
-                               {"slotsAvailable", slots},
-                               {"slotsUsed", used},
-                               {"slotType", slot_type},
-                               {"auxContainerCapacity", p.max_aux_containers_per_agent * count},
-                               {"auxContainersRunning", 0},
-                               {"defaultComputePool", p.pool_name == cfg.default_compute_pool},
-                               {"defaultAuxPool", p.pool_name == cfg.default_aux_pool},
-                               {"preemptible", fair || p.scheduler.preemption},
-                               {"minAgents", 0},
-                               {"maxAgents", 0},
-                               {"instanceType", ""},
-                               {"masterUrl", master_url},
-                               {"masterCertName", ""},
-                               {"startupScript", ""},
-                               {"containerStartupScript", ""},
-                               {"agentDockerNetwork", ""},
-                               {"agentDockerRuntime", ""},
-                               {"agentDockerImage", ""},
-                               {"agentFluentImage", ""},
-                               {"maxIdleAgentPeriod", 0},
-                               {"maxAgentStartingPeriod", 0},
-                               {"location", "on-prem"},
-                               {"imageId", ""},
-                               {"auxContainerCapacityPerAgent", p.max_aux_containers_per_agent},
-                               {"schedulerType",
-                                fair ? "SCHEDULER_TYPE_FAIR_SHARE" : "SCHEDULER_TYPE_PRIORITY"},
-                               {"schedulerFittingPolicy",
-                                p.scheduler.fitting_policy == scheduler::FittingPolicy::kBest
-                                    ? "FITTING_POLICY_BEST"
-                                    : "FITTING_POLICY_WORST"},
-                               {"clusterName", master->config().cluster_name},
-                               {"resourceManagerMetadata", json::object()},
-                               {"stats", {{"queuedCount", queued}, {"scheduledCount", scheduled}}},
-                               {"details", json::object()},
-                               {"maxAuxContainersPerAgent", p.max_aux_containers_per_agent}};
-                  if (!fair) {
-                    pool["details"] = {{"priorityScheduler",
-                                        {{"preemption", p.scheduler.preemption},
-                                         {"defaultPriority", p.scheduler.default_priority}}}};
-                  }
-                  if (p.provider) {  // a pool that grows (provisioner): its bounds, seconds
-                    pool["minAgents"] = p.provider->min_instances;
-                    pool["maxAgents"] = p.provider->max_instances;
-                    pool["maxIdleAgentPeriod"] = p.provider->max_idle_agent_period_ms / 1000.0;
-                    pool["maxAgentStartingPeriod"] =
-                        p.provider->max_agent_starting_period_ms / 1000.0;
-                  }
-                  pools.push_back(pool);
-                }
-                auto page = Paginate(req, pools, "resourcePools");
-                return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
-              }));
+  router->Add(
+      "GET", "/api/v1/resource-pools",
+      WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+        const scheduler::ResourcePoolsConfig& cfg = master->config().pools;
+        auto agents = master->allocations()->ListAgents();
+        auto jobs = master->allocations()->ListJobs();
+        std::string master_url =
+            "http://" + master->config().bind_address + ":" + std::to_string(master->config().port);
+        json pools = json::array();
+        for (const auto& p : cfg.pools) {
+          int64_t slots = 0, used = 0, count = 0;
+          std::set<std::string> types;
+          for (const auto& a : agents) {
+            if (!a.connected || a.resource_pool != p.pool_name) continue;
+            ++count;
+            slots += static_cast<int64_t>(a.slots.size());
+            used += static_cast<int64_t>(a.slot_allocations.size());
+            for (const auto& s : a.slots) types.insert(s.value("type", "cpu"));
+          }
+          // Determined reports one device type per pool; an empty pool counts as CPU.
+          std::string slot_type = types.count("cuda")   ? "TYPE_CUDA"
+                                  : types.count("rocm") ? "TYPE_ROCM"
+                                                        : "TYPE_CPU";
+          int64_t queued = 0, scheduled = 0;
+          for (const auto& j : jobs) {
+            if (j.resource_pool != p.pool_name) continue;
+            ++(j.scheduled ? scheduled : queued);
+          }
+          bool fair = p.scheduler.type == scheduler::SchedulerType::kFairShare;
+          // Static pools only: the cloud provisioning fields are empty, as Determined
+          // shows them for a pool without a provider.
+          json pool = {
+              {"name", p.pool_name},
+              {"description", p.description},
+              {"type", "RESOURCE_POOL_TYPE_STATIC"},
+              {"numAgents", count},
+              {"slotsAvailable", slots},
+              {"slotsUsed", used},
+              {"slotType", slot_type},
+              {"auxContainerCapacity", p.max_aux_containers_per_agent * count},
+              {"auxContainersRunning", 0},
+              {"defaultComputePool", p.pool_name == cfg.default_compute_pool},
+              {"defaultAuxPool", p.pool_name == cfg.default_aux_pool},
+              {"preemptible", fair || p.scheduler.preemption},
+              {"minAgents", 0},
+              {"maxAgents", 0},
+              {"instanceType", ""},
+              {"masterUrl", master_url},
+              {"masterCertName", ""},
+              {"startupScript", ""},
+              {"containerStartupScript", ""},
+              {"agentDockerNetwork", ""},
+              {"agentDockerRuntime", ""},
+              {"agentDockerImage", ""},
+              {"agentFluentImage", ""},
+              {"maxIdleAgentPeriod", 0},
+              {"maxAgentStartingPeriod", 0},
+              {"location", "on-prem"},
+              {"imageId", ""},
+              {"auxContainerCapacityPerAgent", p.max_aux_containers_per_agent},
+              {"schedulerType", fair ? "SCHEDULER_TYPE_FAIR_SHARE" : "SCHEDULER_TYPE_PRIORITY"},
+              {"schedulerFittingPolicy",
+               p.scheduler.fitting_policy == scheduler::FittingPolicy::kBest
+                   ? "FITTING_POLICY_BEST"
+                   : "FITTING_POLICY_WORST"},
+              {"clusterName", master->config().cluster_name},
+              {"resourceManagerMetadata", json::object()},
+              {"stats", {{"queuedCount", queued}, {"scheduledCount", scheduled}}},
+              {"details", json::object()},
+              {"maxAuxContainersPerAgent", p.max_aux_containers_per_agent}};
+          if (!fair) {
+            pool["details"] = {{"priorityScheduler",
+                                {{"preemption", p.scheduler.preemption},
+                                 {"defaultPriority", p.scheduler.default_priority}}}};
+          }
+          if (p.provider) {  // a pool that grows (provisioner): its bounds, seconds
+            pool["minAgents"] = p.provider->min_instances;
+            pool["maxAgents"] = p.provider->max_instances;
+            pool["maxIdleAgentPeriod"] = p.provider->max_idle_agent_period_ms / 1000.0;
+            pool["maxAgentStartingPeriod"] = p.provider->max_agent_starting_period_ms / 1000.0;
+          }
+          pools.push_back(pool);
+        }
+        auto page = Paginate(req, pools, "resourcePools");
+        return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
+      }));
 
   router->Add("GET", "/api/v1/job-queues-v2",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 std::string pool = req.Query("resourcePool");
-                if (Status st = master->CheckPoolExists(pool); !st.ok()) {
+                if (Status st = master->allocations()->CheckPoolExists(pool); !st.ok()) {
                   return ErrorResponse(InvalidArgument("resourcePool: " + st.message()));
                 }
                 json jobs = json::array();
-                for (const auto& j : master->ListJobs(pool)) {
+                for (const auto& j : master->allocations()->ListJobs(pool)) {
                   const std::string& state = j.state;
                   json full = {{"jobId", j.job_id},
                                {"type", j.type},
@@ -138,49 +138,52 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/job-queues",
-              WithAuth(master, Checked(core::Action::kModify), [master](HttpRequest& req, const Principal& who) {
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                const json* updates = Field(*body, "updates", "updates");
-                if (updates == nullptr || !updates->is_array()) {
-                  return ErrorResponse(InvalidArgument("updates: required list"));
-                }
-                // A malformed batch (unknown job, not one change each) changes nothing.
-                std::vector<std::pair<std::string, json>> todo;
-                std::set<std::string> known;
-                for (const auto& j : master->ListJobs()) known.insert(j.job_id);
-                for (size_t i = 0; i < updates->size(); ++i) {
-                  const json& u = (*updates)[i];
-                  std::string where = "updates[" + std::to_string(i) + "]";
-                  if (!u.is_object()) {
-                    return ErrorResponse(InvalidArgument(where + ": must be an object"));
-                  }
-                  std::string job_id = u.value("jobId", u.value("job_id", std::string()));
-                  if (!known.count(job_id)) {
-                    return ErrorResponse(
-                        NotFound(where + ".jobId: job '" + job_id + "' is not in any queue"));
-                  }
-                  // Moving a job in the queue changes its experiment: its owner or an admin.
-                  if (Status st = AuthorizeJob(master, who, job_id); !st.ok()) {
-                    return ErrorResponse(st);
-                  }
-                  json change = u;
-                  change.erase("jobId");
-                  change.erase("job_id");
-                  if (change.size() != 1) {
-                    return ErrorResponse(InvalidArgument(
-                        where +
-                        ": needs exactly one of priority, weight, resourcePool, aheadOf, "
-                        "behindOf"));
-                  }
-                  todo.emplace_back(job_id, change);
-                }
-                for (const auto& [job_id, change] : todo) {
-                  Status st = master->UpdateJob(job_id, change);
-                  if (!st.ok()) return ErrorResponse(st);
-                }
-                return JsonResponse(json::object());
-              }));
+              WithAuth(master, Checked(core::Action::kModify),
+                       [master](HttpRequest& req, const Principal& who) {
+                         Result<json> body = ParseBody(req);
+                         if (!body.ok()) return ErrorResponse(body.status());
+                         const json* updates = Field(*body, "updates", "updates");
+                         if (updates == nullptr || !updates->is_array()) {
+                           return ErrorResponse(InvalidArgument("updates: required list"));
+                         }
+                         // A malformed batch (unknown job, not one change each) changes nothing.
+                         std::vector<std::pair<std::string, json>> todo;
+                         std::set<std::string> known;
+                         for (const auto& j : master->allocations()->ListJobs())
+                           known.insert(j.job_id);
+                         for (size_t i = 0; i < updates->size(); ++i) {
+                           const json& u = (*updates)[i];
+                           std::string where = "updates[" + std::to_string(i) + "]";
+                           if (!u.is_object()) {
+                             return ErrorResponse(InvalidArgument(where + ": must be an object"));
+                           }
+                           std::string job_id = u.value("jobId", u.value("job_id", std::string()));
+                           if (!known.count(job_id)) {
+                             return ErrorResponse(NotFound(where + ".jobId: job '" + job_id +
+                                                           "' is not in any queue"));
+                           }
+                           // Moving a job in the queue changes its experiment: its owner or an
+                           // admin.
+                           if (Status st = AuthorizeJob(master, who, job_id); !st.ok()) {
+                             return ErrorResponse(st);
+                           }
+                           json change = u;
+                           change.erase("jobId");
+                           change.erase("job_id");
+                           if (change.size() != 1) {
+                             return ErrorResponse(InvalidArgument(
+                                 where +
+                                 ": needs exactly one of priority, weight, resourcePool, aheadOf, "
+                                 "behindOf"));
+                           }
+                           todo.emplace_back(job_id, change);
+                         }
+                         for (const auto& [job_id, change] : todo) {
+                           Status st = master->allocations()->UpdateJob(job_id, change);
+                           if (!st.ok()) return ErrorResponse(st);
+                         }
+                         return JsonResponse(json::object());
+                       }));
 }
 
 }  // namespace det::master::api

@@ -14,17 +14,19 @@ using server::Principal;
 namespace {
 
 Result<json> ValidationHistoryJson(server::Master* master, int64_t experiment_id) {
-  DET_ASSIGN_OR_RETURN(server::ExperimentView exp, master->GetExperiment(experiment_id));
+  DET_ASSIGN_OR_RETURN(server::ExperimentView exp,
+                       master->experiments()->GetExperiment(experiment_id));
   const json searcher = exp.row.config.value("searcher", json::object());
   std::string metric = searcher.value("metric", "");
   bool smaller = !searcher.contains("smaller_is_better") ||
                  !searcher["smaller_is_better"].is_boolean() ||
                  searcher["smaller_is_better"].get<bool>();
-  DET_ASSIGN_OR_RETURN(std::vector<server::TrialView> trials, master->ListTrials(experiment_id));
+  DET_ASSIGN_OR_RETURN(std::vector<server::TrialView> trials,
+                       master->experiments()->ListTrials(experiment_id));
   std::vector<ValidationPoint> points;
   for (const auto& t : trials) {
     DET_ASSIGN_OR_RETURN(std::vector<store::MetricRow> rows,
-                         master->ListMetrics(t.row.id, "validation"));
+                         master->experiments()->ListMetrics(t.row.id, "validation"));
     for (const auto& m : rows) {
       if (m.archived) continue;
       // Validation reports are stored as {"validation_metrics": ...} (older: avg_metrics).

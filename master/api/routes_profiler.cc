@@ -50,7 +50,7 @@ HttpResponse AvailableSeries(server::Master* master, HttpRequest& req) {
     // Send the list again whenever it changes, until the trial is finished.
     while (true) {
       uint64_t seen = master->profiler()->reports();
-      bool finished = master->TrialFinished(trial_id);
+      bool finished = master->experiments()->TrialFinished(trial_id);
       auto series = master->profiler()->AvailableSeries(trial_id);
       if (!series.ok()) return;
       std::string now = SeriesLine(trial_id, *series).dump();
@@ -93,7 +93,7 @@ HttpResponse Metrics(server::Master* master, HttpRequest& req) {
     int64_t cursor = 0;
     while (!none) {
       uint64_t seen = master->profiler()->reports();
-      bool finished = follow && master->TrialFinished(trial_id);
+      bool finished = follow && master->experiments()->TrialFinished(trial_id);
       auto page = master->profiler()->Points(trial_id, name, agent, gpu, cursor, kReportsPerRead);
       if (!page.ok()) return;
       for (const auto& p : page->points) {
@@ -149,15 +149,14 @@ HttpResponse ReportSystemMetricsResponse(server::Master* master, const Principal
 }
 
 void RegisterProfilerRoutes(server::Router* router, server::Master* master) {
-  router->Add(
-      "GET", "/api/v1/trials/{id}/profiler/available_series",
-      WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
-        return AvailableSeries(master, req);
-      }));
-  router->Add(
-      "GET", "/api/v1/trials/{id}/profiler/metrics",
-      WithAuth(master, ReadTrial(),
-               [master](HttpRequest& req, const Principal&) { return Metrics(master, req); }));
+  router->Add("GET", "/api/v1/trials/{id}/profiler/available_series",
+              WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
+                return AvailableSeries(master, req);
+              }));
+  router->Add("GET", "/api/v1/trials/{id}/profiler/metrics",
+              WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
+                return Metrics(master, req);
+              }));
 }
 
 }  // namespace det::master::api

@@ -2,7 +2,8 @@
 //   GET /api/v1/experiments/{id}/searcher/rungs
 //     -> {"searcher", "smallerIsBetter", "brackets": [{"index", "maxTrials", "rungs": [{"index",
 //         "length", "trials": [{"trialId", "requestId", "metric", "outcome"}]}]}]}
-// From the experiment's searcher (Master::SearcherRungs); 400 for searchers without rungs.
+// From the experiment's searcher (ExperimentService::SearcherRungs); 400 for searchers without
+// rungs.
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 
@@ -16,7 +17,7 @@ void RegisterRungRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                auto rungs = master->SearcherRungs(*id);
+                auto rungs = master->experiments()->SearcherRungs(*id);
                 if (!rungs.ok()) return ErrorResponse(rungs.status());
                 return JsonResponse(*rungs);
               }));

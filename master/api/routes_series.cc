@@ -173,7 +173,7 @@ HttpResponse SummarizeTrial(server::Master* master, const HttpRequest& req) {
   }
   Result<server::SeriesQuery> query = ParseSeriesQuery(req, /*allow_ids=*/false);
   if (!query.ok()) return ErrorResponse(query.status());
-  auto trial = master->GetTrial(*id);
+  auto trial = master->experiments()->GetTrial(*id);
   if (!trial.ok()) return ErrorResponse(trial.status());
   auto series = master->series()->TrialSeries(*id, *query);
   if (!series.ok()) return ErrorResponse(series.status());

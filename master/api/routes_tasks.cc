@@ -17,7 +17,7 @@ namespace {
 // The v1Device of each agent's slot, to describe the slots an allocation holds.
 std::map<std::string, std::map<int, json>> DevicesByAgent(server::Master* master) {
   std::map<std::string, std::map<int, json>> out;
-  for (const auto& a : master->ListAgents()) {
+  for (const auto& a : master->allocations()->ListAgents()) {
     for (const auto& s : a.slots) {
       out[a.id][s.value("id", 0)] = SlotJson(a, s)["device"];
     }
@@ -67,37 +67,36 @@ json AllocationSummaryJson(const server::AllocationSummaryView& v,
 }  // namespace
 
 void RegisterTaskRoutes(server::Router* router, server::Master* master) {
-  router->Add("GET", "/api/v1/tasks",
-              WithAuth(master, Auth::kUser, [master](HttpRequest&, const Principal&) {
-                auto devices = DevicesByAgent(master);
-                json by_id = json::object();
-                for (const auto& v : master->ListAllocations()) {
-                  by_id[v.allocation_id] =
-                      AllocationSummaryJson(v, master->config().pools, devices);
-                }
-                // Commands, notebooks, shells and TensorBoards (task_service.h).
-                for (const server::TaskView& t : master->tasks()->LiveTasks()) {
-                  server::AllocationSummaryView v;
-                  v.task_id = t.row.task_id;
-                  v.allocation_id =
-                      t.row.allocation_id.empty() ? t.row.task_id + ".1" : t.row.allocation_id;
-                  v.name = t.row.description;
-                  v.resource_pool = t.resource_pool;
-                  v.slots_needed = t.row.config["resources"].value("slots", 0);
-                  v.registered_time = t.row.registered_time;
-                  v.priority = t.priority;
-                  v.state = t.row.state == "STATE_QUEUED"     ? "STATE_PENDING"
-                            : t.row.state == "STATE_STARTING" ? "STATE_ASSIGNED"
-                                                              : "STATE_RUNNING";
-                  if (!t.row.agent_id.empty()) {
-                    v.resources.push_back({v.allocation_id, t.row.agent_id, t.row.slot_ids,
-                                           t.row.state != "STATE_STARTING"});
-                  }
-                  by_id[v.allocation_id] =
-                      AllocationSummaryJson(v, master->config().pools, devices);
-                }
-                return JsonResponse({{"allocationIdToSummary", by_id}});
-              }));
+  router->Add(
+      "GET", "/api/v1/tasks",
+      WithAuth(master, Auth::kUser, [master](HttpRequest&, const Principal&) {
+        auto devices = DevicesByAgent(master);
+        json by_id = json::object();
+        for (const auto& v : master->allocations()->ListAllocations()) {
+          by_id[v.allocation_id] = AllocationSummaryJson(v, master->config().pools, devices);
+        }
+        // Commands, notebooks, shells and TensorBoards (task_service.h).
+        for (const server::TaskView& t : master->tasks()->LiveTasks()) {
+          server::AllocationSummaryView v;
+          v.task_id = t.row.task_id;
+          v.allocation_id =
+              t.row.allocation_id.empty() ? t.row.task_id + ".1" : t.row.allocation_id;
+          v.name = t.row.description;
+          v.resource_pool = t.resource_pool;
+          v.slots_needed = t.row.config["resources"].value("slots", 0);
+          v.registered_time = t.row.registered_time;
+          v.priority = t.priority;
+          v.state = t.row.state == "STATE_QUEUED"     ? "STATE_PENDING"
+                    : t.row.state == "STATE_STARTING" ? "STATE_ASSIGNED"
+                                                      : "STATE_RUNNING";
+          if (!t.row.agent_id.empty()) {
+            v.resources.push_back(
+                {v.allocation_id, t.row.agent_id, t.row.slot_ids, t.row.state != "STATE_STARTING"});
+          }
+          by_id[v.allocation_id] = AllocationSummaryJson(v, master->config().pools, devices);
+        }
+        return JsonResponse({{"allocationIdToSummary", by_id}});
+      }));
 }
 
 }  // namespace det::master::api

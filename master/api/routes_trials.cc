@@ -48,11 +48,13 @@ Result<int64_t> IntField(const json& obj, const char* camel, const char* snake) 
 
 // GET /api/v1/trials/{id}/workloads: training, validation and checkpoint entries by step.
 json Workloads(server::Master* master, int64_t trial_id, Status* st) {
-  auto training = master->ListMetrics(trial_id, "training");
-  auto validation = master->ListMetrics(trial_id, "validation");
+  auto training = master->experiments()->ListMetrics(trial_id, "training");
+  auto validation = master->experiments()->ListMetrics(trial_id, "validation");
   auto ckpts = master->checkpoints()->ListTrialCheckpoints(trial_id);
   if (!training.ok() || !validation.ok() || !ckpts.ok()) {
-    *st = !training.ok() ? training.status() : !validation.ok() ? validation.status() : ckpts.status();
+    *st = !training.ok()     ? training.status()
+          : !validation.ok() ? validation.status()
+                             : ckpts.status();
     return json();
   }
   struct Entry {
@@ -64,28 +66,37 @@ json Workloads(server::Master* master, int64_t trial_id, Status* st) {
   std::vector<Entry> entries;
   for (const auto& m : *training) {
     json j = MetricsJson(m);
-    entries.push_back({m.total_batches, 0, m.report_time,
-                       {{"training", {{"totalBatches", m.total_batches},
-                                      {"metrics", j["metrics"]},
-                                      {"endTime", j["endTime"]},
-                                      {"numInputs", 0}}}}});
+    entries.push_back({m.total_batches,
+                       0,
+                       m.report_time,
+                       {{"training",
+                         {{"totalBatches", m.total_batches},
+                          {"metrics", j["metrics"]},
+                          {"endTime", j["endTime"]},
+                          {"numInputs", 0}}}}});
   }
   for (const auto& m : *validation) {
     json j = MetricsJson(m);
-    entries.push_back({m.total_batches, 1, m.report_time,
-                       {{"validation", {{"totalBatches", m.total_batches},
-                                        {"metrics", j["metrics"]},
-                                        {"endTime", j["endTime"]},
-                                        {"numInputs", 0}}}}});
+    entries.push_back({m.total_batches,
+                       1,
+                       m.report_time,
+                       {{"validation",
+                         {{"totalBatches", m.total_batches},
+                          {"metrics", j["metrics"]},
+                          {"endTime", j["endTime"]},
+                          {"numInputs", 0}}}}});
   }
   for (const auto& c : *ckpts) {
-    entries.push_back({c.steps_completed, 2, c.report_time,
-                       {{"checkpoint", {{"uuid", c.uuid},
-                                        {"totalBatches", c.steps_completed},
-                                        {"state", "STATE_" + c.state},
-                                        {"endTime", FormatRfc3339(c.report_time)},
-                                        {"resources", c.resources},
-                                        {"metadata", c.metadata}}}}});
+    entries.push_back({c.steps_completed,
+                       2,
+                       c.report_time,
+                       {{"checkpoint",
+                         {{"uuid", c.uuid},
+                          {"totalBatches", c.steps_completed},
+                          {"state", "STATE_" + c.state},
+                          {"endTime", FormatRfc3339(c.report_time)},
+                          {"resources", c.resources},
+                          {"metadata", c.metadata}}}}});
   }
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     if (a.step != b.step) return a.step < b.step;
@@ -107,7 +118,7 @@ HttpResponse StreamLogs(server::Master* master, int64_t trial_id, HttpRequest& r
   Result<LogFilter> filter =
       ParseLogFilter([&req](const std::string& name) { return req.QueryAll(name); });
   if (!filter.ok()) return ErrorResponse(filter.status());
-  auto first = master->TrialLogs(trial_id, 0, filter->Empty() ? *limit : 0, desc);
+  auto first = master->experiments()->TrialLogs(trial_id, 0, filter->Empty() ? *limit : 0, desc);
   if (!first.ok()) return ErrorResponse(first.status());
   HttpResponse resp;
   resp.content_type = "application/x-ndjson";
@@ -127,8 +138,8 @@ HttpResponse StreamLogs(server::Master* master, int64_t trial_id, HttpRequest& r
     if (!follow || desc) return;
     // Follow until the trial is finished and nothing more arrives.
     while (true) {
-      bool finished = master->TrialFinished(trial_id);
-      auto more = master->TrialLogs(trial_id, last, 1000, false);
+      bool finished = master->experiments()->TrialFinished(trial_id);
+      auto more = master->experiments()->TrialLogs(trial_id, last, 1000, false);
       if (!more.ok()) return;
       for (const auto& r : *more) {
         last = r.id;
@@ -137,7 +148,7 @@ HttpResponse StreamLogs(server::Master* master, int64_t trial_id, HttpRequest& r
       }
       if (finished && more->empty()) return;
       if (more->empty()) {
-        master->WaitForTrialLogs(trial_id, 1000);
+        master->experiments()->WaitForTrialLogs(trial_id, 1000);
         if (!out.Write("")) return;
       }
     }
@@ -184,9 +195,9 @@ HttpResponse TrialsMetrics(server::Master* master, const HttpRequest& req, std::
   constexpr size_t kChunk = 1000;
   std::string body;
   for (int64_t id : ids) {
-    auto trial = master->GetTrial(id);
+    auto trial = master->experiments()->GetTrial(id);
     if (!trial.ok()) return ErrorResponse(trial.status());
-    auto rows = master->ListMetrics(id, group);
+    auto rows = master->experiments()->ListMetrics(id, group);
     if (!rows.ok()) return ErrorResponse(rows.status());
     std::stable_sort(rows->begin(), rows->end(), [](const auto& a, const auto& b) {
       return a.total_batches < b.total_batches;
@@ -217,19 +228,18 @@ constexpr size_t kMaxLogLineBytes = 64 * 1024;
 Status CheckLogEntry(const json& l, size_t i) {
   std::string where = "logs[" + std::to_string(i) + "]";
   if (!l.is_object()) return InvalidArgument(where + ": must be an object");
-  for (const char* key : {"taskId", "task_id", "allocationId", "allocation_id", "agentId",
-                          "agent_id", "containerId", "container_id", "level", "stdtype", "source",
-                          "log", "timestamp"}) {
+  for (const char* key :
+       {"taskId", "task_id", "allocationId", "allocation_id", "agentId", "agent_id", "containerId",
+        "container_id", "level", "stdtype", "source", "log", "timestamp"}) {
     if (l.contains(key) && !l[key].is_string()) {
       return InvalidArgument(where + "." + key + ": must be a string");
     }
   }
   if (l.contains("log") && l["log"].is_string() &&
       l["log"].get_ref<const std::string&>().size() > kMaxLogLineBytes) {
-    return InvalidArgument(where + ".log: " +
-                           std::to_string(l["log"].get_ref<const std::string&>().size()) +
-                           " bytes exceeds the limit of " + std::to_string(kMaxLogLineBytes) +
-                           " bytes per log line");
+    return InvalidArgument(
+        where + ".log: " + std::to_string(l["log"].get_ref<const std::string&>().size()) +
+        " bytes exceeds the limit of " + std::to_string(kMaxLogLineBytes) + " bytes per log line");
   }
   return Status::Ok();
 }
@@ -241,7 +251,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                auto v = master->GetTrial(*id);
+                auto v = master->experiments()->GetTrial(*id);
                 if (!v.ok()) return ErrorResponse(v.status());
                 return JsonResponse({{"trial", TrialJson(*v)}});
               }));
@@ -325,69 +335,67 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 return JsonResponse({{"metrics", out}});
               }));
 
-  router->Add(
-      "GET", "/api/v1/trials/{id}/metrics",
-      WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
-        Result<int64_t> id = PathId(req, "id");
-        if (!id.ok()) return ErrorResponse(id.status());
-        auto rows = master->ListMetrics(*id, req.Query("group"));
-        if (!rows.ok()) return ErrorResponse(rows.status());
-        json out = json::array();
-        for (const auto& m : *rows) out.push_back(MetricsJson(m));
-        return JsonResponse({{"metrics", out}});
-      }));
-
-  // Inline: memory checks, then a deferred answer once the report is committed (a hot path).
-  router->AddInline("POST", "/api/v1/trials/{id}/metrics",
-              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal& who) {
+  router->Add("GET", "/api/v1/trials/{id}/metrics",
+              WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                const json* metrics = Field(*body, "metrics", "metrics");
-                if (metrics == nullptr || !metrics->is_object()) {
-                  return ErrorResponse(InvalidArgument("metrics: required object"));
-                }
-                std::string group = "training";
-                if (const json* g = Field(*body, "group", "group"); g && g->is_string()) {
-                  group = g->get<std::string>();
-                }
-                if (core::IsSystemMetricGroup(group)) {
-                  // Written synchronously: on a worker, not the io thread.
-                  return server::HttpResponse::OnWorker(
-                      [master, who, id = *id, group, metrics = *metrics] {
-                        return ReportSystemMetricsResponse(master, who, id, group, metrics);
-                      });
-                }
-                Result<int64_t> run = IntField(*metrics, "trialRunId", "trial_run_id");
-                if (!run.ok()) return ErrorResponse(run.status());
-                Result<int64_t> steps = IntField(*metrics, "stepsCompleted", "steps_completed");
-                if (!steps.ok()) return ErrorResponse(steps.status());
-                const json* inner = Field(*metrics, "metrics", "metrics");
-                if (inner == nullptr || !inner->is_object()) {
-                  return ErrorResponse(InvalidArgument("metrics.metrics: required object"));
-                }
-                json payload = MetricsPayload(*inner, group);
-                // Unmanaged trials have no run in the master: their service checks the run id.
-                if (!who.is_allocation && master->unmanaged()->IsUnmanagedTrial(*id)) {
-                  return server::HttpResponse::OnWorker(
-                      [master, id = *id, run = *run, steps = *steps, group, payload] {
-                        Status st =
-                            master->unmanaged()->ReportMetrics(id, run, steps, group, payload);
-                        return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-                      });
-                }
-                // Answered once the report is committed; no thread waits meanwhile.
-                return server::HttpResponse::Deferred(
-                    [master, who, id = *id, run = *run, steps = *steps, group,
-                     payload = std::move(payload)](server::Responder respond) mutable {
-                      master->ReportMetrics(
-                          who, id, run, steps, group, std::move(payload),
-                          [respond = std::move(respond)](Status st) {
-                            respond(st.ok() ? JsonResponse(json::object()) : ErrorResponse(st));
-                          });
-                    });
+                auto rows = master->experiments()->ListMetrics(*id, req.Query("group"));
+                if (!rows.ok()) return ErrorResponse(rows.status());
+                json out = json::array();
+                for (const auto& m : *rows) out.push_back(MetricsJson(m));
+                return JsonResponse({{"metrics", out}});
               }));
+
+  // Inline: memory checks, then a deferred answer once the report is committed (a hot path).
+  router->AddInline(
+      "POST", "/api/v1/trials/{id}/metrics",
+      WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal& who) {
+        Result<int64_t> id = PathId(req, "id");
+        if (!id.ok()) return ErrorResponse(id.status());
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        const json* metrics = Field(*body, "metrics", "metrics");
+        if (metrics == nullptr || !metrics->is_object()) {
+          return ErrorResponse(InvalidArgument("metrics: required object"));
+        }
+        std::string group = "training";
+        if (const json* g = Field(*body, "group", "group"); g && g->is_string()) {
+          group = g->get<std::string>();
+        }
+        if (core::IsSystemMetricGroup(group)) {
+          // Written synchronously: on a worker, not the io thread.
+          return server::HttpResponse::OnWorker([master, who, id = *id, group, metrics = *metrics] {
+            return ReportSystemMetricsResponse(master, who, id, group, metrics);
+          });
+        }
+        Result<int64_t> run = IntField(*metrics, "trialRunId", "trial_run_id");
+        if (!run.ok()) return ErrorResponse(run.status());
+        Result<int64_t> steps = IntField(*metrics, "stepsCompleted", "steps_completed");
+        if (!steps.ok()) return ErrorResponse(steps.status());
+        const json* inner = Field(*metrics, "metrics", "metrics");
+        if (inner == nullptr || !inner->is_object()) {
+          return ErrorResponse(InvalidArgument("metrics.metrics: required object"));
+        }
+        json payload = MetricsPayload(*inner, group);
+        // Unmanaged trials have no run in the master: their service checks the run id.
+        if (!who.is_allocation && master->unmanaged()->IsUnmanagedTrial(*id)) {
+          return server::HttpResponse::OnWorker(
+              [master, id = *id, run = *run, steps = *steps, group, payload] {
+                Status st = master->unmanaged()->ReportMetrics(id, run, steps, group, payload);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              });
+        }
+        // Answered once the report is committed; no thread waits meanwhile.
+        return server::HttpResponse::Deferred(
+            [master, who, id = *id, run = *run, steps = *steps, group,
+             payload = std::move(payload)](server::Responder respond) mutable {
+              master->experiments()->ReportMetrics(
+                  who, id, run, steps, group, std::move(payload),
+                  [respond = std::move(respond)](Status st) {
+                    respond(st.ok() ? JsonResponse(json::object()) : ErrorResponse(st));
+                  });
+            });
+      }));
 
   router->Add("GET", "/api/v1/trials/{id}/searcher/operation",
               WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal&) {
@@ -396,20 +404,20 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 Result<int64_t> wait = QueryInt(req, "timeoutSeconds", 10);
                 if (!wait.ok()) return ErrorResponse(wait.status());
                 int64_t wait_ms = std::min(*wait * 1000, kMaxLongPollMs);
-                return server::HttpResponse::Deferred([master, id = *id,
-                                                       wait_ms](server::Responder respond) {
-                  master->GetSearcherOperation(
-                      id, wait_ms, [respond](Result<server::SearcherOpView> op) {
-                        if (!op.ok()) return respond(ErrorResponse(op.status()));
-                        json j_op = nullptr;
-                        if (op->length) {
-                          j_op = {{"validateAfter",
-                                   {{"requestId", op->request_id.value_or("")},
-                                    {"length", std::to_string(*op->length)}}}};
-                        }
-                        respond(JsonResponse({{"op", j_op}, {"completed", op->completed}}));
-                      });
-                });
+                return server::HttpResponse::Deferred(
+                    [master, id = *id, wait_ms](server::Responder respond) {
+                      master->experiments()->GetSearcherOperation(
+                          id, wait_ms, [respond](Result<server::SearcherOpView> op) {
+                            if (!op.ok()) return respond(ErrorResponse(op.status()));
+                            json j_op = nullptr;
+                            if (op->length) {
+                              j_op = {{"validateAfter",
+                                       {{"requestId", op->request_id.value_or("")},
+                                        {"length", std::to_string(*op->length)}}}};
+                            }
+                            respond(JsonResponse({{"op", j_op}, {"completed", op->completed}}));
+                          });
+                    });
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/searcher/completed_operation",
@@ -426,9 +434,11 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 if (metric == nullptr || !metric->is_number()) {
                   return ErrorResponse(InvalidArgument("searcherMetric: required number"));
                 }
-                Status st = master->CompleteSearcherOperation(*id, static_cast<uint64_t>(*length),
-                                                              metric->get<double>());
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                return DeferredStatus([master, id = *id, length = static_cast<uint64_t>(*length),
+                                       metric = metric->get<double>()](server::Done<Status> done) {
+                  master->experiments()->CompleteSearcherOperation(id, length, metric,
+                                                                   std::move(done));
+                });
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/progress",
@@ -441,10 +451,14 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 if (p == nullptr || !p->is_number()) {
                   return ErrorResponse(InvalidArgument("progress: required number"));
                 }
-                Status st = master->unmanaged()->IsUnmanagedTrial(*id)
-                                ? master->unmanaged()->ReportProgress(*id, p->get<double>())
-                                : master->ReportProgress(*id, p->get<double>());
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                if (master->unmanaged()->IsUnmanagedTrial(*id)) {
+                  Status st = master->unmanaged()->ReportProgress(*id, p->get<double>());
+                  return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                }
+                return DeferredStatus(
+                    [master, id = *id, fraction = p->get<double>()](server::Done<Status> done) {
+                      master->experiments()->ReportProgress(id, fraction, std::move(done));
+                    });
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/early_exit",
@@ -460,8 +474,10 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 if (reason == nullptr || !reason->is_string()) {
                   return ErrorResponse(InvalidArgument("reason: required string"));
                 }
-                Status st = master->ReportEarlyExit(*id, reason->get<std::string>());
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                return DeferredStatus([master, id = *id, reason = reason->get<std::string>()](
+                                          server::Done<Status> done) {
+                  master->experiments()->ReportEarlyExit(id, reason, std::move(done));
+                });
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/runner/metadata",
@@ -475,7 +491,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 if (state == nullptr || !state->is_string()) {
                   return ErrorResponse(InvalidArgument("state: required string"));
                 }
-                Status st = master->SetRunnerState(*id, state->get<std::string>());
+                Status st = master->experiments()->SetRunnerState(*id, state->get<std::string>());
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
@@ -486,7 +502,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
     if (!body.ok()) return ErrorResponse(body.status());
     const json* md = Field(*body, "metadata", "metadata");
     if (md == nullptr) return ErrorResponse(InvalidArgument("metadata: required object"));
-    auto r = master->SetTrialMetadata(*id, *md);
+    auto r = master->experiments()->SetTrialMetadata(*id, *md);
     if (!r.ok()) return ErrorResponse(r.status());
     return JsonResponse({{"metadata", *r}});
   });
@@ -495,7 +511,7 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                auto r = master->GetTrialMetadata(*id);
+                auto r = master->experiments()->GetTrialMetadata(*id);
                 if (!r.ok()) return ErrorResponse(r.status());
                 return JsonResponse({{"metadata", *r}});
               }));
@@ -504,92 +520,92 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                auto t = master->GetTrial(*id);
+                auto t = master->experiments()->GetTrial(*id);
                 if (!t.ok()) return ErrorResponse(t.status());
                 return StreamLogs(master, *id, req);
               }));
 
-  router->Add("POST", "/api/v1/task/logs",
-              WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                const json* logs = Field(*body, "logs", "logs");
-                if (logs == nullptr || !logs->is_array()) {
-                  return ErrorResponse(InvalidArgument("logs: required list"));
-                }
-                std::vector<store::TaskLogRow> rows;
-                for (size_t i = 0; i < logs->size(); ++i) {
-                  const json& l = (*logs)[i];
-                  if (Status st = CheckLogEntry(l, i); !st.ok()) return ErrorResponse(st);
-                  store::TaskLogRow r;
-                  r.task_id = l.value("taskId", l.value("task_id", std::string()));
-                  r.allocation_id = l.value("allocationId", l.value("allocation_id", std::string()));
-                  r.agent_id = l.value("agentId", l.value("agent_id", std::string()));
-                  r.container_id = l.value("containerId", l.value("container_id", std::string()));
-                  if (const json* rank = Field(l, "rankId", "rank_id"); rank && rank->is_number_integer()) {
-                    r.rank_id = rank->get<int64_t>();
-                  }
-                  r.level = l.value("level", std::string());
-                  r.stdtype = l.value("stdtype", std::string());
-                  r.source = l.value("source", std::string("task"));
-                  r.log = l.value("log", std::string());
-                  if (const json* ts = Field(l, "timestamp", "timestamp"); ts && ts->is_string()) {
-                    r.timestamp = ParseRfc3339(ts->get<std::string>()).value_or(0);
-                  }
-                  // A user posting an unmanaged trial's output: the trial is known by its task.
-                  if (!who.is_allocation) {
-                    r.trial_id = master->unmanaged()->TrialOfTask(r.task_id).value_or(0);
-                    if (Status st = AuthorizeTaskReport(master, who, r.task_id, r.trial_id);
-                        !st.ok()) {
-                      return ErrorResponse(st);
-                    }
-                  }
-                  rows.push_back(std::move(r));
-                }
-                Status st = master->AddTaskLogs(who, std::move(rows));
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-              }));
+  router->Add(
+      "POST", "/api/v1/task/logs",
+      WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        const json* logs = Field(*body, "logs", "logs");
+        if (logs == nullptr || !logs->is_array()) {
+          return ErrorResponse(InvalidArgument("logs: required list"));
+        }
+        std::vector<store::TaskLogRow> rows;
+        for (size_t i = 0; i < logs->size(); ++i) {
+          const json& l = (*logs)[i];
+          if (Status st = CheckLogEntry(l, i); !st.ok()) return ErrorResponse(st);
+          store::TaskLogRow r;
+          r.task_id = l.value("taskId", l.value("task_id", std::string()));
+          r.allocation_id = l.value("allocationId", l.value("allocation_id", std::string()));
+          r.agent_id = l.value("agentId", l.value("agent_id", std::string()));
+          r.container_id = l.value("containerId", l.value("container_id", std::string()));
+          if (const json* rank = Field(l, "rankId", "rank_id"); rank && rank->is_number_integer()) {
+            r.rank_id = rank->get<int64_t>();
+          }
+          r.level = l.value("level", std::string());
+          r.stdtype = l.value("stdtype", std::string());
+          r.source = l.value("source", std::string("task"));
+          r.log = l.value("log", std::string());
+          if (const json* ts = Field(l, "timestamp", "timestamp"); ts && ts->is_string()) {
+            r.timestamp = ParseRfc3339(ts->get<std::string>()).value_or(0);
+          }
+          // A user posting an unmanaged trial's output: the trial is known by its task.
+          if (!who.is_allocation) {
+            r.trial_id = master->unmanaged()->TrialOfTask(r.task_id).value_or(0);
+            if (Status st = AuthorizeTaskReport(master, who, r.task_id, r.trial_id); !st.ok()) {
+              return ErrorResponse(st);
+            }
+          }
+          rows.push_back(std::move(r));
+        }
+        Status st = master->experiments()->AddTaskLogs(who, std::move(rows));
+        return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+      }));
 
-  router->Add("POST", "/api/v1/checkpoints",
-              WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
-                store::CheckpointRow row;
-                row.uuid = c.value("uuid", "");
-                row.task_id = c.value("taskId", c.value("task_id", std::string()));
-                row.allocation_id = c.value("allocationId", c.value("allocation_id", std::string()));
-                row.state = c.value("state", std::string("STATE_COMPLETED"));
-                if (const json* r = Field(c, "resources", "resources")) row.resources = *r;
-                if (const json* m = Field(c, "metadata", "metadata")) row.metadata = *m;
-                if (!who.is_allocation) {
-                  // An unmanaged trial's checkpoint, reported by its script for its task.
-                  row.trial_id = master->unmanaged()->TrialOfTask(row.task_id).value_or(0);
-                  if (Status st = AuthorizeTaskReport(master, who, row.task_id, row.trial_id);
-                      !st.ok()) {
-                    return ErrorResponse(st);
-                  }
-                }
-                Status st = master->ReportCheckpoint(who, std::move(row));
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-              }));
+  router->Add(
+      "POST", "/api/v1/checkpoints",
+      WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
+        Result<json> body = ParseBody(req);
+        if (!body.ok()) return ErrorResponse(body.status());
+        const json& c = body->contains("checkpoint") ? (*body)["checkpoint"] : *body;
+        store::CheckpointRow row;
+        row.uuid = c.value("uuid", "");
+        row.task_id = c.value("taskId", c.value("task_id", std::string()));
+        row.allocation_id = c.value("allocationId", c.value("allocation_id", std::string()));
+        row.state = c.value("state", std::string("STATE_COMPLETED"));
+        if (const json* r = Field(c, "resources", "resources")) row.resources = *r;
+        if (const json* m = Field(c, "metadata", "metadata")) row.metadata = *m;
+        if (!who.is_allocation) {
+          // An unmanaged trial's checkpoint, reported by its script for its task.
+          row.trial_id = master->unmanaged()->TrialOfTask(row.task_id).value_or(0);
+          if (Status st = AuthorizeTaskReport(master, who, row.task_id, row.trial_id); !st.ok()) {
+            return ErrorResponse(st);
+          }
+        }
+        Status st = master->experiments()->ReportCheckpoint(who, std::move(row));
+        return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+      }));
 
-  router->Add("GET", "/api/v1/allocations/{id}/signals/preemption",
-              WithAuth(master, ReportAllocation(), [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 0);
-                if (!timeout.ok() || req.query.count("timeout_seconds")) {
-                  timeout = QueryInt(req, "timeout_seconds", 0);
-                }
-                if (!timeout.ok()) return ErrorResponse(timeout.status());
-                std::string id = req.params["id"];
-                int64_t timeout_ms = std::min(*timeout * 1000, kMaxLongPollMs);
-                return server::HttpResponse::Deferred([master, id,
-                                                       timeout_ms](server::Responder respond) {
-                  master->WaitPreemption(id, timeout_ms, [respond](Result<bool> r) {
-                    respond(r.ok() ? JsonResponse({{"preempt", *r}}) : ErrorResponse(r.status()));
-                  });
-                });
-              }));
+  router->Add(
+      "GET", "/api/v1/allocations/{id}/signals/preemption",
+      WithAuth(master, ReportAllocation(), [master](HttpRequest& req, const Principal&) {
+        Result<int64_t> timeout = QueryInt(req, "timeoutSeconds", 0);
+        if (!timeout.ok() || req.query.count("timeout_seconds")) {
+          timeout = QueryInt(req, "timeout_seconds", 0);
+        }
+        if (!timeout.ok()) return ErrorResponse(timeout.status());
+        std::string id = req.params["id"];
+        int64_t timeout_ms = std::min(*timeout * 1000, kMaxLongPollMs);
+        return server::HttpResponse::Deferred([master, id, timeout_ms](server::Responder respond) {
+          master->allocations()->WaitPreemption(id, timeout_ms, [respond](Result<bool> r) {
+            respond(r.ok() ? JsonResponse({{"preempt", *r}}) : ErrorResponse(r.status()));
+          });
+        });
+      }));
 
   router->Add(
       "GET", "/api/v1/allocations/{id}/resources/{rid}/rendezvous",
@@ -598,18 +614,19 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
         if (!timeout.ok()) return ErrorResponse(timeout.status());
         std::string id = req.params["id"], rid = req.params["rid"];
         int64_t timeout_ms = std::min(*timeout * 1000, kMaxLongPollMs);
-        return server::HttpResponse::Deferred(
-            [master, who, id, rid, timeout_ms](server::Responder respond) {
-              master->Rendezvous(who, id, rid, timeout_ms, [respond](Result<json> r) {
-                respond(r.ok() ? JsonResponse(*r) : ErrorResponse(r.status()));
-              });
-            });
+        return server::HttpResponse::Deferred([master, who, id, rid,
+                                               timeout_ms](server::Responder respond) {
+          master->allocations()->Rendezvous(who, id, rid, timeout_ms, [respond](Result<json> r) {
+            respond(r.ok() ? JsonResponse(*r) : ErrorResponse(r.status()));
+          });
+        });
       }));
 
   router->Add("POST", "/api/v1/allocations/{id}/signals/ack_preemption",
               WithAuth(master, ReportAllocation(), [master](HttpRequest& req, const Principal&) {
-                Status st = master->AckPreemption(req.params["id"]);
-                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+                return DeferredStatus([master, id = req.params["id"]](server::Done<Status> done) {
+                  master->allocations()->AckPreemption(id, std::move(done));
+                });
               }));
 }
 

@@ -40,7 +40,7 @@ Result<int64_t> PositiveInt(const json& obj, const char* camel, const char* snak
 }
 
 HttpResponse TrialResponse(server::Master* master, int64_t trial_id) {
-  auto view = master->GetTrial(trial_id);
+  auto view = master->experiments()->GetTrial(trial_id);
   if (!view.ok()) return ErrorResponse(view.status());
   return JsonResponse({{"trial", TrialJson(*view)}});
 }
@@ -105,7 +105,7 @@ HttpResponse CreateUnmanagedExperimentResponse(server::Master* master, const jso
   if (!created.ok()) return ErrorResponse(created.status());
   json exp = json::object();
   if (created->id) {
-    auto view = master->GetExperiment(*created->id);
+    auto view = master->experiments()->GetExperiment(*created->id);
     if (!view.ok()) return ErrorResponse(view.status());
     exp = ExperimentJson(*view);
   }
@@ -130,26 +130,29 @@ void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/trials",
-              WithAuth(master, Checked(core::Action::kModify), [master](HttpRequest& req, const Principal& who) {
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                return CreateTrial(master, who, *body, std::nullopt);
-              }));
+              WithAuth(master, Checked(core::Action::kModify),
+                       [master](HttpRequest& req, const Principal& who) {
+                         Result<json> body = ParseBody(req);
+                         if (!body.ok()) return ErrorResponse(body.status());
+                         return CreateTrial(master, who, *body, std::nullopt);
+                       }));
 
-  router->Add("PUT", "/api/v1/trials",
-              WithAuth(master, Checked(core::Action::kModify), [master](HttpRequest& req, const Principal& who) {
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                const json* inner = Field(*body, "createTrialRequest", "create_trial_request");
-                if (inner == nullptr || !inner->is_object()) {
-                  return ErrorResponse(InvalidArgument("createTrialRequest: required object"));
-                }
-                const json* ext = Field(*body, "externalTrialId", "external_trial_id");
-                if (ext == nullptr || !ext->is_string() || ext->get<std::string>().empty()) {
-                  return ErrorResponse(InvalidArgument("externalTrialId: required string"));
-                }
-                return CreateTrial(master, who, *inner, ext->get<std::string>());
-              }));
+  router->Add(
+      "PUT", "/api/v1/trials",
+      WithAuth(master, Checked(core::Action::kModify),
+               [master](HttpRequest& req, const Principal& who) {
+                 Result<json> body = ParseBody(req);
+                 if (!body.ok()) return ErrorResponse(body.status());
+                 const json* inner = Field(*body, "createTrialRequest", "create_trial_request");
+                 if (inner == nullptr || !inner->is_object()) {
+                   return ErrorResponse(InvalidArgument("createTrialRequest: required object"));
+                 }
+                 const json* ext = Field(*body, "externalTrialId", "external_trial_id");
+                 if (ext == nullptr || !ext->is_string() || ext->get<std::string>().empty()) {
+                   return ErrorResponse(InvalidArgument("externalTrialId: required string"));
+                 }
+                 return CreateTrial(master, who, *inner, ext->get<std::string>());
+               }));
 
   router->Add("POST", "/api/v1/trials/{id}/start",
               WithAuth(master, OwnTrialReport(), [master](HttpRequest& req, const Principal&) {
@@ -207,7 +210,7 @@ void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
           }
           rows.push_back(std::move(r));
         }
-        Status st = master->AddTaskLogs(who, std::move(rows));
+        Status st = master->experiments()->AddTaskLogs(who, std::move(rows));
         return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
       }));
 
@@ -229,7 +232,7 @@ void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
           return ErrorResponse(
               InvalidArgument("checkpointStorage: must be an object (got " + cs->dump() + ")"));
         }
-        auto trial = master->GetTrial(*run);
+        auto trial = master->experiments()->GetTrial(*run);
         if (!trial.ok()) return ErrorResponse(trial.status());
         return JsonResponse(json::object());
       }));

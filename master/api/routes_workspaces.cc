@@ -33,8 +33,9 @@ struct ProjectCounts {
 // Per-project experiment counts over every experiment.
 Result<std::map<int64_t, ProjectCounts>> CountByProject(server::Master* master) {
   int64_t total = 0;
-  DET_ASSIGN_OR_RETURN(std::vector<server::ExperimentView> all,
-                       master->ListExperiments(store::ExperimentFilter{}, store::Page{}, &total));
+  DET_ASSIGN_OR_RETURN(
+      std::vector<server::ExperimentView> all,
+      master->experiments()->ListExperiments(store::ExperimentFilter{}, store::Page{}, &total));
   std::map<int64_t, int64_t> placements = master->workspaces()->Placements();
   std::map<int64_t, ProjectCounts> out;
   for (const auto& v : all) {
@@ -302,11 +303,13 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/workspaces/{id}/archive",
-              IdRoute(master, [ws](int64_t id) { return ws->SetWorkspaceArchived(id, true); },
-                      json::object(), WorkspaceOwner()));
+              IdRoute(
+                  master, [ws](int64_t id) { return ws->SetWorkspaceArchived(id, true); },
+                  json::object(), WorkspaceOwner()));
   router->Add("POST", "/api/v1/workspaces/{id}/unarchive",
-              IdRoute(master, [ws](int64_t id) { return ws->SetWorkspaceArchived(id, false); },
-                      json::object(), WorkspaceOwner()));
+              IdRoute(
+                  master, [ws](int64_t id) { return ws->SetWorkspaceArchived(id, false); },
+                  json::object(), WorkspaceOwner()));
   router->Add("POST", "/api/v1/workspaces/{id}/pin",
               IdRoute(master, [ws](int64_t id) { return ws->SetWorkspacePinned(id, true); }));
   router->Add("POST", "/api/v1/workspaces/{id}/unpin",
@@ -390,11 +393,13 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("POST", "/api/v1/projects/{id}/archive",
-              IdRoute(master, [ws](int64_t id) { return ws->SetProjectArchived(id, true); },
-                      json::object(), ProjectOwner()));
+              IdRoute(
+                  master, [ws](int64_t id) { return ws->SetProjectArchived(id, true); },
+                  json::object(), ProjectOwner()));
   router->Add("POST", "/api/v1/projects/{id}/unarchive",
-              IdRoute(master, [ws](int64_t id) { return ws->SetProjectArchived(id, false); },
-                      json::object(), ProjectOwner()));
+              IdRoute(
+                  master, [ws](int64_t id) { return ws->SetProjectArchived(id, false); },
+                  json::object(), ProjectOwner()));
 
   router->Add("POST", "/api/v1/projects/{id}/move",
               WithAuth(master, ProjectOwner(), [ws](HttpRequest& req, const Principal&) {
@@ -425,7 +430,8 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                 if (!body.ok()) return ErrorResponse(body.status());
                 auto dest = RequiredId(*body, "destinationProjectId", "destination_project_id");
                 if (!dest.ok()) return ErrorResponse(dest.status());
-                if (auto e = master->GetExperiment(*id); !e.ok()) return ErrorResponse(e.status());
+                if (auto e = master->experiments()->GetExperiment(*id); !e.ok())
+                  return ErrorResponse(e.status());
                 Status st = ws->MoveExperiment(*id, *dest);
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
@@ -447,7 +453,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                     return ErrorResponse(InvalidArgument("experimentIds: must be integers"));
                   }
                   int64_t exp_id = e.get<int64_t>();
-                  Status st = master->GetExperiment(exp_id).status();
+                  Status st = master->experiments()->GetExperiment(exp_id).status();
                   if (st.ok()) st = ws->MoveExperiment(exp_id, *dest);
                   results.push_back({{"id", exp_id}, {"error", st.ok() ? "" : st.message()}});
                 }

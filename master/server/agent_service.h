@@ -4,10 +4,9 @@
 // when it is silent longer than agent_timeout. Commands carry a sequence number; the agent
 // acknowledges them by polling past it, so a command survives a dropped answer.
 //
-// Own state under its own mutex. Lock order: the Master takes its mutex, then this one (it
-// pushes commands and reads agents while deciding); this service never calls the Master, and
-// its command polls take only this service's mutex, so an idle agent's poll never waits on a
-// scheduling pass.
+// Own state under its own mutex. The allocations service pushes commands and reads agents from
+// the runtime loop while deciding; this service never calls back, and its command polls take
+// only this service's mutex, so an idle agent's poll never waits on a scheduling pass.
 
 #include <cstdint>
 #include <deque>
@@ -41,7 +40,7 @@ class AgentService {
     bool connected = false;
   };
 
-  // What a registration tells the Master, which reconciles its allocations with it.
+  // What a registration tells the allocations service, which reconciles its allocations with it.
   struct Registration {
     int64_t command_seq = 0;         // the last command the agent acknowledged
     std::set<std::string> running;   // allocation ids the agent says still run
@@ -84,7 +83,7 @@ class AgentService {
     Agent agent;
     std::deque<nlohmann::json> commands;  // unacknowledged, each with "seq"
     int64_t next_seq = 1;
-    int open_polls = 0;  // command long polls in progress (contact while > 0)
+    int open_polls = 0;      // command long polls in progress (contact while > 0)
     bool forgotten = false;  // Forget: not listed until it registers again
   };
   using PollStep = std::shared_ptr<std::function<bool(bool final)>>;

@@ -1,8 +1,8 @@
 #pragma once
 // AuthService: who is calling. Users and their passwords, login sessions (cached so that
 // authenticating a request reads no database row), and the tokens of trial allocations. It has
-// its own lock, never held across a store call, so authentication never waits on the Master's
-// work or on a slow disk.
+// its own lock, never held across a store call, so authentication never waits on the runtime
+// loop's work or on a slow disk.
 //
 // A cached session never outlives its row: it ends at the session's expiry, and logout,
 // deactivation and every change of a user drop it here at once (no cache window). Failed logins

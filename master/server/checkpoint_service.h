@@ -2,8 +2,9 @@
 // CheckpointService: the checkpoint registry. Records checkpoints that trials report, answers
 // lists and lookups, edits metadata, applies an experiment's GC policy and deletes checkpoint
 // files through its CheckpointGcRunner (persisted, retried requests). It keeps no runtime state
-// besides that runner, so it needs no lock of its own and never waits on the Master's; whether a
-// reporting allocation still owns its trial is the Master's check, made before Record.
+// besides that runner, so it needs no lock of its own and never waits on the runtime loop;
+// whether a reporting allocation still owns its trial is the experiments service's check (from
+// the RuntimeView), made before Record.
 
 #include <cstdint>
 #include <memory>

@@ -1,22 +1,18 @@
 #include "master/server/master.h"
-#include "master/server/task_service.h"
 
 #include <spdlog/spdlog.h>
 
 #include "master/server/agent_admin_service.h"
 #include "master/server/agent_credential_service.h"
 #include "master/server/experiment_summary_service.h"
-#include "master/server/master_runtime.h"
 #include "master/server/passwords.h"
-#include "master/server/slurm_service.h"
 #include "master/server/provisioner_service.h"
+#include "master/server/task_service.h"
 #include "master/server/template_service.h"
 #include "master/server/user_admin_service.h"
 #include "master/server/workspace_service.h"
 
 namespace det::master::server {
-
-using nlohmann::json;
 
 namespace {
 
@@ -38,27 +34,20 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       searcher_journal_(std::make_unique<SearcherJournalService>(store_.get())),
       waiters_(std::make_unique<Waiters>()),
       agents_(std::make_unique<AgentService>(clock, waiters_.get(), config_.agent_timeout_seconds)),
+      loop_(std::make_unique<RuntimeLoop>(kSchedulingTickInterval, searcher_journal_.get())),
+      view_(std::make_unique<RuntimeView>()),
+      trial_logs_(std::make_unique<TrialLogSink>(store_.get(), waiters_.get(), clock)),
       profiler_(std::make_unique<ProfilerService>(store_.get(), clock_)),
       unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)),
       metrics_(std::make_unique<MetricsService>(store_.get())),
       series_(std::make_unique<SeriesService>(store_.get())) {
-  // The loop's hooks take mu_ themselves; after Stop they do nothing.
-  scheduling_ = std::make_unique<SchedulingLoop>(
-      kSchedulingTickInterval, SchedulingLoop::Hooks{[this] {
-                                                       MutexLock lock(&mu_);
-                                                       if (!stopping_) SchedulePassLocked();
-                                                     },
-                                                     [this] {
-                                                       MutexLock lock(&mu_);
-                                                       if (!stopping_) TickLocked();
-                                                     }});
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
   ownership_ = std::make_unique<OwnershipService>(store_.get());
   summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
   agent_admin_ = std::make_unique<AgentAdminService>(store_.get());
   tasks_ = std::make_unique<TaskService>(store_.get(), clock_, auth_.get(), agents_.get(),
                                          TaskService::Options{&config_.pools, "", ""});
-  tasks_->SetOnChange([this] { scheduling_->Request(); });
+  tasks_->SetOnChange([this] { loop_->RequestPass(); });
   agent_credentials_ =
       std::make_unique<AgentCredentialService>(store_.get(), clock_, config_.agent_token);
   provisioner_ = MakeProvisioner(config_, clock_);
@@ -80,6 +69,47 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
     return NotFound("workspace \"" + name + "\" not found");
   };
   models_ = std::make_unique<ModelService>(store_.get(), clock, std::move(lookup));
+
+  AllocationService::Deps alloc_deps;
+  alloc_deps.config = &config_;
+  alloc_deps.store = store_.get();
+  alloc_deps.clock = clock_;
+  alloc_deps.loop = loop_.get();
+  alloc_deps.waiters = waiters_.get();
+  alloc_deps.view = view_.get();
+  alloc_deps.logs = trial_logs_.get();
+  alloc_deps.auth = auth_.get();
+  alloc_deps.agents = agents_.get();
+  alloc_deps.tasks = tasks_.get();
+  alloc_deps.agent_admin = agent_admin_.get();
+  alloc_deps.provisioner = provisioner_.get();
+  allocations_ = std::make_unique<AllocationService>(alloc_deps);
+
+  ExperimentService::Deps exp_deps;
+  exp_deps.config = &config_;
+  exp_deps.store = store_.get();
+  exp_deps.clock = clock_;
+  exp_deps.loop = loop_.get();
+  exp_deps.waiters = waiters_.get();
+  exp_deps.view = view_.get();
+  exp_deps.logs = trial_logs_.get();
+  exp_deps.auth = auth_.get();
+  exp_deps.allocations = allocations_.get();
+  exp_deps.checkpoints = checkpoints_.get();
+  exp_deps.searcher_journal = searcher_journal_.get();
+  exp_deps.metrics = metrics_.get();
+  exp_deps.unmanaged = unmanaged_.get();
+  exp_deps.tasks = tasks_.get();
+  experiments_ = std::make_unique<ExperimentService>(exp_deps);
+  allocations_->SetOwner(experiments_.get());
+  loop_->SetHooks({[this] {
+                     runtime_role.Assume();
+                     allocations_->SchedulePass();
+                   },
+                   [this] {
+                     runtime_role.Assume();
+                     allocations_->Tick();
+                   }});
 }
 
 Master::~Master() { Stop(); }
@@ -92,87 +122,44 @@ Status Master::Start() {
   DET_RETURN_IF_ERROR(agent_admin_->Load());
   checkpoints_->Start();
   tasks_->SetClusterIds(cluster_id_, master_id_);
+  allocations_->SetClusterIds(cluster_id_, master_id_);
   DET_RETURN_IF_ERROR(tasks_->Restore(Now() + config_.agent_timeout_seconds * 1000000));
-  {
-    MutexLock lock(&mu_);
-    // Slurm's reports wait on mu_ until the allocations they name are restored.
-    DET_RETURN_IF_ERROR(StartSlurm());
-    DET_RETURN_IF_ERROR(RestoreLocked());
-  }
+  allocations_->CreateSlurm();
+  // Before the loop runs: the restore decides inline, on this thread.
+  DET_RETURN_IF_ERROR(loop_->DecideAndWait([this]() -> Status {
+    runtime_role.Assume();
+    return experiments_->Restore();
+  }));
+  // Slurm's reports name the restored allocations; they are decided on the loop.
+  DET_RETURN_IF_ERROR(allocations_->StartSlurm());
   if (provisioner_) DET_RETURN_IF_ERROR(provisioner_->Start());
-  scheduling_->Start();
+  loop_->Start();
   return Status::Ok();
 }
 
 void Master::BeginShutdown() {
-  {
-    MutexLock lock(&mu_);
-    draining_ = true;
-  }
+  loop_->BeginShutdown();
   agents_->BeginShutdown();
   waiters_->ExpireAll();
 }
 
 void Master::Stop() {
-  {
-    MutexLock lock(&mu_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
+  if (stopped_) return;
+  stopped_ = true;
+  loop_->BeginShutdown();
   agents_->BeginShutdown();
   // Commits and answers the reports still queued (the HTTP server has drained by now).
   metrics_->Stop();
-  // Answers the long polls still open; their callbacks take mu_, so it must not be held here.
+  // Answers the long polls still open (each on the loop, at once while it drains).
   waiters_->Stop();
-  scheduling_->Stop();
+  // Decides what is queued; later tasks run on the caller's thread.
+  loop_->Stop();
   // Stores the searcher snapshots and journal records still queued.
   searcher_journal_->Stop();
-  if (slurm_) slurm_->Stop();
+  allocations_->Stop();
   // Provisioned agents keep running: the next master re-finds them.
   if (provisioner_) provisioner_->Stop();
   checkpoints_->Stop();
-}
-
-void Master::LongPollLocked(const std::string& key, Waiters::TimePoint deadline, PollStep step,
-                            bool final) {
-  final = final || draining_ || stopping_ || std::chrono::steady_clock::now() >= deadline;
-  if ((*step)(final)) return;
-  waiters_->Add(key, deadline, [this, key, deadline, step](bool timed_out) {
-    MutexLock lock(&mu_);
-    LongPollLocked(key, deadline, step, timed_out);
-  });
-}
-
-void Master::NotifyTrialLocked(int64_t trial_id) {
-  waiters_->Notify("trial:" + std::to_string(trial_id));
-  waiters_->Notify("logs:" + std::to_string(trial_id));
-}
-
-void Master::NotifyAllocationLocked(const std::string& allocation_id) {
-  waiters_->Notify("alloc:" + allocation_id);
-}
-
-void Master::WaitForTrialLogs(int64_t trial_id, int64_t timeout_ms) {
-  // A stream already holds its own thread, so it may block; it still wakes only for its trial.
-  struct Signal {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool fired = false;
-  };
-  auto signal = std::make_shared<Signal>();
-  {
-    MutexLock lock(&mu_);
-    if (stopping_) return;  // the registry takes no more waiters
-    waiters_->Add("logs:" + std::to_string(trial_id),
-                  std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms),
-                  [signal](bool) {
-                    std::lock_guard<std::mutex> lock(signal->mu);
-                    signal->fired = true;
-                    signal->cv.notify_all();
-                  });
-  }
-  std::unique_lock<std::mutex> lock(signal->mu);
-  signal->cv.wait(lock, [&] { return signal->fired; });
 }
 
 }  // namespace det::master::server

@@ -38,7 +38,7 @@ class LargeSearchTest : public MasterOverSqliteTest {
 
   std::map<std::string, int> AllocationStates() {
     std::map<std::string, int> out;
-    for (const AllocationSummaryView& a : master_->ListAllocations()) out[a.state]++;
+    for (const AllocationSummaryView& a : master_->allocations()->ListAllocations()) out[a.state]++;
     return out;
   }
 };
@@ -47,7 +47,7 @@ TEST_F(LargeSearchTest, EveryTrialIsStoredAndQueuedOnceAcrossARestart) {
   StartMaster();
   int64_t exp_id = CreateLargeSearch();
   ASSERT_GT(exp_id, 0);
-  auto exp = master_->GetExperiment(exp_id);
+  auto exp = master_->experiments()->GetExperiment(exp_id);
   ASSERT_TRUE(exp.ok());
   EXPECT_EQ(exp->row.state, "ACTIVE");
   EXPECT_EQ(exp->num_trials, kTrials);
@@ -63,7 +63,7 @@ TEST_F(LargeSearchTest, EveryTrialIsStoredAndQueuedOnceAcrossARestart) {
   master_->Stop();
   master_.reset();
   StartMaster();
-  exp = master_->GetExperiment(exp_id);
+  exp = master_->experiments()->GetExperiment(exp_id);
   ASSERT_TRUE(exp.ok());
   EXPECT_EQ(exp->num_trials, kTrials) << "a restore creates no trial twice";
   EXPECT_EQ(AllocationStates(), (std::map<std::string, int>{{"STATE_PENDING", kTrials}}));
@@ -76,18 +76,19 @@ TEST_F(LargeSearchTest, AnAgentGetsWorkInItsRegistrationAndAKillEndsTheQueue) {
   StartMaster();
   int64_t exp_id = CreateLargeSearch();
   json agent = {{"slots", {{{"id", 0}, {"type", "cpu"}}, {{"id", 1}, {"type", "cpu"}}}}};
-  ASSERT_TRUE(master_->RegisterAgent("a1", agent).ok());
+  ASSERT_TRUE(master_->allocations()->RegisterAgent("a1", agent).ok());
   // The registration ran the scheduling pass it asked for: two trials are placed already.
   EXPECT_EQ(AllocationStates(),
             (std::map<std::string, int>{{"STATE_ASSIGNED", 2}, {"STATE_PENDING", kTrials - 2}}));
   std::optional<Result<json>> polled;
-  master_->PollCommands("a1", 0, 0, [&](Result<json> r) { polled.emplace(std::move(r)); });
+  master_->allocations()->PollCommands("a1", 0, 0,
+                                       [&](Result<json> r) { polled.emplace(std::move(r)); });
   ASSERT_TRUE(polled.has_value()) << "a poll with commands waiting answers at once";
   ASSERT_TRUE(polled->ok()) << polled->status().ToString();
   ASSERT_EQ((**polled)["commands"].size(), 2u);
   EXPECT_EQ((**polled)["commands"][0]["type"], "start");
 
-  ASSERT_TRUE(master_->KillExperiment(exp_id).ok());
+  ASSERT_TRUE(master_->experiments()->KillExperiment(exp_id).ok());
   std::map<std::string, int> states;
   auto trials = OpenStore()->ListTrials(exp_id);
   ASSERT_TRUE(trials.ok());

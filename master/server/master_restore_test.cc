@@ -61,22 +61,18 @@ constexpr char kRandomTwo[] =
 TEST_F(MasterRestoreTest, TrialsStoredBeforeTheSnapshotGetTheirOperationsAfterRestart) {
   StartMaster();
   int64_t exp_id = Create(kRandomTwo);
-  auto trials = master_->ListTrials(exp_id);
+  auto trials = master_->experiments()->ListTrials(exp_id);
   ASSERT_TRUE(trials.ok());
   ASSERT_EQ(trials->size(), 2u);
   StopMaster();
   RewindSnapshotToCreation(exp_id);
 
   StartMaster();
-  trials = master_->ListTrials(exp_id);
+  trials = master_->experiments()->ListTrials(exp_id);
   ASSERT_TRUE(trials.ok());
   ASSERT_EQ(trials->size(), 2u) << "replayed creations must not add trials";
   for (const TrialView& t : *trials) {
-    std::optional<Result<SearcherOpView>> answer;
-    master_->GetSearcherOperation(t.row.id, 0,
-                                  [&](Result<SearcherOpView> r) { answer.emplace(std::move(r)); });
-    ASSERT_TRUE(answer.has_value()) << "a poll without wait answers at once";
-    const Result<SearcherOpView>& op = *answer;
+    const Result<SearcherOpView> op = SearcherOp(master_.get(), t.row.id);
     ASSERT_TRUE(op.ok()) << op.status().ToString();
     ASSERT_TRUE(op->length.has_value()) << "trial " << t.row.id << " got no operation";
     EXPECT_EQ(*op->length, 10u);
@@ -86,16 +82,16 @@ TEST_F(MasterRestoreTest, TrialsStoredBeforeTheSnapshotGetTheirOperationsAfterRe
 TEST_F(MasterRestoreTest, RetriedCompletionIsAcceptedOnceAndOnlyOnce) {
   StartMaster();
   int64_t exp_id = Create(kRandomTwo);
-  auto trials = master_->ListTrials(exp_id);
+  auto trials = master_->experiments()->ListTrials(exp_id);
   ASSERT_TRUE(trials.ok());
   int64_t tid = trials->front().row.id;
-  ASSERT_TRUE(master_->CompleteSearcherOperation(tid, 10, 0.5).ok());
+  ASSERT_TRUE(master_->experiments()->CompleteSearcherOperation(tid, 10, 0.5).ok());
   StopMaster();
   StartMaster();
   // The package retries when the reply was lost: the master has it already.
-  Status again = master_->CompleteSearcherOperation(tid, 10, 0.5);
+  Status again = master_->experiments()->CompleteSearcherOperation(tid, 10, 0.5);
   EXPECT_TRUE(again.ok()) << again.ToString();
-  Status other = master_->CompleteSearcherOperation(tid, 20, 0.5);
+  Status other = master_->experiments()->CompleteSearcherOperation(tid, 20, 0.5);
   EXPECT_FALSE(other.ok()) << "a length never asked for is still refused";
 }
 
@@ -104,7 +100,7 @@ TEST_F(MasterRestoreTest, TrialThatEndedBeforeTheSnapshotIsToldToTheSearcher) {
   int64_t exp_id = Create(
       "entrypoint: python3 train.py\n"
       "searcher: {name: single, metric: loss, max_length: {batches: 10}}\n");
-  auto trials = master_->ListTrials(exp_id);
+  auto trials = master_->experiments()->ListTrials(exp_id);
   ASSERT_TRUE(trials.ok());
   ASSERT_EQ(trials->size(), 1u);
   int64_t tid = trials->front().row.id;
@@ -126,7 +122,7 @@ TEST_F(MasterRestoreTest, TrialThatEndedBeforeTheSnapshotIsToldToTheSearcher) {
     }
   }
   StartMaster();
-  auto exp = master_->GetExperiment(exp_id);
+  auto exp = master_->experiments()->GetExperiment(exp_id);
   ASSERT_TRUE(exp.ok());
   EXPECT_EQ(exp->row.state, "COMPLETED");
 }
@@ -143,14 +139,14 @@ TEST_F(MasterRestoreTest, ReadoptedAllocationExitingWithoutAnOperationLeavesTheT
       "searcher: {name: async_halving, metric: loss, num_rungs: 2, divisor: 2, max_trials: 2,\n"
       "           max_concurrent_trials: 2, max_length: {batches: 100}}\n");
   json agent = {{"slots", {{{"id", 0}, {"type", "cpu"}}, {{"id", 1}, {"type", "cpu"}}}}};
-  ASSERT_TRUE(master_->RegisterAgent("a1", agent).ok());
+  ASSERT_TRUE(master_->allocations()->RegisterAgent("a1", agent).ok());
   auto open = OpenStore()->ListOpenAllocations();
   ASSERT_TRUE(open.ok());
   ASSERT_EQ(open->size(), 2u);
   json running = json::array();
   for (const store::AllocationRow& a : *open) {
     ASSERT_TRUE(
-        master_
+        master_->allocations()
             ->HandleAgentEvents(
                 "a1", {{"events",
                         {{{"type", "started"}, {"allocationId", a.allocation_id}, {"pid", 100}}}}})
@@ -159,20 +155,20 @@ TEST_F(MasterRestoreTest, ReadoptedAllocationExitingWithoutAnOperationLeavesTheT
   }
   const store::AllocationRow& first = open->front();
   // Rung 0 of the first trial: nothing to promote yet, so no operation for it.
-  ASSERT_TRUE(master_->CompleteSearcherOperation(first.trial_id, 50, 0.1).ok());
+  ASSERT_TRUE(master_->experiments()->CompleteSearcherOperation(first.trial_id, 50, 0.1).ok());
   StopMaster();
 
   StartMaster();
   agent["running"] = running;
-  ASSERT_TRUE(master_->RegisterAgent("a1", agent).ok());
+  ASSERT_TRUE(master_->allocations()->RegisterAgent("a1", agent).ok());
   ASSERT_TRUE(
-      master_
+      master_->allocations()
           ->HandleAgentEvents(
               "a1",
               {{"events",
                 {{{"type", "exited"}, {"allocationId", first.allocation_id}, {"exitCode", 0}}}}})
           .ok());
-  auto trial = master_->GetTrial(first.trial_id);
+  auto trial = master_->experiments()->GetTrial(first.trial_id);
   ASSERT_TRUE(trial.ok());
   EXPECT_EQ(trial->row.state, "ACTIVE") << "the trial waits for the searcher, it is not done";
 }
@@ -194,9 +190,10 @@ TEST_F(MasterRestoreTest, ARestoredPendingAllocationStartsWithANewToken) {
 
   StartMaster();
   json agent = {{"slots", {{{"id", 0}, {"type", "cpu"}}, {{"id", 1}, {"type", "cpu"}}}}};
-  ASSERT_TRUE(master_->RegisterAgent("a1", agent).ok());
+  ASSERT_TRUE(master_->allocations()->RegisterAgent("a1", agent).ok());
   std::optional<Result<json>> polled;
-  master_->PollCommands("a1", 0, 0, [&](Result<json> r) { polled.emplace(std::move(r)); });
+  master_->allocations()->PollCommands("a1", 0, 0,
+                                       [&](Result<json> r) { polled.emplace(std::move(r)); });
   ASSERT_TRUE(polled.has_value() && polled->ok());
   const json& commands = (**polled)["commands"];
   ASSERT_EQ(commands.size(), 2u);
@@ -238,24 +235,22 @@ std::string RestoredSearcherText(store::Store* st, int64_t exp_id) {
 // operation completes it (metric from its id). Returns what the master decided, as text: every
 // trial's request id, hyperparameters, state and next operation.
 std::string StepSearch(Master* m, int64_t exp_id) {
-  auto trials = m->ListTrials(exp_id);
+  auto trials = m->experiments()->ListTrials(exp_id);
   EXPECT_TRUE(trials.ok());
   bool stepped = false;
   for (const TrialView& t : *trials) {
     if (stepped) break;
-    std::optional<Result<SearcherOpView>> op;
-    m->GetSearcherOperation(t.row.id, 0, [&](Result<SearcherOpView> r) { op.emplace(r); });
+    std::optional<Result<SearcherOpView>> op = SearcherOp(m, t.row.id);
     if (!op || !op->ok() || !(*op)->length) continue;
     double metric = static_cast<double>((t.row.id * 7919) % 101) / 100.0;
-    Status done = m->CompleteSearcherOperation(t.row.id, *(*op)->length, metric);
+    Status done = m->experiments()->CompleteSearcherOperation(t.row.id, *(*op)->length, metric);
     EXPECT_TRUE(done.ok()) << done.ToString();
     stepped = true;
   }
   std::string seen;
-  trials = m->ListTrials(exp_id);
+  trials = m->experiments()->ListTrials(exp_id);
   for (const TrialView& t : *trials) {
-    std::optional<Result<SearcherOpView>> op;
-    m->GetSearcherOperation(t.row.id, 0, [&](Result<SearcherOpView> r) { op.emplace(r); });
+    std::optional<Result<SearcherOpView>> op = SearcherOp(m, t.row.id);
     seen += std::to_string(t.row.id) + " " + t.row.request_id + " " + t.row.hparams.dump() + " " +
             t.row.state +
             " op=" + (op && op->ok() && (*op)->length ? std::to_string(*(*op)->length) : "-") +
@@ -305,7 +300,7 @@ TEST_F(MasterRestoreTest, KilledBetweenJournalAndFullSnapshotDecidesAsTheUninter
   }
   restarted->Stop();
   restarted.reset();
-  auto exp = master_->GetExperiment(exp_id);
+  auto exp = master_->experiments()->GetExperiment(exp_id);
   ASSERT_TRUE(exp.ok());
   EXPECT_EQ(exp->row.state, "COMPLETED") << "60 steps finish the 12-trial search";
   auto live = OpenStore();

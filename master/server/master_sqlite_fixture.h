@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,14 @@
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::server {
+
+// The trial's searcher operation as a poll without wait answers it (on the runtime loop).
+inline Result<SearcherOpView> SearcherOp(Master* m, int64_t trial_id) {
+  std::promise<Result<SearcherOpView>> answer;
+  m->experiments()->GetSearcherOperation(
+      trial_id, 0, [&](Result<SearcherOpView> r) { answer.set_value(std::move(r)); });
+  return answer.get_future().get();
+}
 
 class MasterOverSqliteTest : public ::testing::Test {
  protected:
@@ -54,7 +63,7 @@ class MasterOverSqliteTest : public ::testing::Test {
     who.user_id = 1;
     who.username = "admin";
     who.admin = true;
-    auto created = master_->CreateExperiment(req, who);
+    auto created = master_->experiments()->CreateExperiment(req, who);
     EXPECT_TRUE(created.ok()) << created.status().ToString();
     return created.ok() ? created->experiment->id : 0;
   }

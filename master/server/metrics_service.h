@@ -5,7 +5,7 @@
 // transaction (group commit), so one commit and one sync serve a whole batch. Each report's
 // callback runs only after its transaction committed, so an answered report survives kill -9 of
 // the master. No request thread waits meanwhile (the HTTP answer is deferred), and nothing here
-// holds the Master's lock.
+// waits for the runtime loop.
 //
 // The queue needs no cap of its own: each HTTP connection has at most one request in flight and
 // the server caps connections, so at most max_connections reports wait here.

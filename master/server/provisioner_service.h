@@ -1,10 +1,10 @@
 #pragma once
 // ProvisionerService: pools that grow and shrink. For each pool whose config has a `provider`,
-// the Master's tick hands it what waits and what each agent does (Tick, under the Master's
-// lock); it runs the pure DecideScaling (scheduler/provisioner.h) and remembers the decision at
-// once (agents launched count as starting, agents chosen to stop are marked stopping so the
-// scheduler places nothing on them), while a worker thread of its own carries the decision out
-// through a Provider (fork/exec, sbatch: never under the Master's lock).
+// the allocations service's tick hands it what waits and what each agent does (Tick, on the
+// runtime loop); it runs the pure DecideScaling (scheduler/provisioner.h) and remembers the
+// decision at once (agents launched count as starting, agents chosen to stop are marked stopping so
+// the scheduler places nothing on them), while a worker thread of its own carries the decision out
+// through a Provider (fork/exec, sbatch: never on the runtime loop).
 //
 // A Provider is the source of truth of which agents exist: after a master restart the service
 // re-finds them through List(). The interface (what a new provider implements):
@@ -19,8 +19,8 @@
 // (slurm_provider.h: one Slurm job per agent; sbatch, scancel --signal=TERM then scancel,
 // squeue).
 //
-// Lock order: the Master's mutex, then this service's. The worker thread takes only this
-// service's mutex and calls the providers without it.
+// Called from the runtime loop (the allocations service's tick); the worker thread takes only
+// this service's mutex and calls the providers without it.
 
 #include <condition_variable>
 #include <cstdint>

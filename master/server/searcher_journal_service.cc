@@ -58,8 +58,8 @@ SearcherHeader HeaderFromSnapshot(const json& snap) {
 // A JSON string literal of `s` (request ids are plain, but nothing assumes it).
 void AppendJsonString(std::string_view s, std::string* out) {
   bool plain = std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
   });
   if (!plain) {
     *out += json(std::string(s)).dump();
@@ -260,18 +260,57 @@ void SearcherJournalService::WriterLoop() {
     Status st = StoreWrite(w, skip, &full_bytes);
     lock.Lock();
     Stored(w, st, full_bytes);
+    std::vector<std::function<void()>> ready = TakeReadyLocked();
+    if (!ready.empty()) {
+      lock.Unlock();  // the callbacks answer requests: never under this lock
+      for (auto& r : ready) r();
+      lock.Lock();
+    }
   }
   writer_running_ = false;
   done_cv_.notify_all();
 }
 
-Status SearcherJournalService::AwaitWritten(uint64_t after, uint64_t upto) {
-  MutexLock lock(&mu_);
-  while (written_ < upto) done_cv_.wait(mu_);
+Status SearcherJournalService::FailureBetween(uint64_t after, uint64_t upto) const {
   for (const auto& [ticket, st] : failures_) {
     if (ticket > after && ticket <= upto) return st;
   }
   return Status::Ok();
+}
+
+Status SearcherJournalService::AwaitWritten(uint64_t after, uint64_t upto) {
+  MutexLock lock(&mu_);
+  while (written_ < upto) done_cv_.wait(mu_);
+  return FailureBetween(after, upto);
+}
+
+uint64_t SearcherJournalService::ThreadTicket() const {
+  auto it = t_last_ticket.find(instance_);
+  return it == t_last_ticket.end() ? 0 : it->second;
+}
+
+void SearcherJournalService::WhenWritten(uint64_t after, uint64_t upto,
+                                         std::function<void(Status)> done) {
+  Status st;
+  {
+    MutexLock lock(&mu_);
+    if (written_ < upto) {
+      when_written_.emplace(upto, Pending{after, std::move(done)});
+      return;
+    }
+    st = FailureBetween(after, upto);
+  }
+  done(st);
+}
+
+std::vector<std::function<void()>> SearcherJournalService::TakeReadyLocked() {
+  std::vector<std::function<void()>> ready;
+  while (!when_written_.empty() && when_written_.begin()->first <= written_) {
+    auto node = when_written_.extract(when_written_.begin());
+    Status st = FailureBetween(node.mapped().after, node.key());
+    ready.push_back([done = std::move(node.mapped().done), st] { done(st); });
+  }
+  return ready;
 }
 
 Status SearcherJournalService::Flush() {

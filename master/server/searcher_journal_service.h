@@ -20,11 +20,12 @@
 //     record is one statement, so a kill -9 at any point leaves a prefix of whole records.
 //  4. The per-trial diff compares only the trials the caller says may have changed (the
 //     master marks a trial dirty in the one helper that every write of its searcher fields goes
-//     through, Master::TrialRuntime::MutableSearcher) against a mirror of what is persisted, so
-//     a call costs O(changed trials x log n), not O(n). The mirror is always "stored + queued":
-//     a full snapshot is built from it. Only when the service knows nothing of the experiment
-//     does it ask the caller for every trial. Options::verify_dirty (tests, debug builds) also
-//     compares the mirror with every trial after each call and fails on any difference.
+//     through, TrialRuntime::MutableSearcher in runtime_records.h) against a mirror of what is
+//     persisted, so a call costs O(changed trials x log n), not O(n). The mirror is always "stored
+//     + queued": a full snapshot is built from it. Only when the service knows nothing of the
+//     experiment does it ask the caller for every trial. Options::verify_dirty (tests, debug
+//     builds) also compares the mirror with every trial after each call and fails on any
+//     difference.
 //  5. Persist only decides and serializes (under the caller's lock: the searcher and the trials
 //     must not change meanwhile); a writer thread stores the writes in the order Persist made
 //     them, so a full snapshot of several MB is serialized to text and written while the master
@@ -145,6 +146,12 @@ class SearcherJournalService {
   // creation answers without writing 20,000 lines first. Not awaited; a failure is logged.
   void QueueTaskLogs(std::vector<store::TaskLogRow> rows) EXCLUDES(mu_);
 
+  // The last awaited ticket the calling thread queued (what an AwaitScope compares), and a
+  // callback form of the wait: `done` runs once the writes after `after` up to `upto` are stored
+  // (at once when they are), with the first failure among them, on the writer's thread or here.
+  uint64_t ThreadTicket() const;
+  void WhenWritten(uint64_t after, uint64_t upto, std::function<void(Status)> done) EXCLUDES(mu_);
+
   // Waits until every write queued so far is stored; the first write that failed since the
   // previous Flush, or OK.
   Status Flush() EXCLUDES(mu_);
@@ -193,6 +200,10 @@ class SearcherJournalService {
   void WriterLoop() EXCLUDES(mu_);
   // Waits until the writes up to `upto` are stored; the first that failed after `after`.
   Status AwaitWritten(uint64_t after, uint64_t upto) EXCLUDES(mu_);
+  // The first failure among the tickets (after, upto], or OK.
+  Status FailureBetween(uint64_t after, uint64_t upto) const REQUIRES(mu_);
+  // The WhenWritten callbacks whose writes are now stored, taken off the list.
+  std::vector<std::function<void()>> TakeReadyLocked() REQUIRES(mu_);
 
   store::Store* store_;
   Options options_;
@@ -210,6 +221,11 @@ class SearcherJournalService {
   bool writer_running_ GUARDED_BY(mu_) = false;
   std::condition_variable_any work_cv_;  // a write queued, or Stop
   std::condition_variable_any done_cv_;  // a write stored
+  struct Pending {
+    uint64_t after = 0;
+    std::function<void(Status)> done;
+  };
+  std::multimap<uint64_t, Pending> when_written_ GUARDED_BY(mu_);  // by `upto`
   std::thread writer_;
   const uint64_t instance_;  // tells services apart in AwaitScope's per-thread tickets
 };

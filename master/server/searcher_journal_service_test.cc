@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -261,6 +264,42 @@ TEST_F(SearcherJournalServiceTest, AwaitScopeWaitsForTheWritesItsThreadQueued) {
   auto text = store_->GetExperimentSnapshotText(exp_id_);
   ASSERT_TRUE(text.ok());
   EXPECT_TRUE(json::parse(*text).contains("searcher")) << *text;
+}
+
+// The runtime loop's form of AwaitScope: a callback once the writes are stored, not before.
+TEST_F(SearcherJournalServiceTest, WhenWrittenCallsBackOnceTheWritesAreStored) {
+  SearcherJournalService journal(store_.get());
+  SearcherHeader header;
+  header.initialized = true;
+  std::vector<std::pair<std::string, SearcherTrialState>> trials;
+  HeldWriteLock held(dir_ / "determined.db");
+  uint64_t before = journal.ThreadTicket();
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());
+  uint64_t after = journal.ThreadTicket();
+  ASSERT_GT(after, before);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<Status> answer;
+  journal.WhenWritten(before, after, [&](Status st) {
+    std::lock_guard<std::mutex> l(mu);
+    answer = st;
+    cv.notify_all();
+  });
+  {
+    std::lock_guard<std::mutex> l(mu);
+    EXPECT_FALSE(answer.has_value()) << "answered while the database was locked";
+  }
+  held.Release();
+  std::unique_lock<std::mutex> l(mu);
+  ASSERT_TRUE(cv.wait_for(l, std::chrono::seconds(30), [&] { return answer.has_value(); }));
+  EXPECT_TRUE(answer->ok()) << answer->ToString();
+  auto text = store_->GetExperimentSnapshotText(exp_id_);
+  ASSERT_TRUE(text.ok());
+  EXPECT_TRUE(json::parse(*text).contains("searcher")) << *text;
+  // Nothing left to wait for: answered at once, on this thread.
+  bool at_once = false;
+  journal.WhenWritten(before, after, [&](Status st) { at_once = st.ok(); });
+  EXPECT_TRUE(at_once);
 }
 
 TEST_F(SearcherJournalServiceTest, ANotAwaitedWriteAndLogLinesDoNotHoldTheScope) {

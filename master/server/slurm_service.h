@@ -15,7 +15,7 @@
 // DET_* environment, rendezvous, log shipping, exit codes and re-adoption are the agent's.
 //
 // Threads: one worker runs the tools and calls the Listener without holding this service's
-// mutex. Lock order: the Master's mutex, then this one; the Listener takes the Master's.
+// mutex. Called from the runtime loop; the Listener posts its reports to the loop.
 
 #include <condition_variable>
 #include <cstdint>

@@ -541,7 +541,7 @@ bool TaskService::HandleAgentEvent(const std::string& agent_id, const json& even
       if (!st.ok()) spdlog::error("task {}: {}", t->row.task_id, st.message());
     }
   }
-  // Called with the Master's lock held: it runs a scheduling pass itself.
+  // Called on the runtime loop, which runs a scheduling pass itself.
   return true;
 }
 
@@ -563,7 +563,7 @@ std::set<std::string> TaskService::ReconcileAgent(const std::string& agent_id,
       }
     }
   }
-  // Called with the Master's lock held: it runs a scheduling pass itself.
+  // Called on the runtime loop, which runs a scheduling pass itself.
   return adopted;
 }
 

@@ -6,9 +6,9 @@
 // persisted (generic_tasks, migration 0016) before it is acted on, so a restarted master keeps
 // its tasks and re-adopts the running ones.
 //
-// Own state under its own mutex. Lock order: the Master's mutex, then this one, then the agent
-// service's. This service never calls the Master while holding its mutex; `on_change` (which
-// asks the Master for a scheduling pass) runs with no lock of ours held.
+// Own state under its own mutex, called from the runtime loop (the allocations service) and
+// from requests. Lock order: this one, then the agent service's; `on_change` (which asks the
+// runtime loop for a scheduling pass) runs with no lock of ours held.
 
 #include <condition_variable>
 #include <cstdint>

@@ -337,19 +337,20 @@ TEST_F(UnmanagedServiceTest, MasterShowsUnmanagedExperimentsAndNeverRunsThem) {
   // A master over the same store (as after a restart).
   auto master = std::make_unique<Master>(config_, OpenStore(), &clock_);
   ASSERT_TRUE(master->Start().ok());
-  auto view = master->GetExperiment(exp);
+  auto view = master->experiments()->GetExperiment(exp);
   ASSERT_TRUE(view.ok()) << view.status().ToString();
   EXPECT_TRUE(view->unmanaged);
   EXPECT_EQ(view->external_experiment_id, "shown");
   EXPECT_EQ(view->presented_state, "STATE_RUNNING");
-  auto tview = master->GetTrial(trial);
+  auto tview = master->experiments()->GetTrial(trial);
   ASSERT_TRUE(tview.ok());
   EXPECT_EQ(tview->presented_state, "STATE_RUNNING");
-  EXPECT_TRUE(master->ListJobs().empty()) << "an unmanaged experiment is no job to schedule";
-  EXPECT_TRUE(master->ListAllocations().empty());
+  EXPECT_TRUE(master->allocations()->ListJobs().empty())
+      << "an unmanaged experiment is no job to schedule";
+  EXPECT_TRUE(master->allocations()->ListAllocations().empty());
 
   ASSERT_TRUE(master->unmanaged()->PatchTrial(trial, "STATE_COMPLETED").ok());
-  EXPECT_EQ(master->GetExperiment(exp)->presented_state, "STATE_COMPLETED");
+  EXPECT_EQ(master->experiments()->GetExperiment(exp)->presented_state, "STATE_COMPLETED");
   master->Stop();
 }
 

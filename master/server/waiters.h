@@ -39,6 +39,8 @@ class Waiters {
   void ExpireAll();
   // Expires every waiter, then ends the timer thread. Later Adds are dropped.
   void Stop();
+  // After Stop: an Add is dropped (its callback never runs).
+  bool stopped() const { return stopped_.load(); }
   // Waiters registered and not yet run (an Add still in flight is not counted yet).
   size_t size() const { return count_.load(); }
 

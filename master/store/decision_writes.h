@@ -21,6 +21,7 @@ struct TrialRunWrite {
   int64_t run_id = 0;
   int64_t restarts = 0;
   std::optional<int64_t> end_time;  // unchanged when unset
+  bool clear_end_time = false;      // `det e continue`: the trial runs again
 };
 
 // A trial the searcher created, with the allocation that queues it for slots, if any. The store
@@ -47,6 +48,26 @@ struct TrialMetadataWrite {
   nlohmann::json metadata;
 };
 
+// The searcher metric a trial reported with its last completed operation.
+struct TrialSearcherMetricWrite {
+  int64_t trial_id = 0;
+  double metric = 0;
+};
+
+// What a trial's harness says it is doing (POST /api/v1/trials/{id}/runner/metadata).
+struct TrialRunnerStateWrite {
+  int64_t trial_id = 0;
+  std::string runner_state;
+};
+
+// An experiment's editable columns; each unset one is left as it is.
+struct ExperimentMetaWrite {
+  int64_t id = 0;
+  std::optional<nlohmann::json> config;
+  std::optional<std::string> notes;
+  std::optional<bool> archived;
+};
+
 struct DecisionWrites {
   std::vector<NewTrialWrite> new_trials;
   std::vector<TrialRunWrite> trials;
@@ -55,10 +76,14 @@ struct DecisionWrites {
   std::optional<ExperimentProgressWrite> experiment_progress;
   std::vector<TaskLogRow> logs;  // of existing trials
   std::vector<TrialMetadataWrite> trial_metadata;
+  std::vector<TrialSearcherMetricWrite> searcher_metrics;
+  std::vector<TrialRunnerStateWrite> runner_states;
+  std::optional<ExperimentMetaWrite> experiment_meta;
 
   bool empty() const {
     return new_trials.empty() && trials.empty() && allocations.empty() && !experiment_state &&
-           !experiment_progress && logs.empty() && trial_metadata.empty();
+           !experiment_progress && logs.empty() && trial_metadata.empty() &&
+           searcher_metrics.empty() && runner_states.empty() && !experiment_meta;
   }
 };
 

@@ -75,11 +75,13 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
     if (!writes.trials.empty()) {
       DET_PREPARE(upd,
                   "UPDATE trials SET state = COALESCE(?, state), run_id = ?, restarts = ?, "
-                  "end_time = COALESCE(?, end_time) WHERE id = ?");
+                  "end_time = CASE WHEN ? = 1 THEN NULL ELSE COALESCE(?, end_time) END "
+                  "WHERE id = ?");
       for (const TrialRunWrite& t : writes.trials) {
         upd.Reset();
-        upd.Bind(1, t.state).Bind(2, t.run_id).Bind(3, t.restarts).Bind(4, t.end_time);
-        upd.Bind(5, t.trial_id);
+        upd.Bind(1, t.state).Bind(2, t.run_id).Bind(3, t.restarts);
+        upd.Bind(4, static_cast<int64_t>(t.clear_end_time ? 1 : 0)).Bind(5, t.end_time);
+        upd.Bind(6, t.trial_id);
         DET_RETURN_IF_ERROR(upd.Run());
         if (db_->Changes() == 0) {
           return NotFound("trial " + std::to_string(t.trial_id) + " not found");
@@ -95,6 +97,35 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
           return NotFound("trial " + std::to_string(m.trial_id) + " not found");
         }
       }
+    }
+    if (!writes.searcher_metrics.empty()) {
+      DET_PREPARE(m, "UPDATE trials SET searcher_metric = ? WHERE id = ?");
+      for (const TrialSearcherMetricWrite& w : writes.searcher_metrics) {
+        m.Reset();
+        DET_RETURN_IF_ERROR(m.Bind(1, w.metric).Bind(2, w.trial_id).Run());
+      }
+    }
+    if (!writes.runner_states.empty()) {
+      DET_PREPARE(r, "UPDATE trials SET runner_state = ? WHERE id = ?");
+      for (const TrialRunnerStateWrite& w : writes.runner_states) {
+        r.Reset();
+        DET_RETURN_IF_ERROR(r.Bind(1, w.runner_state).Bind(2, w.trial_id).Run());
+        if (db_->Changes() == 0) {
+          return NotFound("trial " + std::to_string(w.trial_id) + " not found");
+        }
+      }
+    }
+    if (writes.experiment_meta) {
+      const ExperimentMetaWrite& e = *writes.experiment_meta;
+      std::optional<std::string> config;
+      if (e.config) config = e.config->dump();
+      std::optional<int64_t> archived;
+      if (e.archived) archived = *e.archived ? 1 : 0;
+      DET_PREPARE(s,
+                  "UPDATE experiments SET config = COALESCE(?, config), notes = COALESCE(?, "
+                  "notes), archived = COALESCE(?, archived) WHERE id = ?");
+      DET_RETURN_IF_ERROR(s.Bind(1, config).Bind(2, e.notes).Bind(3, archived).Bind(4, e.id).Run());
+      if (db_->Changes() == 0) return NotFound("experiment " + std::to_string(e.id) + " not found");
     }
     for (const AllocationRow& a : writes.allocations) {
       DET_RETURN_IF_ERROR(BindAllocation(upsert_alloc, a));

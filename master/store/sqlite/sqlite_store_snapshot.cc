@@ -1,6 +1,6 @@
 // SqliteStore: an experiment's searcher snapshot on its own. The snapshot is several MB at
 // 20,000 trials, so experiment reads leave it out and only a restore or a test reads it; the
-// master serializes it and a writer outside the master's lock stores the text.
+// master serializes it and a writer off the runtime loop stores the text.
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/sqlite/statement.h"
 

@@ -1,22 +1,29 @@
 #pragma once
-// Runtime records of the Master (private to master/server). Each mirrors a store row plus the
-// state that only matters while the master runs.
+// The runtime's records: what the experiments-and-trials service (ExperimentRuntime,
+// TrialRuntime) and the allocations service (AllocationRuntime, JobSpec) keep of each row while
+// the master runs, plus the state that only matters while it runs. They live on the runtime loop
+// (runtime_loop.h) and are private to master/server.
 
-#include <deque>
-#include <map>
+#include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "master/config/experiment_config.h"
 #include "master/core/lifecycle.h"
+#include "master/core/states.h"
 #include "master/scheduler/queue_position.h"
-#include "master/server/master.h"
+#include "master/searcher/searcher.h"
+#include "master/server/searcher_journal_service.h"
+#include "master/store/store.h"
 
 namespace det::master::server {
 
-struct Master::ExperimentRuntime {
+struct ExperimentRuntime {
   int64_t id = 0;
   core::RunState state = core::RunState::kPaused;
   config::ExperimentConfig config;
@@ -37,7 +44,7 @@ struct Master::ExperimentRuntime {
   std::shared_ptr<std::set<std::string>> searcher_dirty = std::make_shared<std::set<std::string>>();
 };
 
-struct Master::TrialRuntime {
+struct TrialRuntime {
   int64_t id = 0;
   int64_t experiment_id = 0;
   const std::string request_id;  // fixed: the dirty set names the trial by it
@@ -46,6 +53,10 @@ struct Master::TrialRuntime {
   int64_t run_id = 0;
   std::string task_id;
   std::string allocation_id;  // live allocation, "" if none
+  // What a process of the trial is started with (its row's, held so a start reads no row).
+  int64_t seed = 0;
+  nlohmann::json hparams = nlohmann::json::object();
+  std::string warm_start_checkpoint_uuid;
 
   // `dirty` is the experiment's ExperimentRuntime::searcher_dirty; the trial starts in it.
   TrialRuntime(std::string request, std::shared_ptr<std::set<std::string>> dirty)
@@ -70,7 +81,24 @@ struct Master::TrialRuntime {
   std::shared_ptr<std::set<std::string>> dirty_;
 };
 
-struct Master::AllocationRuntime {
+// An experiment as the scheduler sees it: one job of the queue.
+struct JobSpec {
+  std::string job_id;
+  int64_t experiment_id = 0;
+  std::string name;
+  std::string username;
+  int64_t submission_time = 0;
+  std::optional<int64_t> priority;
+  double weight = 1;
+  std::optional<int64_t> max_slots;
+  std::optional<scheduler::QueuePosition> position;
+  std::string pool;  // resolved (the default pool when the config names none)
+  bool single_node = false;
+  int64_t preemption_timeout_seconds = 0;
+  bool terminal = false;
+};
+
+struct AllocationRuntime {
   using State = core::AllocationState;
   // One process group on one agent; rank = index in `resources`.
   struct Resource {
@@ -81,7 +109,9 @@ struct Master::AllocationRuntime {
   };
   std::string id;
   std::string task_id;
+  std::string job_id;
   int64_t trial_id = 0;
+  int64_t experiment_id = 0;
   int64_t slots = 1;
   State state = State::kPending;
   // The allocation's token, handed to its processes at start; only its digest is stored, so an
@@ -105,8 +135,19 @@ struct Master::AllocationRuntime {
   bool restored = false;
 };
 
+// How an allocation ended, for the experiments service to decide its trial's fate.
+struct AllocationEnd {
+  int exit_code = 0;
+  std::string error;
+  bool never_started = false;
+  bool killed_by_user = false;
+  bool preemption_acked = false;
+  bool infrastructure = false;
+  bool maybe_out_of_ops = false;  // answered "no operation for now" (or restored)
+};
+
 // Trials created by one run of searcher actions, before they are stored (ids 0) and published.
-struct Master::StagedTrials {
+struct StagedTrials {
   struct Entry {
     std::unique_ptr<TrialRuntime> trial;
     store::TrialRow row;

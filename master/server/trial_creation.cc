@@ -1,23 +1,23 @@
-// Master: creating trials in batches. A searcher's creations are staged, stored in one
+// ExperimentService: creating trials in batches. A searcher's creations are staged, stored in one
 // transaction with the allocations that queue them, and only then published to the runtime; a
-// new experiment does all of it before it is published, so creating a search of 20,000 trials
-// holds mu_ only to insert the prepared records.
+// new experiment does all of it before it is published, off the loop, so creating a search of
+// 20,000 trials holds the loop only to insert the prepared records.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
 #include "master/core/lifecycle.h"
 #include "master/searcher/journaled_searcher.h"
-#include "master/server/master.h"
-#include "master/server/master_runtime.h"
+#include "master/server/experiment_service.h"
 
 namespace det::master::server {
 
 using core::RunState;
 using nlohmann::json;
 
-Status Master::StageCreations(ExperimentRuntime& exp, std::deque<searcher::Action>& queue,
-                              StagedTrials* staged) {
+Status ExperimentService::StageCreations(ExperimentRuntime& exp,
+                                         std::deque<searcher::Action>& queue,
+                                         StagedTrials* staged) {
   while (!queue.empty()) {
     if (auto* c = std::get_if<searcher::CreateAction>(&queue.front())) {
       searcher::CreateAction create = std::move(*c);
@@ -44,6 +44,9 @@ Status Master::StageCreations(ExperimentRuntime& exp, std::deque<searcher::Actio
       entry.trial->experiment_id = exp.id;
       entry.trial->state = *core::ParseRunState(row.state);
       entry.trial->task_id = row.task_id;
+      entry.trial->seed = row.seed;
+      entry.trial->hparams = row.hparams;
+      entry.trial->warm_start_checkpoint_uuid = row.warm_start_checkpoint_uuid;
       staged->by_request[create.request_id] = staged->entries.size();
       staged->entries.push_back(std::move(entry));
       for (auto& a : exp.searcher->TrialCreated(create.request_id)) queue.push_back(a);
@@ -59,8 +62,8 @@ Status Master::StageCreations(ExperimentRuntime& exp, std::deque<searcher::Actio
   return Status::Ok();
 }
 
-Status Master::ApplyStaged(const ExperimentRuntime& exp, StagedTrials* staged,
-                           bool first_allocations, store::DecisionWrites extra) {
+Status ExperimentService::ApplyStaged(const ExperimentRuntime& exp, StagedTrials* staged,
+                                      bool first_allocations, store::DecisionWrites extra) {
   store::DecisionWrites& w = extra;
   w.new_trials.reserve(staged->entries.size());
   for (StagedTrials::Entry& e : staged->entries) {
@@ -68,12 +71,12 @@ Status Master::ApplyStaged(const ExperimentRuntime& exp, StagedTrials* staged,
     if (first_allocations && e.trial->state == RunState::kActive) {
       e.allocation = NewAllocation(exp, *e.trial);
       e.row.run_id = e.trial->run_id;
-      nt.first_allocation = AllocationRowOf(*e.allocation);
+      nt.first_allocation = AllocationService::RowOf(*e.allocation);
     }
     nt.trial = std::move(e.row);  // the entry keeps only its runtime record
     w.new_trials.push_back(std::move(nt));
   }
-  Result<std::vector<int64_t>> ids = store_->ApplyDecision(w);
+  Result<std::vector<int64_t>> ids = deps_.store->ApplyDecision(w);
   if (!ids.ok()) {
     for (StagedTrials::Entry& e : staged->entries) {
       if (e.allocation) e.trial->run_id -= 1;
@@ -89,21 +92,23 @@ Status Master::ApplyStaged(const ExperimentRuntime& exp, StagedTrials* staged,
   return Status::Ok();
 }
 
-void Master::PublishStagedLocked(ExperimentRuntime& exp, StagedTrials* staged,
-                                 std::set<int64_t>* created) {
+void ExperimentService::PublishStaged(ExperimentRuntime& exp, StagedTrials* staged,
+                                      std::set<int64_t>* created) {
   for (StagedTrials::Entry& e : staged->entries) {
     int64_t id = e.trial->id;
     TrialRuntime& t = *e.trial;
     exp.trial_by_request[t.request_id] = id;
     trials_[id] = std::move(e.trial);
-    if (e.allocation) PublishAllocationLocked(t, std::move(e.allocation));
+    if (e.allocation) t.allocation_id = e.allocation->id;
+    Publish(t);
+    if (e.allocation) deps_.allocations->Publish(std::move(e.allocation));
     if (created != nullptr) created->insert(id);
   }
   staged->entries.clear();
   staged->by_request.clear();
 }
 
-Status Master::ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> owned) {
+Status ExperimentService::ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> owned) {
   ExperimentRuntime& exp = *owned;
   auto t0 = std::chrono::steady_clock::now();
   auto ms_since = [](std::chrono::steady_clock::time_point t) {
@@ -133,9 +138,7 @@ Status Master::ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> owned) {
     }
     exp.state = RunState::kPaused;
     exp.initialized = false;
-    MutexLock lock(&mu_);
-    int64_t id = exp.id;
-    experiments_[id] = std::move(owned);
+    AdoptOffLoop(std::move(owned));
     return applied;
   }
   int64_t stored_ms = ms_since(t0);
@@ -149,15 +152,15 @@ Status Master::ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> owned) {
   for (const StagedTrials::Entry& e : staged.entries) {
     if (!e.allocation) continue;
     logs.push_back(
-        MasterLogRow(e.trial->id, e.trial->task_id, SchedulingMessage(*e.trial, *e.allocation)));
+        deps_.logs->Row(e.trial->id, e.trial->task_id, SchedulingMessage(*e.trial, *e.allocation)));
   }
-  searcher_journal_->QueueTaskLogs(std::move(logs));
+  deps_.searcher_journal->QueueTaskLogs(std::move(logs));
 
   int64_t logged_ms = ms_since(t0);
   if (queue.empty()) {
     // Nothing else to decide: the searcher state is complete and nobody else sees the
-    // experiment yet, so it is snapshot without mu_ (the journal's writer stores it after the
-    // rows above, in the order of this experiment's decisions).
+    // experiment yet, so it is snapshot here (the journal's writer stores it after the rows
+    // above, in the order of this experiment's decisions).
     SearcherJournalService::Trials trials;
     trials.reserve(staged.entries.size());
     for (const StagedTrials::Entry& e : staged.entries) {
@@ -168,24 +171,34 @@ Status Master::ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> owned) {
     exp.searcher_dirty->clear();
   }
   int64_t snapshot_ms = ms_since(t0);
-  MutexLock lock(&mu_);
-  auto locked = std::chrono::steady_clock::now();
-  int64_t id = exp.id;
-  experiments_[id] = std::move(owned);
-  PublishStagedLocked(exp, &staged, nullptr);
-  ScheduleLocked();
-  if (!queue.empty()) {
-    return ProcessActionsLocked(
-        exp, std::vector<searcher::Action>(std::make_move_iterator(queue.begin()),
-                                           std::make_move_iterator(queue.end())));
-  }
-  Status finished = MaybeFinishExperimentLocked(exp);
-  // Where a large creation spends its time; mu_ is held only for the last figure.
-  spdlog::info(
-      "experiment {}: trials staged in {} ms, stored by {} ms, logged by {} ms, snapshot "
-      "queued by {} ms; published under the lock in {} ms",
-      id, staged_ms, stored_ms, logged_ms, snapshot_ms, ms_since(locked));
-  return finished;
+  // Published on the loop; what the searcher asked beyond creations is decided there too.
+  auto shared_exp = std::make_shared<std::unique_ptr<ExperimentRuntime>>(std::move(owned));
+  auto shared_staged = std::make_shared<StagedTrials>(std::move(staged));
+  auto rest = std::make_shared<std::deque<searcher::Action>>(std::move(queue));
+  return deps_.loop->DecideAndWait([this, shared_exp, shared_staged, rest, staged_ms, stored_ms,
+                                    logged_ms, snapshot_ms]() -> Status {
+    runtime_role.Assume();
+    auto published = std::chrono::steady_clock::now();
+    ExperimentRuntime& e = **shared_exp;
+    int64_t id = e.id;
+    Adopt(std::move(*shared_exp));
+    PublishStaged(e, shared_staged.get(), nullptr);
+    deps_.allocations->RequestPass();
+    if (!rest->empty()) {
+      return ProcessActions(e, std::vector<searcher::Action>(std::make_move_iterator(rest->begin()),
+                                                             std::make_move_iterator(rest->end())));
+    }
+    Status finished = MaybeFinishExperiment(e);
+    // Where a large creation spends its time; the loop is held only for the last figure.
+    spdlog::info(
+        "experiment {}: trials staged in {} ms, stored by {} ms, logged by {} ms, snapshot "
+        "queued by {} ms; published on the loop in {} ms",
+        id, staged_ms, stored_ms, logged_ms, snapshot_ms,
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                              published)
+            .count());
+    return finished;
+  });
 }
 
 }  // namespace det::master::server

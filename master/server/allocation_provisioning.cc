@@ -1,12 +1,12 @@
-// Master: pools that grow. Each tick hands the provisioner (provisioner_service.h) the slots
-// waiting per pool and what each agent does, and forgets the agents its providers ended.
+// AllocationService: pools that grow. Each tick hands the provisioner (provisioner_service.h) the
+// slots waiting per pool and what each agent does, and forgets the agents its providers ended.
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
 
+#include "master/server/allocation_service.h"
 #include "master/server/local_provider.h"
-#include "master/server/master.h"
-#include "master/server/master_runtime.h"
+#include "master/server/master_config.h"
 #include "master/server/provisioner_service.h"
 #include "master/server/slurm_provider.h"
 
@@ -66,15 +66,15 @@ std::string ProvisionerJobDetail(const ProvisionerService& service, const std::s
          (status.starting == 1 ? "" : "s") + " to start";
 }
 
-void Master::ProvisionerTickLocked() {
+void AllocationService::ProvisionerTick() {
+  ProvisionerService* provisioner = deps_.provisioner;
   ProvisionerService::TickInput input;
   std::map<std::string, int> used_slots;  // by agent
   for (const auto& [id, a] : allocations_) {
     if (a->state == AllocationRuntime::State::kTerminated) continue;
     if (a->state == AllocationRuntime::State::kPending) {
-      const TrialRuntime& t = *trials_.at(a->trial_id);
-      std::string pool = PoolOfLocked(*experiments_.at(t.experiment_id));
-      if (!provisioner_->Provisions(pool)) continue;
+      std::string pool = PoolOf(*a);
+      if (!provisioner->Provisions(pool)) continue;
       ProvisionerService::PoolDemand& d = input.pools[pool];
       d.waiting_slots += static_cast<int>(a->slots);
       d.waiting_tasks += 1;
@@ -86,23 +86,23 @@ void Master::ProvisionerTickLocked() {
       input.agents[res.agent_id].busy = true;
     }
   }
-  for (const AgentService::Agent& a : agents_->List()) {
+  for (const AgentService::Agent& a : deps_.agents->List()) {
     ProvisionerService::AgentUsage& usage = input.agents[a.id];
     usage.connected = a.connected;
-    if (!a.connected || !provisioner_->Provisions(a.resource_pool)) continue;
-    if (provisioner_->Stopping(a.id)) continue;
+    if (!a.connected || !provisioner->Provisions(a.resource_pool)) continue;
+    if (provisioner->Stopping(a.id)) continue;
     int free = static_cast<int>(a.slots.size()) - used_slots[a.id];
     if (free > 0) input.pools[a.resource_pool].free_slots += free;
   }
-  for (const std::string& id : provisioner_->Tick(input)) {
+  for (const std::string& id : provisioner->Tick(input)) {
     // Its process is gone: what it still held is lost (as when an agent times out), and it
     // leaves the agent list.
-    for (AllocationRuntime* alloc : AllocationsOnAgentLocked(id)) {
-      KillResourcesLocked(*alloc);
-      Status st = HandleAllocationExitLocked(*alloc, -1, "agent " + id + " was stopped", true);
+    for (AllocationRuntime* alloc : OnAgent(id)) {
+      KillResources(*alloc);
+      Status st = HandleExit(*alloc, -1, "agent " + id + " was stopped", true);
       if (!st.ok()) spdlog::error("{}", st.ToString());
     }
-    agents_->Forget(id);
+    deps_.agents->Forget(id);
   }
 }
 

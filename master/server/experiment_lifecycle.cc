@@ -1,0 +1,598 @@
+// ExperimentService: creating experiments, their lifecycle (activate, pause, cancel, kill) and
+// the searcher's actions.
+#include <spdlog/spdlog.h>
+
+#include <future>
+
+#include "master/core/lifecycle.h"
+#include "master/searcher/journaled_searcher.h"
+#include "master/server/checkpoint_service.h"
+#include "master/server/experiment_service.h"
+#include "master/server/passwords.h"
+
+namespace det::master::server {
+
+using core::RunState;
+using nlohmann::json;
+
+void ExperimentService::Run(std::function<Status()> decide, Done<Status> done) {
+  deps_.loop->Decide(std::move(decide), std::move(done));
+}
+
+Status ExperimentService::RunAndWait(std::function<Status()> decide) {
+  return deps_.loop->DecideAndWait(std::move(decide));
+}
+
+ExperimentRuntime* ExperimentService::FindExperiment(int64_t id) {
+  auto it = experiments_.find(id);
+  return it == experiments_.end() ? nullptr : it->second.get();
+}
+
+TrialRuntime* ExperimentService::FindTrial(int64_t id) {
+  auto it = trials_.find(id);
+  return it == trials_.end() ? nullptr : it->second.get();
+}
+
+JobSpec ExperimentService::JobOf(const ExperimentRuntime& exp) const {
+  JobSpec job;
+  job.job_id = exp.job_id;
+  job.experiment_id = exp.id;
+  job.name = exp.config.name;
+  job.username = exp.username;
+  job.submission_time = exp.submission_time;
+  job.priority = exp.config.resources.priority;
+  job.weight = exp.config.resources.weight;
+  job.max_slots = exp.config.resources.max_slots;
+  job.position = exp.queue_position;
+  job.pool = deps_.allocations->ResolvePool(exp.config.resources.resource_pool,
+                                            exp.config.resources.slots_per_trial);
+  job.single_node = exp.config.resources.is_single_node.value_or(false);
+  job.preemption_timeout_seconds = exp.config.preemption_timeout;
+  job.terminal = core::IsTerminal(exp.state);
+  return job;
+}
+
+void ExperimentService::PublishJob(const ExperimentRuntime& exp) {
+  deps_.allocations->SetJob(JobOf(exp));
+  deps_.view->PutExperiment(exp.id, exp.state);
+}
+
+void ExperimentService::NotifyTrial(int64_t trial_id) {
+  deps_.waiters->Notify(TrialKey(trial_id));
+  deps_.waiters->Notify(TrialLogsKey(trial_id));
+}
+
+void ExperimentService::Publish(const TrialRuntime& trial) {
+  deps_.view->PutTrial(trial.id, trial.experiment_id, trial.state, trial.run_id, trial.task_id);
+  NotifyTrial(trial.id);
+}
+
+Result<CreateExperimentResult> ExperimentService::CreateExperiment(
+    const CreateExperimentRequest& req, const Principal& who) {
+  if (req.content_bytes >= kMaxContextBytes) {
+    return InvalidArgument("model definition is " + std::to_string(req.content_bytes) +
+                           " bytes, over the maximum allowed size of " +
+                           std::to_string(kMaxContextBytes) + " bytes (95 MiB)");
+  }
+  const MasterConfig& config = *deps_.config;
+  config::ConfigDefaults defaults;
+  defaults.checkpoint_storage = config.checkpoint_storage;
+  // Determined's seed is an int32 (0..2^31-1); the unix time in seconds fits until 2038.
+  defaults.experiment_seed = static_cast<uint32_t>((Now() / 1000000) & 0x7fffffff);
+  defaults.preemption_timeout = config.preemption_timeout_seconds;
+  defaults.task_container_defaults = config.task_container_defaults;
+  DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg,
+                       config::ParseExperimentConfig(req.config_yaml, defaults));
+  Result<std::unique_ptr<searcher::Searcher>> search = searcher::Searcher::Create(cfg);
+  if (!search.ok()) return InvalidArgument(search.status().message());
+  DET_RETURN_IF_ERROR(deps_.allocations->CheckPoolExists(cfg.resources.resource_pool));
+  CreateExperimentResult result;
+  result.config = cfg.defaulted;
+  if (req.validate_only) return result;
+
+  DET_ASSIGN_OR_RETURN(std::string tgz, CreateTarGz(req.files));
+  store::ExperimentRow row;
+  row.state = std::string(core::RunStateName(RunState::kPaused));
+  row.config = cfg.defaulted;
+  row.original_config = req.config_yaml;
+  row.owner_id = who.user_id;
+  row.job_id = NewToken().substr(0, 32);
+  row.start_time = Now();
+  row.parent_id = req.parent_id;
+
+  auto exp = std::make_unique<ExperimentRuntime>();
+  exp->config = cfg;
+  exp->searcher = std::make_unique<searcher::JournaledSearcher>(std::move(search).value());
+  exp->owner_id = who.user_id;
+  exp->username = who.username;
+  exp->job_id = row.job_id;
+  exp->submission_time = row.start_time;
+  row.snapshot = {
+      {"initialized", false}, {"searcher", exp->searcher->Snapshot()}, {"trials", json::object()}};
+  // Until it is published on the loop, nothing else can see the experiment's runtime: its rows
+  // and first trials are written here, so the loop does not wait for a large search.
+  DET_ASSIGN_OR_RETURN(int64_t id, deps_.store->InsertExperiment(row, tgz));
+  row.id = id;
+  exp->id = id;
+  spdlog::info("created experiment {}", id);
+  if (req.activate) {
+    DET_RETURN_IF_ERROR(ActivateNewExperiment(std::move(exp)));
+    row.state = std::string(core::RunStateName(RunState::kActive));
+  } else {
+    AdoptOffLoop(std::move(exp));
+  }
+  result.experiment = row;
+  return result;
+}
+
+void ExperimentService::AdoptOffLoop(std::unique_ptr<ExperimentRuntime> exp) {
+  auto holder = std::make_shared<std::unique_ptr<ExperimentRuntime>>(std::move(exp));
+  deps_.loop->Read<bool>([this, holder] {
+    runtime_role.Assume();
+    Adopt(std::move(*holder));
+    return true;
+  });
+}
+
+void ExperimentService::Adopt(std::unique_ptr<ExperimentRuntime> exp) {
+  int64_t id = exp->id;
+  ExperimentRuntime& ref = *exp;
+  experiments_[id] = std::move(exp);
+  PublishJob(ref);
+}
+
+Status ExperimentService::SetExperimentState(ExperimentRuntime& exp, RunState state,
+                                             store::DecisionWrites extra, TrialMoves moves) {
+  if (exp.state == state) return Status::Ok();
+  if (!core::ExperimentTransitionAllowed(exp.state, state)) {
+    return FailedPrecondition("experiment " + std::to_string(exp.id) + " cannot move from " +
+                              std::string(core::RunStateName(exp.state)) + " to " +
+                              std::string(core::RunStateName(state)));
+  }
+  store::DecisionWrites& w = extra;
+  std::optional<int64_t> end_time;
+  if (core::IsTerminal(state)) end_time = Now();
+  w.experiment_state =
+      store::ExperimentStateWrite{exp.id, std::string(core::RunStateName(state)), end_time};
+  if (state == RunState::kCompleted) {
+    w.experiment_progress = store::ExperimentProgressWrite{exp.id, 1.0};
+  }
+  DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
+  RunState old = exp.state;
+  exp.state = state;
+  PublishJob(exp);
+  CommitTrialStates(moves);
+  spdlog::info("experiment {} {} -> {}", exp.id, core::RunStateName(old),
+               core::RunStateName(state));
+  if (core::IsTerminal(state)) {
+    Status gc = deps_.checkpoints->CollectExperimentCheckpoints(exp.id);
+    if (!gc.ok()) spdlog::error("checkpoint GC of experiment {}: {}", exp.id, gc.ToString());
+  }
+  if (state == RunState::kActive) {
+    if (!exp.initialized) {
+      exp.initialized = true;
+      DET_RETURN_IF_ERROR(ProcessActions(exp, exp.searcher->InitialOperations()));
+    }
+    std::vector<TrialRuntime*> paused, active;
+    for (auto& [rid, tid] : exp.trial_by_request) {
+      TrialRuntime* t = trials_[tid].get();
+      if (t->state == RunState::kPaused) paused.push_back(t);
+      if (t->state == RunState::kPaused || t->state == RunState::kActive) active.push_back(t);
+    }
+    // The paused trials' return and their new runs: one transaction.
+    store::DecisionWrites resume;
+    TrialMoves back;
+    DET_RETURN_IF_ERROR(StageTrialStates(paused, RunState::kActive, &resume, &back));
+    DET_RETURN_IF_ERROR(RequestAllocations(active, std::move(resume)));
+    CommitTrialStates(back);
+  }
+  return Status::Ok();
+}
+
+Status ExperimentService::StageTrialStates(const std::vector<TrialRuntime*>& trials, RunState state,
+                                           store::DecisionWrites* writes, TrialMoves* moves) {
+  std::optional<int64_t> end_time;
+  if (core::IsTerminal(state)) end_time = Now();
+  size_t staged = moves->size();
+  for (TrialRuntime* trial : trials) {
+    if (trial->state == state) continue;
+    if (core::IsTerminal(trial->state)) continue;  // patches ignored once terminal
+    if (!core::TrialTransitionAllowed(trial->state, state)) {
+      moves->resize(staged);
+      return FailedPrecondition("trial " + std::to_string(trial->id) + " cannot move from " +
+                                std::string(core::RunStateName(trial->state)) + " to " +
+                                std::string(core::RunStateName(state)));
+    }
+    writes->trials.push_back({trial->id, std::string(core::RunStateName(state)), trial->run_id,
+                              trial->restarts, end_time});
+    moves->emplace_back(trial, state);
+  }
+  return Status::Ok();
+}
+
+void ExperimentService::CommitTrialStates(const TrialMoves& moves) {
+  for (const auto& [trial, state] : moves) {
+    trial->state = state;
+    Publish(*trial);
+  }
+}
+
+Status ExperimentService::SetTrialStates(const std::vector<TrialRuntime*>& trials, RunState state,
+                                         store::DecisionWrites extra) {
+  store::DecisionWrites& w = extra;
+  TrialMoves moves;
+  DET_RETURN_IF_ERROR(StageTrialStates(trials, state, &w, &moves));
+  if (w.empty()) return Status::Ok();
+  DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
+  for (const auto& log : w.logs) deps_.logs->Notify(log.trial_id);
+  CommitTrialStates(moves);
+  return Status::Ok();
+}
+
+namespace {
+
+// Persists an experiment's searcher state: `changed` may differ from what was persisted, `all`
+// lists every trial (asked for when the journal has no mirror of the experiment).
+Status PersistToJournal(
+    SearcherJournalService* journal, int64_t experiment_id, searcher::Searcher* search,
+    bool initialized, const std::optional<searcher::ShutdownAction>& shutdown,
+    const std::optional<scheduler::QueuePosition>& queue_position,
+    SearcherJournalService::Trials changed,
+    const std::function<SearcherJournalService::Trials()>& all,
+    SearcherJournalService::Wait wait = SearcherJournalService::Wait::kAwaited) {
+  SearcherHeader header;
+  header.initialized = initialized;
+  header.shutdown = shutdown;
+  if (queue_position) header.queue_position = queue_position->ToString();
+  auto* journaled = dynamic_cast<searcher::JournaledSearcher*>(search);
+  if (journaled == nullptr) return Internal("experiment searcher is not journaled");
+  return journal->PersistChanged(experiment_id, *journaled, header, std::move(changed), all, wait);
+}
+
+}  // namespace
+
+// Only the trials marked dirty (TrialRuntime::MutableSearcher) are diffed: O(changes).
+Status ExperimentService::PersistSnapshot(ExperimentRuntime& exp) {
+  SearcherJournalService::Trials changed;
+  changed.reserve(exp.searcher_dirty->size());
+  std::set<std::string> unpublished;  // staged, not yet a trial of exp: kept for later
+  for (const std::string& rid : *exp.searcher_dirty) {
+    auto it = exp.trial_by_request.find(rid);
+    if (it == exp.trial_by_request.end()) {
+      unpublished.insert(rid);
+      continue;
+    }
+    changed.emplace_back(rid, trials_[it->second]->searcher());
+  }
+  auto all = [&]() NO_THREAD_SAFETY_ANALYSIS {  // called within this call, on the loop
+    SearcherJournalService::Trials every;
+    every.reserve(exp.trial_by_request.size());
+    for (const auto& [rid, tid] : exp.trial_by_request) {
+      every.emplace_back(rid, trials_.at(tid)->searcher());
+    }
+    return every;
+  };
+  Status st = PersistToJournal(deps_.searcher_journal, exp.id, exp.searcher.get(), exp.initialized,
+                               exp.shutdown, exp.queue_position, std::move(changed), all);
+  // On failure the marks stay: the next call reports them again (and the service, which has
+  // dropped its mirror, writes a full snapshot from every trial anyway).
+  if (st.ok()) *exp.searcher_dirty = std::move(unpublished);
+  return st;
+}
+
+// Every trial is given (the experiment's first persist, before it is published).
+Status ExperimentService::PersistSearcherState(ExperimentRuntime& exp,
+                                               SearcherJournalService::Trials trials) {
+  // Not awaited: the trial rows, stored first, imply it (a restore that finds rows its snapshot
+  // does not know replays their creation), so a large search answers before it is written.
+  return PersistToJournal(
+      deps_.searcher_journal, exp.id, exp.searcher.get(), exp.initialized, exp.shutdown,
+      exp.queue_position, trials, [&trials] { return trials; },
+      SearcherJournalService::Wait::kNotAwaited);
+}
+
+Status ExperimentService::ProcessActions(ExperimentRuntime& exp,
+                                         std::vector<searcher::Action> actions) {
+  std::deque<searcher::Action> queue(std::make_move_iterator(actions.begin()),
+                                     std::make_move_iterator(actions.end()));
+  // Trials created or given an operation here: they may need a process.
+  std::set<int64_t> touched;
+  while (!queue.empty()) {
+    // Creations are stored together; when nothing follows them, with their allocations.
+    StagedTrials staged;
+    DET_RETURN_IF_ERROR(StageCreations(exp, queue, &staged));
+    if (!staged.empty()) {
+      bool last = queue.empty() && exp.state == RunState::kActive;
+      DET_RETURN_IF_ERROR(ApplyStaged(exp, &staged, last, {}));
+      std::vector<store::TaskLogRow> logs;
+      for (const StagedTrials::Entry& e : staged.entries) {
+        if (e.allocation) {
+          logs.push_back(deps_.logs->Row(e.trial->id, e.trial->task_id,
+                                         SchedulingMessage(*e.trial, *e.allocation)));
+        }
+      }
+      deps_.searcher_journal->QueueTaskLogs(std::move(logs));  // written after this decision
+      PublishStaged(exp, &staged, &touched);
+    }
+    if (queue.empty()) break;
+    searcher::Action action = std::move(queue.front());
+    queue.pop_front();
+    if (auto* v = std::get_if<searcher::ValidateAfterAction>(&action)) {
+      auto it = exp.trial_by_request.find(v->request_id);
+      if (it != exp.trial_by_request.end()) {
+        trials_[it->second]->MutableSearcher().ops.push_back(v->length);
+        touched.insert(it->second);
+        NotifyTrial(it->second);
+      }
+    } else if (auto* cl = std::get_if<searcher::CloseAction>(&action)) {
+      auto it = exp.trial_by_request.find(cl->request_id);
+      if (it == exp.trial_by_request.end()) continue;
+      TrialRuntime& t = *trials_[it->second];
+      t.MutableSearcher().closed = true;
+      t.MutableSearcher().ops.clear();
+      NotifyTrial(t.id);
+      if (!t.allocation_id.empty()) {
+        // A running trial is asked to checkpoint and stop; its exit then completes it.
+        deps_.allocations->Terminate(t.allocation_id, true);
+      } else if (!core::IsTerminal(t.state) && !core::IsStopping(t.state)) {
+        // An idle trial (waiting for an operation that will not come) is done.
+        DET_RETURN_IF_ERROR(SetTrialStates({&t}, RunState::kCompleted));
+        if (!t.searcher().searcher_exited) {
+          t.MutableSearcher().searcher_exited = true;
+          for (auto& a : exp.searcher->TrialExited(t.request_id)) queue.push_back(std::move(a));
+        }
+      }
+    } else if (auto* s = std::get_if<searcher::ShutdownAction>(&action)) {
+      exp.shutdown = *s;
+    }
+  }
+  DET_RETURN_IF_ERROR(PersistSnapshot(exp));
+  store::DecisionWrites progress;
+  progress.experiment_progress = store::ExperimentProgressWrite{exp.id, exp.searcher->Progress()};
+  DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(progress).status());
+  if (exp.state == RunState::kActive) {
+    // New trials, and idle trials that just received an operation, need a process.
+    std::vector<TrialRuntime*> need;
+    for (int64_t tid : touched) {
+      TrialRuntime& t = *trials_[tid];
+      if (t.state == RunState::kActive && t.allocation_id.empty() && !t.searcher().closed) {
+        need.push_back(&t);
+      }
+    }
+    DET_RETURN_IF_ERROR(RequestAllocations(need));
+  }
+  return MaybeFinishExperiment(exp);
+}
+
+Result<std::string> ExperimentService::WarmStartCheckpoint(const ExperimentRuntime& exp,
+                                                           const searcher::CreateAction& create) {
+  std::optional<int64_t> source_trial;
+  if (create.parent_request_id) {
+    auto it = exp.trial_by_request.find(*create.parent_request_id);
+    if (it != exp.trial_by_request.end()) source_trial = it->second;
+  } else if (exp.config.searcher.source_checkpoint_uuid) {
+    return *exp.config.searcher.source_checkpoint_uuid;
+  } else if (exp.config.searcher.source_trial_id) {
+    source_trial = *exp.config.searcher.source_trial_id;
+  }
+  if (!source_trial) return std::string();
+  DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest,
+                       deps_.checkpoints->LatestCompleted(*source_trial));
+  return latest ? latest->uuid : std::string();
+}
+
+Status ExperimentService::MaybeFinishExperiment(ExperimentRuntime& exp) {
+  if (core::IsTerminal(exp.state)) return Status::Ok();
+  core::ExperimentTrialsSummary summary;
+  for (const auto& [rid, tid] : exp.trial_by_request) {
+    const TrialRuntime& t = *trials_[tid];
+    if (!core::IsTerminal(t.state) || !t.allocation_id.empty()) summary.live++;
+    summary.any_completed = summary.any_completed || t.state == RunState::kCompleted;
+    summary.any_errored = summary.any_errored || t.state == RunState::kError;
+  }
+  std::optional<core::SearcherShutdown> shutdown;
+  if (exp.shutdown) shutdown = core::SearcherShutdown{exp.shutdown->cancel, exp.shutdown->failure};
+  std::optional<RunState> end =
+      core::ExperimentEndState(exp.state, summary, exp.continued, shutdown);
+  if (!end) return Status::Ok();
+  return SetExperimentState(exp, *end);
+}
+
+std::unique_ptr<AllocationRuntime> ExperimentService::NewAllocation(const ExperimentRuntime& exp,
+                                                                    TrialRuntime& trial) const {
+  trial.run_id += 1;
+  return deps_.allocations->NewAllocation(exp.job_id, exp.id, trial.id, trial.task_id, trial.run_id,
+                                          exp.config.resources.slots_per_trial);
+}
+
+std::string ExperimentService::SchedulingMessage(const TrialRuntime& trial,
+                                                 const AllocationRuntime& alloc) {
+  return "Scheduling Trial " + std::to_string(trial.id) + " (Experiment " +
+         std::to_string(trial.experiment_id) + ") (id: " + alloc.id + ")";
+}
+
+Status ExperimentService::RequestAllocations(const std::vector<TrialRuntime*>& trials,
+                                             store::DecisionWrites extra) {
+  store::DecisionWrites& w = extra;
+  std::vector<std::pair<TrialRuntime*, std::unique_ptr<AllocationRuntime>>> made;
+  for (TrialRuntime* t : trials) {
+    if (!t->allocation_id.empty()) continue;
+    auto alloc = NewAllocation(*experiments_.at(t->experiment_id), *t);
+    w.trials.push_back({t->id, std::nullopt, t->run_id, t->restarts, std::nullopt});
+    w.allocations.push_back(AllocationService::RowOf(*alloc));
+    w.logs.push_back(deps_.logs->Row(t->id, t->task_id, SchedulingMessage(*t, *alloc)));
+    made.emplace_back(t, std::move(alloc));
+  }
+  if (w.empty()) return Status::Ok();
+  if (Status st = deps_.store->ApplyDecision(w).status(); !st.ok()) {
+    for (auto& [t, alloc] : made) t->run_id -= 1;
+    return st;
+  }
+  for (const auto& log : w.logs) deps_.logs->Notify(log.trial_id);
+  for (auto& [t, alloc] : made) {
+    t->allocation_id = alloc->id;
+    Publish(*t);
+    deps_.allocations->Publish(std::move(alloc));
+  }
+  return Status::Ok();
+}
+
+void ExperimentService::ActivateExperiment(int64_t id, Done<Status> done) {
+  Run(
+      [this, id]() ON_RUNTIME -> Status {
+        ExperimentRuntime* exp = FindExperiment(id);
+        if (exp == nullptr) {
+          DET_RETURN_IF_ERROR(deps_.store->GetExperiment(id).status());
+          return FailedPrecondition("experiment " + std::to_string(id) + " is in a terminal state");
+        }
+        if (exp->state == RunState::kActive) return Status::Ok();
+        return SetExperimentState(*exp, RunState::kActive);
+      },
+      std::move(done));
+}
+
+void ExperimentService::PauseExperiment(int64_t id, Done<Status> done) {
+  Run(
+      [this, id]() ON_RUNTIME -> Status {
+        ExperimentRuntime* found = FindExperiment(id);
+        if (found == nullptr) {
+          DET_RETURN_IF_ERROR(deps_.store->GetExperiment(id).status());
+          return FailedPrecondition("experiment " + std::to_string(id) + " is in a terminal state");
+        }
+        ExperimentRuntime& exp = *found;
+        if (exp.state == RunState::kPaused) return Status::Ok();
+        std::vector<TrialRuntime*> active;
+        for (auto& [rid, tid] : exp.trial_by_request) {
+          TrialRuntime* t = trials_[tid].get();
+          if (t->state == RunState::kActive) active.push_back(t);
+        }
+        // The experiment and its trials: one transaction.
+        store::DecisionWrites w;
+        TrialMoves moves;
+        DET_RETURN_IF_ERROR(StageTrialStates(active, RunState::kPaused, &w, &moves));
+        DET_RETURN_IF_ERROR(SetExperimentState(exp, RunState::kPaused, std::move(w), moves));
+        for (TrialRuntime* t : active) {
+          if (!t->allocation_id.empty()) deps_.allocations->Terminate(t->allocation_id, true);
+        }
+        return Status::Ok();
+      },
+      std::move(done));
+}
+
+void ExperimentService::CancelExperiment(int64_t id, Done<Status> done) {
+  Run([this, id]() ON_RUNTIME { return StopExperiment(id, RunState::kStoppingCanceled); },
+      std::move(done));
+}
+
+void ExperimentService::KillExperiment(int64_t id, Done<Status> done) {
+  Run([this, id]() ON_RUNTIME { return StopExperiment(id, RunState::kStoppingKilled); },
+      std::move(done));
+}
+
+// Cancel asks trials to checkpoint and exit (preemption); kill ends them at once. A trial with no
+// process goes straight to CANCELED.
+Status ExperimentService::StopExperiment(int64_t id, RunState stopping) {
+  ExperimentRuntime* found = FindExperiment(id);
+  if (found == nullptr) {
+    DET_RETURN_IF_ERROR(deps_.store->GetExperiment(id).status());
+    return Status::Ok();  // already terminal
+  }
+  ExperimentRuntime& exp = *found;
+  bool graceful = stopping == RunState::kStoppingCanceled;
+  if (exp.state == stopping || (graceful && exp.state == RunState::kStoppingKilled)) {
+    return Status::Ok();
+  }
+  // Trials with a process stop through it; the others end now, in the experiment's own
+  // transaction. Again for trials the searcher creates meanwhile (a pending allocation ends at
+  // once, and its trial's exit may make the searcher create another).
+  auto stage = [&](store::DecisionWrites* w, TrialMoves* moves, std::vector<TrialRuntime*>* running)
+                   ON_RUNTIME -> Status {
+    std::vector<TrialRuntime*> idle;
+    for (auto& [rid, tid] : exp.trial_by_request) {
+      TrialRuntime* t = trials_[tid].get();
+      bool live = !t->allocation_id.empty();
+      if (core::IsTerminal(t->state) || t->state == core::TrialStateOnStop(stopping, live)) {
+        continue;
+      }
+      (live ? *running : idle).push_back(t);
+    }
+    DET_RETURN_IF_ERROR(
+        StageTrialStates(*running, core::TrialStateOnStop(stopping, true), w, moves));
+    return StageTrialStates(idle, core::TrialStateOnStop(stopping, false), w, moves);
+  };
+  auto terminate = [&](const std::vector<TrialRuntime*>& running) ON_RUNTIME {
+    for (TrialRuntime* t : running) {
+      if (!t->allocation_id.empty()) deps_.allocations->Terminate(t->allocation_id, graceful);
+    }
+  };
+  {
+    store::DecisionWrites w;
+    TrialMoves moves;
+    std::vector<TrialRuntime*> running;
+    DET_RETURN_IF_ERROR(stage(&w, &moves, &running));
+    DET_RETURN_IF_ERROR(SetExperimentState(exp, stopping, std::move(w), moves));
+    terminate(running);
+  }
+  while (true) {
+    store::DecisionWrites w;
+    TrialMoves moves;
+    std::vector<TrialRuntime*> running;
+    DET_RETURN_IF_ERROR(stage(&w, &moves, &running));
+    if (moves.empty()) break;
+    DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
+    CommitTrialStates(moves);
+    terminate(running);
+  }
+  return MaybeFinishExperiment(exp);
+}
+
+namespace {
+
+Status Wait(const std::function<void(Done<Status>)>& start) {
+  std::promise<Status> p;
+  start([&p](Status st) { p.set_value(std::move(st)); });
+  return p.get_future().get();
+}
+
+}  // namespace
+
+Status ExperimentService::ActivateExperiment(int64_t id) {
+  return Wait([&](Done<Status> d) { ActivateExperiment(id, std::move(d)); });
+}
+Status ExperimentService::PauseExperiment(int64_t id) {
+  return Wait([&](Done<Status> d) { PauseExperiment(id, std::move(d)); });
+}
+Status ExperimentService::CancelExperiment(int64_t id) {
+  return Wait([&](Done<Status> d) { CancelExperiment(id, std::move(d)); });
+}
+Status ExperimentService::KillExperiment(int64_t id) {
+  return Wait([&](Done<Status> d) { KillExperiment(id, std::move(d)); });
+}
+Status ExperimentService::PatchExperiment(int64_t id, const json& patch) {
+  return Wait([&](Done<Status> d) { PatchExperiment(id, patch, std::move(d)); });
+}
+Status ExperimentService::ContinueExperiment(int64_t id, const std::string& override_yaml) {
+  return Wait([&](Done<Status> d) { ContinueExperiment(id, override_yaml, std::move(d)); });
+}
+Status ExperimentService::SetArchived(int64_t id, bool archived) {
+  return Wait([&](Done<Status> d) { SetArchived(id, archived, std::move(d)); });
+}
+Status ExperimentService::DeleteExperiment(int64_t id) {
+  return Wait([&](Done<Status> d) { DeleteExperiment(id, std::move(d)); });
+}
+Status ExperimentService::KillTrial(int64_t trial_id) {
+  return Wait([&](Done<Status> d) { KillTrial(trial_id, std::move(d)); });
+}
+Status ExperimentService::CompleteSearcherOperation(int64_t trial_id, uint64_t length,
+                                                    double metric) {
+  return Wait(
+      [&](Done<Status> d) { CompleteSearcherOperation(trial_id, length, metric, std::move(d)); });
+}
+Status ExperimentService::ReportProgress(int64_t trial_id, double fraction) {
+  return Wait([&](Done<Status> d) { ReportProgress(trial_id, fraction, std::move(d)); });
+}
+Status ExperimentService::ReportEarlyExit(int64_t trial_id, const std::string& reason) {
+  return Wait([&](Done<Status> d) { ReportEarlyExit(trial_id, reason, std::move(d)); });
+}
+
+}  // namespace det::master::server

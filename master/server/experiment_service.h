@@ -1,0 +1,284 @@
+#pragma once
+// ExperimentService: experiments and trials. It owns every live experiment's runtime (its
+// searcher, its trials and their searcher bookkeeping), applies their state machine
+// (master/core/lifecycle.h, exit_policy.h: pure and tested without I/O) on the runtime loop
+// (runtime_loop.h), stores each decision as one batch of writes (store::DecisionWrites) before
+// acting on it, and asks the allocations service for processes (AllocationService). Reads of
+// experiments and trials come from the store and the published RuntimeView, never the loop.
+//
+// Files: experiment_lifecycle.cc (create, activate, pause, stop, searcher actions),
+// trial_creation.cc (trials staged and stored in batches), experiment_restore.cc (start-up),
+// trial_reports.cc (what trial processes report: metrics, checkpoints, searcher operations,
+// progress, logs), trial_launch.cc (a trial's process start and end), experiment_edits.cc
+// (patch, continue, kill a trial, delete, job updates), experiment_views.cc (reads).
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/archive.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "master/config/experiment_config.h"
+#include "master/core/states.h"
+#include "master/searcher/searcher.h"
+#include "master/server/allocation_service.h"
+#include "master/server/auth_service.h"
+#include "master/server/master_config.h"
+#include "master/server/runtime_loop.h"
+#include "master/server/runtime_records.h"
+#include "master/server/runtime_view.h"
+#include "master/server/searcher_journal_service.h"
+#include "master/server/trial_log_sink.h"
+#include "master/server/waiters.h"
+#include "master/store/decision_writes.h"
+#include "master/store/store.h"
+
+namespace det::master::server {
+
+struct ExperimentView {
+  store::ExperimentRow row;
+  std::string presented_state;  // STATE_QUEUED / STATE_RUNNING for ACTIVE, else STATE_<db>
+  int64_t num_trials = 0;
+  std::string username;
+  bool unmanaged = false;  // run by a core_v2 script (UnmanagedService)
+  std::optional<std::string> external_experiment_id;
+};
+
+struct TrialView {
+  store::TrialRow row;
+  std::string presented_state;
+  std::vector<std::string> task_ids;
+  std::optional<store::MetricRow> latest_validation;
+  std::optional<store::MetricRow> best_validation;
+  std::optional<store::CheckpointRow> best_checkpoint;
+  nlohmann::json summary_metrics = nlohmann::json::object();  // Store::GetTrialSummaryMetrics
+  int64_t checkpoint_count = 0;                               // COMPLETED checkpoints
+  int64_t total_checkpoint_size = 0;                          // bytes of those
+};
+
+struct SearcherOpView {
+  std::optional<std::string> request_id;
+  std::optional<uint64_t> length;  // nullopt: no op now
+  bool completed = false;
+};
+
+struct CreateExperimentRequest {
+  std::string config_yaml;
+  std::vector<ArchiveEntry> files;
+  int64_t content_bytes = 0;
+  bool activate = true;
+  bool validate_only = false;
+  std::optional<int64_t> parent_id;
+};
+
+struct CreateExperimentResult {
+  std::optional<store::ExperimentRow> experiment;  // absent for validate_only
+  nlohmann::json config;
+  std::vector<std::string> warnings;
+};
+
+// The largest context accepted: (128 MiB / 8 * 6) - 1 MiB, as Determined.
+constexpr int64_t kMaxContextBytes = 95ll * 1024 * 1024;
+
+class ExperimentService : public AllocationOwner {
+ public:
+  struct Deps {
+    const MasterConfig* config = nullptr;
+    store::Store* store = nullptr;
+    const Clock* clock = nullptr;
+    RuntimeLoop* loop = nullptr;
+    Waiters* waiters = nullptr;
+    RuntimeView* view = nullptr;
+    TrialLogSink* logs = nullptr;
+    AuthService* auth = nullptr;
+    AllocationService* allocations = nullptr;
+    class CheckpointService* checkpoints = nullptr;
+    SearcherJournalService* searcher_journal = nullptr;
+    class MetricsService* metrics = nullptr;
+    class UnmanagedService* unmanaged = nullptr;
+    class TaskService* tasks = nullptr;
+  };
+
+  explicit ExperimentService(Deps deps) : deps_(deps) {}
+  ExperimentService(const ExperimentService&) = delete;
+  ExperimentService& operator=(const ExperimentService&) = delete;
+
+  // Rebuilds every non-terminal experiment from the store (at start-up, before the loop runs).
+  Status Restore() ON_RUNTIME;
+
+  // --- Experiments. A change answers once it is stored. ---
+  Result<CreateExperimentResult> CreateExperiment(const CreateExperimentRequest& req,
+                                                  const Principal& who);
+  void ActivateExperiment(int64_t id, Done<Status> done);
+  void PauseExperiment(int64_t id, Done<Status> done);
+  void CancelExperiment(int64_t id, Done<Status> done);
+  void KillExperiment(int64_t id, Done<Status> done);
+  // `patch` holds Determined's PatchExperiment fields: name, description, labels, notes,
+  // resources {maxSlots, weight, priority}, checkpointStorage {saveExperimentBest, ...}.
+  void PatchExperiment(int64_t id, nlohmann::json patch, Done<Status> done);
+  void ContinueExperiment(int64_t id, std::string override_yaml, Done<Status> done);
+  void SetArchived(int64_t id, bool archived, Done<Status> done);
+  // Deletes a terminal experiment: DELETING, every checkpoint's files, then its rows.
+  void DeleteExperiment(int64_t id, Done<Status> done);
+  void KillTrial(int64_t trial_id, Done<Status> done);
+  // The same, waiting for the answer (tests, tools).
+  Status ActivateExperiment(int64_t id);
+  Status PauseExperiment(int64_t id);
+  Status CancelExperiment(int64_t id);
+  Status KillExperiment(int64_t id);
+  Status PatchExperiment(int64_t id, const nlohmann::json& patch);
+  Status ContinueExperiment(int64_t id, const std::string& override_yaml);
+  Status SetArchived(int64_t id, bool archived);
+  Status DeleteExperiment(int64_t id);
+  Status KillTrial(int64_t trial_id);
+
+  // --- Reads (the store and the RuntimeView; never the loop). ---
+  Result<ExperimentView> GetExperiment(int64_t id);
+  // One page of the experiments matching `filter`, in its order; `total` counts every match.
+  Result<std::vector<ExperimentView>> ListExperiments(const store::ExperimentFilter& filter,
+                                                      const store::Page& page, int64_t* total);
+  Result<std::vector<TrialView>> ListTrials(int64_t experiment_id);
+  Result<TrialView> GetTrial(int64_t trial_id);
+  // The views of several trials (a page of a list), read together (Store::GetTrialViewRows), in
+  // the order of `trial_ids`; NotFound when one does not exist.
+  Result<std::vector<TrialView>> GetTrials(const std::vector<int64_t>& trial_ids);
+  Result<std::string> GetContextForTask(const std::string& task_id);
+  // The experiment's context directory as submitted, a tar.gz.
+  Result<std::string> GetModelDefinition(int64_t experiment_id);
+  Result<std::optional<double>> BestValidationMetric(int64_t experiment_id);
+  // The rungs of an adaptive_asha / async_halving search per bracket, with the trials each
+  // promoted or stopped, from its searcher (experiment_views.cc; searcher/rung_view.h).
+  Result<nlohmann::json> SearcherRungs(int64_t experiment_id);
+  Result<std::vector<store::MetricRow>> ListMetrics(int64_t trial_id, const std::string& group);
+  Result<std::vector<store::TaskLogRow>> TrialLogs(int64_t trial_id, int64_t after_id,
+                                                   int64_t limit, bool descending);
+  // True once the trial is terminal and has no live allocation.
+  bool TrialFinished(int64_t trial_id);
+  // Blocks the calling thread (a log stream) until the trial logs something or changes state,
+  // or `timeout_ms` passes.
+  void WaitForTrialLogs(int64_t trial_id, int64_t timeout_ms);
+
+  // --- What trial processes report (principal: their allocation, or a user). ---
+  // Checks the report against the published view and queues it on the metrics service; `done`
+  // runs once it is committed (and a 0.38 searcher has seen a validation report) or refused.
+  void ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id, int64_t steps,
+                     const std::string& group, nlohmann::json metrics, Done<Status> done);
+  Status ReportCheckpoint(const Principal& who, store::CheckpointRow row);
+  // Answers at once when the trial has an operation or is done, else when one arrives or after
+  // `wait_ms` (no operation, not completed).
+  void GetSearcherOperation(int64_t trial_id, int64_t wait_ms, Reply<SearcherOpView> reply);
+  void CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric,
+                                 Done<Status> done);
+  void ReportProgress(int64_t trial_id, double fraction, Done<Status> done);
+  void ReportEarlyExit(int64_t trial_id, std::string reason, Done<Status> done);
+  Status CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric);
+  Status ReportProgress(int64_t trial_id, double fraction);
+  Status ReportEarlyExit(int64_t trial_id, const std::string& reason);
+  Status SetRunnerState(int64_t trial_id, const std::string& state);
+  Result<nlohmann::json> SetTrialMetadata(int64_t trial_id, const nlohmann::json& metadata);
+  Result<nlohmann::json> GetTrialMetadata(int64_t trial_id);
+  Status AddTaskLogs(const Principal& who, std::vector<store::TaskLogRow> rows);
+
+  // --- AllocationOwner (trial_launch.cc, experiment_edits.cc). ---
+  Result<TrialLaunch> LaunchOf(const AllocationRuntime& alloc,
+                               const std::string& device) override ON_RUNTIME;
+  Status AllocationEnded(const AllocationRuntime& alloc, const AllocationEnd& end,
+                         store::DecisionWrites writes) override ON_RUNTIME;
+  Status UpdateJobOf(int64_t experiment_id, const nlohmann::json& resources, bool position_set,
+                     std::optional<scheduler::QueuePosition> position) override ON_RUNTIME;
+
+ private:
+  // Runs `decide` on the loop and answers `done` once its writes (and searcher state) are
+  // stored; the synchronous form waits for that answer.
+  void Run(std::function<Status()> decide, Done<Status> done);
+  Status RunAndWait(std::function<Status()> decide);
+
+  ExperimentRuntime* FindExperiment(int64_t id) ON_RUNTIME;
+  TrialRuntime* FindTrial(int64_t id) ON_RUNTIME;
+  // The experiment's job as the scheduler sees it, handed to the allocations service.
+  JobSpec JobOf(const ExperimentRuntime& exp) const;
+  void PublishJob(const ExperimentRuntime& exp) ON_RUNTIME;
+  // Publishes the trial's lifecycle fields to the view and wakes its long polls.
+  void Publish(const TrialRuntime& trial) ON_RUNTIME;
+  void NotifyTrial(int64_t trial_id);
+
+  // Trial state changes staged into a decision's writes, applied to the runtime once stored.
+  using TrialMoves = std::vector<std::pair<TrialRuntime*, core::RunState>>;
+  // Stages the moves of `trials` to `state` (terminal trials and those already there stay).
+  Status StageTrialStates(const std::vector<TrialRuntime*>& trials, core::RunState state,
+                          store::DecisionWrites* writes, TrialMoves* moves) ON_RUNTIME;
+  void CommitTrialStates(const TrialMoves& moves) ON_RUNTIME;
+  // Moves the experiment to `state` in one transaction with `extra` and the trial `moves`
+  // staged into it, then does what the new state asks (activation, checkpoint GC).
+  Status SetExperimentState(ExperimentRuntime& exp, core::RunState state,
+                            store::DecisionWrites extra = {}, TrialMoves moves = {}) ON_RUNTIME;
+  // Moves the trials to `state` in one transaction with `extra` (applied even when no trial
+  // changes).
+  Status SetTrialStates(const std::vector<TrialRuntime*>& trials, core::RunState state,
+                        store::DecisionWrites extra = {}) ON_RUNTIME;
+  Status MaybeFinishExperiment(ExperimentRuntime& exp) ON_RUNTIME;
+  Status ProcessActions(ExperimentRuntime& exp, std::vector<searcher::Action> actions) ON_RUNTIME;
+  Status StopExperiment(int64_t id, core::RunState stopping) ON_RUNTIME;
+  // A journal record of what changed, or now and then a full snapshot (SearcherJournalService).
+  Status PersistSnapshot(ExperimentRuntime& exp) ON_RUNTIME;
+  // Queues the new experiment's searcher state with these trials (all of them) for the
+  // journal's writer, not awaited by the request (its trial rows imply it).
+  Status PersistSearcherState(ExperimentRuntime& exp, SearcherJournalService::Trials trials);
+  // The checkpoint a new trial starts from: its PBT parent's latest, or the config's
+  // source_checkpoint_uuid / source_trial_id's latest; "" when none.
+  Result<std::string> WarmStartCheckpoint(const ExperimentRuntime& exp,
+                                          const searcher::CreateAction& create);
+  // A new run of each trial and its pending allocation, stored in one transaction with
+  // `extra`, then queued.
+  Status RequestAllocations(const std::vector<TrialRuntime*>& trials,
+                            store::DecisionWrites extra = {}) ON_RUNTIME;
+  std::unique_ptr<AllocationRuntime> NewAllocation(const ExperimentRuntime& exp,
+                                                   TrialRuntime& trial) const;
+  static std::string SchedulingMessage(const TrialRuntime& trial, const AllocationRuntime& alloc);
+
+  // Trial creation in batches (trial_creation.cc). StageCreations takes the creations at the
+  // front of `queue` (and the operations of the trials they create) and tells the searcher; it
+  // stops at the first other action. It and ApplyStaged touch only `exp`, the store and the
+  // checkpoint service, so a new experiment's first trials are prepared and stored before it is
+  // published, off the loop.
+  Status StageCreations(ExperimentRuntime& exp, std::deque<searcher::Action>& queue,
+                        StagedTrials* staged);
+  // Stores the staged trials in one transaction with `extra` (and, with `first_allocations`,
+  // the allocation that queues each active one); fills in their ids.
+  Status ApplyStaged(const ExperimentRuntime& exp, StagedTrials* staged, bool first_allocations,
+                     store::DecisionWrites extra);
+  void PublishStaged(ExperimentRuntime& exp, StagedTrials* staged,
+                     std::set<int64_t>* created) ON_RUNTIME;
+  // Activates a new, unpublished experiment with its first trials stored in one transaction,
+  // then publishes it on the loop, where what the searcher asked beyond creations runs.
+  Status ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> exp);
+  // Makes a new or restored experiment part of the runtime.
+  void Adopt(std::unique_ptr<ExperimentRuntime> exp) ON_RUNTIME;
+  void AdoptOffLoop(std::unique_ptr<ExperimentRuntime> exp);
+
+  Status RestoreExperiment(const store::ExperimentRow& row,
+                           const std::map<int64_t, store::AllocationRow>& open_by_trial) ON_RUNTIME;
+
+  Status PatchExperimentNow(int64_t id, const nlohmann::json& patch) ON_RUNTIME;
+  Status ContinueExperimentNow(int64_t id, const nlohmann::json& overrides) ON_RUNTIME;
+  Status KillTrialNow(int64_t trial_id) ON_RUNTIME;
+  Status DeleteExperimentNow(int64_t id) ON_RUNTIME;
+  Status CompleteSearcherOperationNow(int64_t trial_id, uint64_t length, double metric) ON_RUNTIME;
+  Status ReportEarlyExitNow(int64_t trial_id, const std::string& reason) ON_RUNTIME;
+
+  int64_t Now() const { return deps_.clock->NowMicros(); }
+
+  const Deps deps_;
+  std::map<int64_t, std::unique_ptr<ExperimentRuntime>> experiments_ GUARDED_BY(runtime_role);
+  std::map<int64_t, std::unique_ptr<TrialRuntime>> trials_ GUARDED_BY(runtime_role);
+};
+
+}  // namespace det::master::server

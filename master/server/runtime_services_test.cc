@@ -1,0 +1,343 @@
+// The experiments and allocations services over a fake store and clock: no database, no
+// sockets, no sleeps. The runtime loop is never started, so every decision runs on the test's
+// thread as it is asked for, and the test runs the scheduling pass itself when one is due.
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "master/server/agent_admin_service.h"
+#include "master/server/allocation_service.h"
+#include "master/server/checkpoint_service.h"
+#include "master/server/experiment_service.h"
+#include "master/server/fake_runtime_store.h"
+#include "master/server/task_service.h"
+#include "master/server/unmanaged_service.h"
+
+namespace det::master::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kSearch[] =
+    "name: three\n"
+    "entrypoint: python3 train.py\n"
+    "searcher: {name: random, metric: loss, max_trials: 3, max_concurrent_trials: 3,\n"
+    "           max_length: {batches: 10}}\n"
+    "hyperparameters: {lr: {type: double, minval: 0.001, maxval: 0.1}}\n"
+    "max_restarts: 0\n";
+
+MasterConfig TestConfig() {
+  MasterConfig config;
+  config.data_dir = "/nonexistent-runtime-services-test";
+  EXPECT_TRUE(FinalizeMasterConfig(&config).ok());
+  return config;
+}
+
+// Every service of the runtime, wired as the Master wires them, over `store`.
+struct Runtime {
+  explicit Runtime(FakeRuntimeStore* store) : store(store) {
+    AllocationService::Deps a;
+    a.config = &config;
+    a.store = store;
+    a.clock = &clock;
+    a.loop = &loop;
+    a.waiters = &waiters;
+    a.view = &view;
+    a.logs = &logs;
+    a.auth = &auth;
+    a.agents = &agents;
+    a.tasks = &tasks;
+    a.agent_admin = &agent_admin;
+    allocations = std::make_unique<AllocationService>(a);
+    ExperimentService::Deps e;
+    e.config = &config;
+    e.store = store;
+    e.clock = &clock;
+    e.loop = &loop;
+    e.waiters = &waiters;
+    e.view = &view;
+    e.logs = &logs;
+    e.auth = &auth;
+    e.allocations = allocations.get();
+    e.checkpoints = &checkpoints;
+    e.searcher_journal = &journal;
+    e.unmanaged = &unmanaged;
+    e.tasks = &tasks;
+    experiments = std::make_unique<ExperimentService>(e);
+    allocations->SetOwner(experiments.get());
+    loop.SetHooks({[this] {
+                     runtime_role.Assume();
+                     allocations->SchedulePass();
+                   },
+                   [this] {
+                     runtime_role.Assume();
+                     allocations->Tick();
+                   }});
+  }
+  ~Runtime() {
+    waiters.Stop();
+    loop.Stop();
+    journal.Stop();
+  }
+
+  int64_t Create(const std::string& yaml) {
+    CreateExperimentRequest req;
+    req.config_yaml = yaml;
+    Principal who;
+    who.user_id = 1;
+    who.username = "user1";
+    auto created = experiments->CreateExperiment(req, who);
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    return created.ok() ? created->experiment->id : 0;
+  }
+  void RegisterAgent(const std::string& id, int slots, json running = json::array()) {
+    json body = {{"slots", json::array()}, {"running", running}};
+    for (int i = 0; i < slots; ++i) body["slots"].push_back({{"id", i}, {"type", "cpu"}});
+    auto r = allocations->RegisterAgent(id, body);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  // The agent's commands not yet acknowledged (a poll that does not wait).
+  json Commands(const std::string& agent_id) {
+    std::promise<Result<json>> answer;
+    agents.PollCommands(agent_id, 0, 0, [&](Result<json> r) { answer.set_value(std::move(r)); });
+    Result<json> r = answer.get_future().get();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? (*r)["commands"] : json::array();
+  }
+  Status Event(const std::string& agent_id, const std::string& type, const std::string& alloc,
+               int exit_code = 0) {
+    json ev = {{"type", type}, {"allocationId", alloc}};
+    if (type == "exited") ev["exitCode"] = exit_code;
+    return allocations->HandleAgentEvents(agent_id, json{{"events", {ev}}});
+  }
+  std::optional<RuntimeView::Trial> Trial(int64_t id) { return view.FindTrial(id); }
+
+  FakeRuntimeStore* store;
+  MasterConfig config = TestConfig();
+  FakeClock clock;
+  Waiters waiters;
+  AgentService agents{&clock, &waiters, 60};
+  SearcherJournalService journal{store};
+  RuntimeLoop loop{std::chrono::hours(1), &journal};
+  RuntimeView view;
+  TrialLogSink logs{store, &waiters, &clock};
+  AuthService auth{store, &clock};
+  TaskService tasks{store, &clock, &auth, &agents, {&config.pools, "", ""}};
+  AgentAdminService agent_admin{store};
+  CheckpointService checkpoints{store, &clock, "python3", ""};
+  UnmanagedService unmanaged{store, &clock, &config, {.check_interval_ms = 0}};
+  std::unique_ptr<AllocationService> allocations;
+  std::unique_ptr<ExperimentService> experiments;
+};
+
+// The decisions that touched `trial_id`'s allocation rows, in order.
+std::vector<store::DecisionWrites> AllocationDecisions(FakeRuntimeStore& store,
+                                                       const std::string& allocation_id) {
+  std::vector<store::DecisionWrites> out;
+  for (const store::DecisionWrites& d : store.Decisions()) {
+    bool touched = false;
+    for (const store::AllocationRow& a : d.allocations) touched |= a.allocation_id == allocation_id;
+    for (const store::NewTrialWrite& t : d.new_trials) {
+      touched |= t.first_allocation && t.first_allocation->allocation_id == allocation_id;
+    }
+    if (touched) out.push_back(d);
+  }
+  return out;
+}
+
+bool HasLog(const store::DecisionWrites& d, const std::string& text) {
+  for (const store::TaskLogRow& r : d.logs) {
+    if (r.log.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(RuntimeServicesTest, ANewSearchIsStoredAsOneDecision) {
+  FakeRuntimeStore store;
+  Runtime rt(&store);
+  int64_t id = rt.Create(kSearch);
+  std::vector<store::DecisionWrites> decisions = store.Decisions();
+  ASSERT_EQ(decisions.size(), 1u) << "activation, trials and their allocations: one transaction";
+  const store::DecisionWrites& d = decisions.front();
+  ASSERT_TRUE(d.experiment_state.has_value());
+  EXPECT_EQ(d.experiment_state->state, "ACTIVE");
+  ASSERT_EQ(d.new_trials.size(), 3u);
+  for (const store::NewTrialWrite& t : d.new_trials) {
+    ASSERT_TRUE(t.first_allocation.has_value()) << "each active trial is queued in the same write";
+    EXPECT_EQ(t.first_allocation->state, "PENDING");
+  }
+  // Published for readers: queued, nothing placed yet.
+  EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_QUEUED");
+  auto trial = rt.Trial(1);
+  ASSERT_TRUE(trial.has_value());
+  EXPECT_EQ(trial->run_id, 1);
+  EXPECT_EQ(trial->activity, core::AllocationState::kPending);
+  // No agent: a pass was asked for, and finds nothing to place.
+  EXPECT_TRUE(rt.loop.RunRequestedPass());
+  EXPECT_EQ(rt.view.FindTrial(1)->activity, core::AllocationState::kPending);
+}
+
+TEST(RuntimeServicesTest, ARegisteredAgentGetsStartCommandsEachStoredWithItsLogLine) {
+  FakeRuntimeStore store;
+  Runtime rt(&store);
+  rt.Create(kSearch);
+  rt.RegisterAgent("a1", 2);  // its registration runs a pass: two of three trials fit
+  json commands = rt.Commands("a1");
+  ASSERT_EQ(commands.size(), 2u) << commands.dump();
+  for (const json& c : commands) {
+    EXPECT_EQ(c["type"], "start");
+    const json& env = c["env"];
+    EXPECT_EQ(env["DET_TASK_TYPE"], "TRIAL");
+    EXPECT_FALSE(env["DET_SESSION_TOKEN"].get<std::string>().empty());
+    EXPECT_TRUE(env.contains("DET_SEARCHER_OP")) << "the first operation travels with the start";
+    std::vector<store::DecisionWrites> writes =
+        AllocationDecisions(store, c["allocationId"].get<std::string>());
+    ASSERT_EQ(writes.size(), 2u);  // queued (with the trial), then assigned
+    EXPECT_EQ(writes[1].allocations.front().state, "ASSIGNED");
+    EXPECT_TRUE(HasLog(writes[1], "was assigned to agent a1"))
+        << "the assignment and its log line are one transaction";
+  }
+  EXPECT_EQ(rt.view.PresentedExperimentState(1).value_or(""), "STATE_STARTING");
+}
+
+TEST(RuntimeServicesTest, AnExitIsOneDecisionWithTheTrialsFateAndFreesTheSlot) {
+  FakeRuntimeStore store;
+  Runtime rt(&store);
+  rt.Create(kSearch);
+  rt.RegisterAgent("a1", 1);
+  json commands = rt.Commands("a1");
+  ASSERT_EQ(commands.size(), 1u);
+  std::string alloc = commands[0]["allocationId"];
+  int64_t trial_id = std::stoll(commands[0]["env"]["DET_TRIAL_ID"].get<std::string>());
+  ASSERT_TRUE(rt.Event("a1", "started", alloc).ok());
+  EXPECT_EQ(rt.Trial(trial_id)->activity, core::AllocationState::kRunning);
+  EXPECT_EQ(rt.view.PresentedExperimentState(1).value_or(""), "STATE_RUNNING");
+  ASSERT_TRUE(rt.experiments->CompleteSearcherOperation(trial_id, 10, 0.25).ok());
+  size_t before = store.Decisions().size();
+  ASSERT_TRUE(rt.Event("a1", "exited", alloc, 0).ok());
+
+  std::vector<store::DecisionWrites> ended = AllocationDecisions(store, alloc);
+  const store::DecisionWrites& last = ended.back();
+  EXPECT_EQ(last.allocations.front().state, "TERMINATED");
+  ASSERT_EQ(last.trials.size(), 1u) << "the trial's end is in the same transaction";
+  EXPECT_EQ(last.trials.front().trial_id, trial_id);
+  EXPECT_EQ(last.trials.front().state.value_or(""), "COMPLETED");
+  EXPECT_TRUE(HasLog(last, "exited with code 0"));
+  EXPECT_FALSE(rt.Trial(trial_id)->activity.has_value());
+  // The same request's pass gave the free slot to the next trial.
+  EXPECT_GT(store.Decisions().size(), before + 1);
+  json next = rt.Commands("a1");
+  bool another = false;
+  for (const json& c : next)
+    another = another || (c["type"] == "start" && c["allocationId"] != alloc);
+  EXPECT_TRUE(another) << next.dump();
+}
+
+TEST(RuntimeServicesTest, PauseAsksRunningTrialsToStopAndStoresEachStepOnce) {
+  FakeRuntimeStore store;
+  Runtime rt(&store);
+  int64_t id = rt.Create(kSearch);
+  rt.RegisterAgent("a1", 1);
+  json commands = rt.Commands("a1");
+  ASSERT_EQ(commands.size(), 1u);
+  std::string alloc = commands[0]["allocationId"];
+  ASSERT_TRUE(rt.Event("a1", "started", alloc).ok());
+  size_t before = store.Decisions().size();
+  ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
+  std::vector<store::DecisionWrites> decisions = store.Decisions();
+  ASSERT_GT(decisions.size(), before);
+  EXPECT_EQ(decisions[before].experiment_state->state, "PAUSED");
+  EXPECT_EQ(decisions[before].trials.size(), 3u) << "the experiment and its trials together";
+  // Then the two that never started end at once, each with its trial's new state of affairs.
+  ASSERT_EQ(decisions.size(), before + 3);
+  for (size_t i = before + 1; i < decisions.size(); ++i) {
+    ASSERT_EQ(decisions[i].allocations.size(), 1u);
+    EXPECT_EQ(decisions[i].allocations.front().state, "TERMINATED");
+    EXPECT_NE(decisions[i].allocations.front().allocation_id, alloc);
+  }
+  // The running one is asked to checkpoint and exit (its preemption long poll answers now).
+  std::promise<Result<bool>> preempt;
+  rt.allocations->WaitPreemption(alloc, 0, [&](Result<bool> r) { preempt.set_value(r); });
+  Result<bool> stop = preempt.get_future().get();
+  ASSERT_TRUE(stop.ok());
+  EXPECT_TRUE(*stop);
+  // Pending ones never started: they ended at once.
+  for (const json& c : rt.Commands("a1")) EXPECT_NE(c["type"], "kill");
+}
+
+TEST(RuntimeServicesTest, ARefusedWriteLeavesTheRuntimeAsItWas) {
+  FakeRuntimeStore store;
+  Runtime rt(&store);
+  int64_t id = rt.Create(kSearch);
+  size_t before = store.Decisions().size();
+  store.FailNextDecision();
+  Status st = rt.experiments->PauseExperiment(id);
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(store.Decisions().size(), before);
+  EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_QUEUED");
+  // Nothing half-done: the same request succeeds once the store takes it.
+  ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
+  EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_PAUSED");
+}
+
+TEST(RuntimeServicesTest, AReportFromAnEarlierRunIsRefusedFromTheViewAlone) {
+  FakeRuntimeStore store;
+  Runtime rt(&store);
+  rt.Create(kSearch);
+  std::promise<Status> answer;
+  Principal user;
+  user.user_id = 1;
+  // MetricsService is absent: a refused report never reaches it.
+  rt.experiments->ReportMetrics(user, 1, /*run_id=*/7, 5, "training", json::object(),
+                                [&](Status st) { answer.set_value(st); });
+  Status st = answer.get_future().get();
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find("current run is 1"), std::string::npos) << st.ToString();
+}
+
+TEST(RuntimeServicesTest, RestartedServicesReadoptWhatTheAgentStillRunsAndRequeueTheRest) {
+  FakeRuntimeStore store;
+  std::string kept, lost;
+  {
+    Runtime first(&store);
+    first.Create(kSearch);
+    first.RegisterAgent("a1", 2);
+    json commands = first.Commands("a1");
+    ASSERT_EQ(commands.size(), 2u);
+    kept = commands[0]["allocationId"];
+    lost = commands[1]["allocationId"];
+    ASSERT_TRUE(first.Event("a1", "started", kept).ok());
+    ASSERT_TRUE(first.Event("a1", "started", lost).ok());
+  }  // the master stops; its agent keeps one process
+
+  Runtime second(&store);
+  ASSERT_TRUE(second.loop
+                  .DecideAndWait([&]() -> Status {
+                    runtime_role.Assume();
+                    return second.experiments->Restore();
+                  })
+                  .ok());
+  second.RegisterAgent("a1", 2, json::array({kept}));
+  auto kept_trial = store.GetAllocation(kept);
+  ASSERT_TRUE(kept_trial.ok());
+  EXPECT_EQ(second.Trial(kept_trial->trial_id)->activity, core::AllocationState::kRunning)
+      << "re-adopted";
+  auto lost_row = store.GetAllocation(lost);
+  ASSERT_TRUE(lost_row.ok());
+  EXPECT_EQ(lost_row->state, "TERMINATED");
+  EXPECT_EQ(lost_row->exit_reason, "agent a1 lost the process");
+  // Lost to the infrastructure: its trial runs again, without a restart charged.
+  auto lost_trial = store.GetTrial(lost_row->trial_id);
+  ASSERT_TRUE(lost_trial.ok());
+  EXPECT_EQ(lost_trial->restarts, 0);
+  EXPECT_EQ(lost_trial->run_id, 2);
+  EXPECT_EQ(second.Trial(lost_row->trial_id)->run_id, 2);
+}
+
+}  // namespace
+}  // namespace det::master::server

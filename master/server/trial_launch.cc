@@ -1,0 +1,160 @@
+// ExperimentService: what a trial's process starts with (LaunchOf) and what the end of its
+// allocation means for the trial (AllocationEnded, through core::InterpretExit).
+#include <spdlog/spdlog.h>
+
+#include "master/core/exit_policy.h"
+#include "master/server/checkpoint_service.h"
+#include "master/server/container_spec.h"
+#include "master/server/experiment_service.h"
+
+namespace det::master::server {
+
+using core::RunState;
+using nlohmann::json;
+
+namespace {
+
+// environment.environment_variables is a list of "K=V" or a per-device map of such lists.
+void AddConfigEnv(const json& config, const std::string& device, json* env) {
+  if (!config.contains("environment") || !config["environment"].is_object()) return;
+  const json& ev = config["environment"].value("environment_variables", json());
+  const json* list = &ev;
+  if (ev.is_object()) {
+    if (!ev.contains(device)) return;
+    list = &ev[device];
+  }
+  if (!list->is_array()) return;
+  for (const auto& item : *list) {
+    if (!item.is_string()) continue;
+    std::string kv = item.get<std::string>();
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    (*env)[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+}
+
+}  // namespace
+
+Result<TrialLaunch> ExperimentService::LaunchOf(const AllocationRuntime& alloc,
+                                                const std::string& device) {
+  TrialRuntime* trial = FindTrial(alloc.trial_id);
+  if (trial == nullptr) return NotFound("trial " + std::to_string(alloc.trial_id) + " not live");
+  const ExperimentRuntime& exp = *experiments_.at(trial->experiment_id);
+  DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest,
+                       deps_.checkpoints->LatestCompleted(trial->id));
+  DET_ASSIGN_OR_RETURN(std::string user_token, deps_.auth->CreateSession(exp.owner_id));
+  TrialLaunch launch;
+  // An image other than the built-in default runs in a container (docs/operations.md).
+  DET_ASSIGN_OR_RETURN(launch.container, ContainerSpecFor(exp.config, device));
+  launch.entrypoint = exp.config.entrypoint;
+  json& env = launch.env;
+  AddConfigEnv(exp.config.defaulted, device, &env);
+  env["DET_USER"] = exp.username;
+  env["DET_USER_TOKEN"] = user_token;
+  env["DET_TASK_TYPE"] = "TRIAL";
+  env["DET_EXPERIMENT_ID"] = std::to_string(exp.id);
+  env["DET_TRIAL_ID"] = std::to_string(trial->id);
+  env["DET_TRIAL_RUN_ID"] = std::to_string(trial->run_id);
+  env["DET_TRIAL_SEED"] = std::to_string(trial->seed);
+  env["DET_HPARAMS"] = trial->hparams.dump();
+  env["DET_EXPERIMENT_CONFIG"] = exp.config.defaulted.dump();
+  env["DET_STEPS_COMPLETED"] = std::to_string(latest ? latest->steps_completed : 0);
+  if (!trial->searcher().ops.empty()) {
+    // The answer GET .../searcher/operation gives now: the harness starts training without
+    // asking (docs/operations.md, "Trial start cost"). Only this trial's own report changes it.
+    env["DET_SEARCHER_OP"] = json{{"trialId", trial->id},
+                                  {"allocationId", alloc.id},
+                                  {"requestId", trial->request_id},
+                                  {"length", std::to_string(trial->searcher().ops.front())}}
+                                 .dump();
+  }
+  if (latest) {
+    env["DET_LATEST_CHECKPOINT"] = latest->uuid;
+  } else if (!trial->warm_start_checkpoint_uuid.empty()) {
+    // Warm start: the weights of another trial, while this trial's own count starts at zero.
+    env["DET_LATEST_CHECKPOINT"] = trial->warm_start_checkpoint_uuid;
+  }
+  return launch;
+}
+
+Status ExperimentService::AllocationEnded(const AllocationRuntime& alloc, const AllocationEnd& end,
+                                          store::DecisionWrites writes) {
+  TrialRuntime* found = FindTrial(alloc.trial_id);
+  if (found == nullptr) return deps_.store->ApplyDecision(writes).status();
+  TrialRuntime& trial = *found;
+  ExperimentRuntime& exp = *experiments_.at(trial.experiment_id);
+  if (trial.allocation_id == alloc.id) trial.allocation_id.clear();
+  NotifyTrial(trial.id);
+
+  core::AllocationExit e;
+  e.exit_code = end.exit_code;
+  e.killed_by_user = end.killed_by_user;
+  e.preemption_acked = end.preemption_acked;
+  e.infrastructure_failure = end.infrastructure;
+  e.invalid_hp = trial.searcher().exited_early;
+  e.searcher_closed = trial.searcher().closed;
+  e.out_of_ops = end.maybe_out_of_ops && trial.searcher().ops.empty();
+  core::ExitOutcome outcome =
+      core::InterpretExit(trial.state, trial.restarts, exp.config.max_restarts, e);
+  if (!end.never_started) {
+    std::string msg = "Trial " + std::to_string(trial.id) + " (Experiment " +
+                      std::to_string(exp.id) + ") exited with code " +
+                      std::to_string(end.exit_code);
+    if (!end.error.empty()) msg += ": " + end.error;
+    writes.logs.push_back(
+        deps_.logs->Row(trial.id, trial.task_id, msg + " (" + outcome.reason + ")"));
+  }
+  trial.restarts = outcome.restarts;
+  std::vector<searcher::Action> actions;
+  auto searcher_exit = [&](std::optional<searcher::ExitedReason> reason) {
+    if (trial.searcher().searcher_exited) return;
+    trial.MutableSearcher().searcher_exited = true;
+    if (reason) {
+      for (auto& a : exp.searcher->TrialExitedEarly(trial.request_id, *reason)) {
+        actions.push_back(a);
+      }
+    }
+    for (auto& a : exp.searcher->TrialExited(trial.request_id)) actions.push_back(a);
+  };
+  // The allocation's end, the trial's new state (or run) and the log line: one transaction.
+  switch (outcome.decision) {
+    case core::ExitDecision::kComplete:
+      DET_RETURN_IF_ERROR(SetTrialStates({&trial}, RunState::kCompleted, std::move(writes)));
+      searcher_exit(std::nullopt);
+      break;
+    case core::ExitDecision::kRestart:
+    case core::ExitDecision::kRescheduleFree:
+      if (exp.state == RunState::kActive && trial.state == RunState::kActive) {
+        // The new run's write carries the restart count.
+        DET_RETURN_IF_ERROR(RequestAllocations({&trial}, std::move(writes)));
+      } else {
+        writes.trials.push_back(
+            {trial.id, std::nullopt, trial.run_id, trial.restarts, std::nullopt});
+        DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(writes).status());
+        deps_.logs->Notify(trial.id);
+      }
+      break;
+    case core::ExitDecision::kError:
+      DET_RETURN_IF_ERROR(SetTrialStates({&trial}, RunState::kError, std::move(writes)));
+      searcher_exit(searcher::ExitedReason::kErrored);
+      break;
+    case core::ExitDecision::kTerminal: {
+      RunState final_state = core::TerminalFor(trial.state);
+      DET_RETURN_IF_ERROR(SetTrialStates({&trial}, final_state, std::move(writes)));
+      searcher_exit(final_state == RunState::kCanceled ? std::optional<searcher::ExitedReason>(
+                                                             searcher::ExitedReason::kUserCanceled)
+                                                       : std::nullopt);
+      break;
+    }
+    case core::ExitDecision::kIdle:
+      DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(writes).status());
+      deps_.logs->Notify(trial.id);
+      break;
+  }
+  Publish(trial);
+  if (!actions.empty()) return ProcessActions(exp, std::move(actions));
+  DET_RETURN_IF_ERROR(PersistSnapshot(exp));
+  return MaybeFinishExperiment(exp);
+}
+
+}  // namespace det::master::server

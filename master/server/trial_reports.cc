@@ -1,0 +1,341 @@
+// ExperimentService: what trial processes report (metrics, checkpoints, searcher operations,
+// progress, early exits, logs). Checks against the live runtime read the published RuntimeView;
+// only what changes the searcher is decided on the loop.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+
+#include "master/core/unmanaged_states.h"
+#include "master/server/checkpoint_service.h"
+#include "master/server/experiment_service.h"
+#include "master/server/metrics_service.h"
+#include "master/server/runtime_long_poll.h"
+#include "master/server/task_service.h"
+#include "master/server/unmanaged_service.h"
+
+namespace det::master::server {
+
+using core::RunState;
+using nlohmann::json;
+
+namespace {
+
+Status CheckTrialAccess(const Principal& who, int64_t trial_id) {
+  if (who.is_allocation && who.trial_id != trial_id) {
+    return PermissionDenied("allocation " + who.allocation_id + " may not act on trial " +
+                            std::to_string(trial_id));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void ExperimentService::ReportMetrics(const Principal& who, int64_t trial_id, int64_t run_id,
+                                      int64_t steps, const std::string& group, json metrics,
+                                      Done<Status> done) {
+  auto check = [&]() -> Status {
+    DET_RETURN_IF_ERROR(CheckTrialAccess(who, trial_id));
+    if (group.empty() || group.find('.') != std::string::npos) {
+      return InvalidArgument("group: must be non-empty and contain no '.' (got '" + group + "')");
+    }
+    if (steps < 0) return InvalidArgument("stepsCompleted: must be >= 0");
+    if (std::optional<RuntimeView::Trial> live = deps_.view->FindTrial(trial_id)) {
+      if (run_id != live->run_id) {
+        return InvalidArgument("invalid run id " + std::to_string(run_id) + " for trial " +
+                               std::to_string(trial_id) + " (current run is " +
+                               std::to_string(live->run_id) + ")");
+      }
+      return Status::Ok();
+    }
+    // Only to tell a missing trial from a finished one.
+    DET_RETURN_IF_ERROR(deps_.store->GetTrial(trial_id).status());
+    return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
+  };
+  if (Status st = check(); !st.ok()) return done(st);
+  store::MetricRow row;
+  row.trial_id = trial_id;
+  row.trial_run_id = run_id;
+  row.total_batches = steps;
+  row.group = group;
+  row.report_time = Now();
+  if (group != "validation") {
+    row.metrics = std::move(metrics);
+    return deps_.metrics->Submit(std::move(row), std::move(done));
+  }
+  row.metrics = metrics;
+  // After the commit: 0.38 searchers (time_metric + max_time) decide from reported validation
+  // metrics, and only from stored ones.
+  deps_.metrics->Submit(std::move(row), [this, trial_id, metrics = std::move(metrics),
+                                         done = std::move(done)](Status st) mutable {
+    if (!st.ok()) return done(st);
+    Run(
+        [this, trial_id, metrics = std::move(metrics)]() ON_RUNTIME -> Status {
+          TrialRuntime* t = FindTrial(trial_id);
+          if (t == nullptr) return Status::Ok();
+          ExperimentRuntime& exp = *experiments_.at(t->experiment_id);
+          if (!exp.config.searcher.time_metric || !exp.config.searcher.max_time) {
+            return Status::Ok();
+          }
+          const json& values =
+              metrics.contains("validation_metrics") ? metrics["validation_metrics"] : metrics;
+          DET_ASSIGN_OR_RETURN(std::vector<searcher::Action> actions,
+                               exp.searcher->ValidationMetricsReported(t->request_id, values));
+          return ProcessActions(exp, std::move(actions));
+        },
+        std::move(done));
+  });
+}
+
+Status ExperimentService::ReportCheckpoint(const Principal& who, store::CheckpointRow row) {
+  DET_RETURN_IF_ERROR(CheckpointService::Validate(&row));
+  if (who.is_allocation) {
+    row.trial_id = who.trial_id;
+    if (row.allocation_id.empty()) row.allocation_id = who.allocation_id;
+  }
+  if (row.trial_id == 0) {
+    // A user reporting for a task: find the trial by task id.
+    std::optional<int64_t> trial = deps_.view->TrialOfTask(row.task_id);
+    if (!trial) return NotFound("task " + row.task_id + " not found");
+    row.trial_id = *trial;
+  }
+  if (std::optional<RuntimeView::Trial> live = deps_.view->FindTrial(row.trial_id)) {
+    if (row.task_id.empty()) row.task_id = live->task_id;
+    if (who.is_allocation && live->allocation_id != who.allocation_id) {
+      // A process the master gave up on (e.g. an orphan of a lost agent) must not add a
+      // checkpoint the trial's current run would then resume from.
+      return FailedPrecondition("allocation " + who.allocation_id + " no longer runs trial " +
+                                std::to_string(row.trial_id));
+    }
+  }
+  DET_RETURN_IF_ERROR(deps_.checkpoints->Record(row));
+  deps_.logs->Append(row.trial_id, row.task_id,
+                     "Reported checkpoint " + row.uuid + " at " +
+                         std::to_string(row.steps_completed) + " batches");
+  return Status::Ok();
+}
+
+void ExperimentService::GetSearcherOperation(int64_t trial_id, int64_t wait_ms,
+                                             Reply<SearcherOpView> reply) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  deps_.loop->Post([this, trial_id, deadline, reply = std::move(reply)]() mutable {
+    runtime_role.Assume();
+    auto step = std::make_shared<std::function<bool(bool)>>(
+        [this, trial_id, reply = std::move(reply)](bool final) {
+          runtime_role.Assume();
+          TrialRuntime* found = FindTrial(trial_id);
+          if (found == nullptr) {
+            Status st = deps_.store->GetTrial(trial_id).status();
+            if (!st.ok()) {
+              reply(st);
+            } else {
+              reply(SearcherOpView{std::nullopt, std::nullopt, true});
+            }
+            return true;
+          }
+          TrialRuntime& t = *found;
+          if (!t.searcher().ops.empty()) {
+            reply(SearcherOpView{t.request_id, t.searcher().ops.front(), false});
+            return true;
+          }
+          if (t.searcher().closed || core::IsTerminal(t.state) || core::IsStopping(t.state)) {
+            reply(SearcherOpView{t.request_id, std::nullopt, true});
+            return true;
+          }
+          // Nothing to do until the searcher decides (e.g. a promotion): the process exits and
+          // frees its slots; the trial runs again from its checkpoint when an operation arrives.
+          if (!t.allocation_id.empty()) {
+            deps_.allocations->MarkOutOfOps(t.allocation_id);
+            reply(SearcherOpView{t.request_id, std::nullopt, true});
+            return true;
+          }
+          if (!final) return false;
+          reply(SearcherOpView{t.request_id, std::nullopt, false});
+          return true;
+        });
+    LongPollOnLoop(deps_.loop, deps_.waiters, TrialKey(trial_id), deadline, std::move(step));
+  });
+}
+
+void ExperimentService::CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric,
+                                                  Done<Status> done) {
+  Run([this, trial_id, length, metric]()
+          ON_RUNTIME { return CompleteSearcherOperationNow(trial_id, length, metric); },
+      std::move(done));
+}
+
+Status ExperimentService::CompleteSearcherOperationNow(int64_t trial_id, uint64_t length,
+                                                       double metric) {
+  TrialRuntime* found = FindTrial(trial_id);
+  if (found == nullptr) {
+    return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
+  }
+  TrialRuntime& t = *found;
+  const SearcherTrialState& ss = t.searcher();
+  if ((ss.ops.empty() || ss.ops.front() != length) && length != 0 && length == ss.completed_op) {
+    return Status::Ok();  // a retry of a completion that was stored before its reply was lost
+  }
+  if (ss.ops.empty() || ss.ops.front() != length) {
+    return InvalidArgument("op.length: no pending searcher operation of length " +
+                           std::to_string(length) + " for trial " + std::to_string(trial_id));
+  }
+  if (!std::isfinite(metric)) {
+    return InvalidArgument("searcherMetric: must be a finite number");
+  }
+  ExperimentRuntime& exp = *experiments_.at(t.experiment_id);
+  std::vector<searcher::Action> actions;
+  if (!ss.searcher_exited) {
+    DET_ASSIGN_OR_RETURN(actions, exp.searcher->ValidationCompleted(t.request_id, metric, length));
+  }
+  SearcherTrialState& ms = t.MutableSearcher();
+  ms.ops.erase(ms.ops.begin());
+  ms.completed_op = length;
+  // A continued trial (det e continue) finishes work the searcher already closed the books on.
+  if (ms.searcher_exited && ms.ops.empty()) ms.closed = true;
+  NotifyTrial(t.id);
+  store::DecisionWrites w;
+  w.searcher_metrics.push_back({trial_id, metric});
+  DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
+  return ProcessActions(exp, std::move(actions));
+}
+
+void ExperimentService::ReportProgress(int64_t trial_id, double fraction, Done<Status> done) {
+  if (!std::isfinite(fraction) || fraction < 0) {
+    return done(InvalidArgument("progress: must be a number >= 0"));
+  }
+  Run(
+      [this, trial_id, fraction]() ON_RUNTIME -> Status {
+        TrialRuntime* t = FindTrial(trial_id);
+        if (t == nullptr) return Status::Ok();
+        ExperimentRuntime& exp = *experiments_.at(t->experiment_id);
+        double length = t->searcher().ops.empty()
+                            ? static_cast<double>(exp.config.searcher.max_length
+                                                      ? exp.config.searcher.max_length->value
+                                                      : 1)
+                            : static_cast<double>(t->searcher().ops.front());
+        exp.searcher->SetTrialProgress(t->request_id, std::min(fraction, 1.0) * length);
+        store::DecisionWrites w;
+        w.experiment_progress = store::ExperimentProgressWrite{exp.id, exp.searcher->Progress()};
+        return deps_.store->ApplyDecision(w).status();
+      },
+      std::move(done));
+}
+
+void ExperimentService::ReportEarlyExit(int64_t trial_id, std::string reason, Done<Status> done) {
+  Run([this, trial_id, reason = std::move(reason)]()
+          ON_RUNTIME { return ReportEarlyExitNow(trial_id, reason); },
+      std::move(done));
+}
+
+Status ExperimentService::ReportEarlyExitNow(int64_t trial_id, const std::string& reason) {
+  TrialRuntime* found = FindTrial(trial_id);
+  if (found == nullptr) {
+    return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
+  }
+  TrialRuntime& t = *found;
+  if (t.searcher().exited_early) {
+    return InvalidArgument("trial " + std::to_string(trial_id) + " already reported an early exit");
+  }
+  searcher::ExitedReason r;
+  if (reason == "EXITED_REASON_INVALID_HP" || reason == "INVALID_HP") {
+    r = searcher::ExitedReason::kInvalidHp;
+  } else if (reason == "EXITED_REASON_USER_REQUESTED_STOP" || reason == "USER_REQUESTED_STOP") {
+    r = searcher::ExitedReason::kUserRequestedStop;
+  } else if (reason == "EXITED_REASON_ERRORED" || reason == "ERRORED") {
+    r = searcher::ExitedReason::kErrored;
+  } else {
+    return InvalidArgument("reason: unknown early exit reason '" + reason + "'");
+  }
+  t.MutableSearcher().exited_early = r == searcher::ExitedReason::kInvalidHp;
+  ExperimentRuntime& exp = *experiments_.at(t.experiment_id);
+  return ProcessActions(exp, exp.searcher->TrialExitedEarly(t.request_id, r));
+}
+
+Status ExperimentService::SetRunnerState(int64_t trial_id, const std::string& state) {
+  // One column set (nothing is read and written back): no decision of the loop.
+  store::DecisionWrites w;
+  w.runner_states.push_back({trial_id, state});
+  return deps_.store->ApplyDecision(w).status();
+}
+
+Result<json> ExperimentService::SetTrialMetadata(int64_t trial_id, const json& metadata) {
+  if (!metadata.is_object()) return InvalidArgument("metadata: must be an object");
+  store::DecisionWrites w;
+  w.trial_metadata.push_back({trial_id, metadata});
+  DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
+  return metadata;
+}
+
+Result<json> ExperimentService::GetTrialMetadata(int64_t trial_id) {
+  DET_ASSIGN_OR_RETURN(store::TrialRow row, deps_.store->GetTrial(trial_id));
+  return row.metadata;
+}
+
+Status ExperimentService::AddTaskLogs(const Principal& who, std::vector<store::TaskLogRow> rows) {
+  if (rows.empty()) return Status::Ok();
+  std::string task_id;
+  int64_t trial_id = who.trial_id;
+  if (who.is_allocation) {
+    if (std::optional<RuntimeView::Trial> live = deps_.view->FindTrial(who.trial_id)) {
+      task_id = live->task_id;
+    }
+  }
+  for (auto& r : rows) {
+    if (who.is_allocation) {
+      r.trial_id = trial_id;
+      if (r.task_id.empty()) r.task_id = task_id;
+      if (r.allocation_id.empty()) r.allocation_id = who.allocation_id;
+    } else if (r.trial_id == 0) {
+      r.trial_id = deps_.view->TrialOfTask(r.task_id).value_or(0);
+    }
+    if (r.timestamp == 0) r.timestamp = Now();
+  }
+  DET_RETURN_IF_ERROR(deps_.store->AddTaskLogs(rows));
+  if (who.is_allocation && who.trial_id == 0) deps_.tasks->NotifyLogs(rows.front().task_id);
+  std::set<int64_t> trials;
+  for (const auto& r : rows) trials.insert(r.trial_id);
+  for (int64_t id : trials) deps_.logs->Notify(id);
+  return Status::Ok();
+}
+
+Result<std::vector<store::TaskLogRow>> ExperimentService::TrialLogs(int64_t trial_id,
+                                                                    int64_t after_id, int64_t limit,
+                                                                    bool descending) {
+  return deps_.store->ListTrialLogs(trial_id, after_id, limit, descending);
+}
+
+bool ExperimentService::TrialFinished(int64_t trial_id) {
+  if (deps_.unmanaged->IsUnmanagedTrial(trial_id)) {
+    // Its script says when it is done: logs are followed until the trial is terminal.
+    Result<store::TrialRow> row = deps_.store->GetTrial(trial_id);
+    std::optional<RunState> state = row.ok() ? core::ParseRunState(row->state) : std::nullopt;
+    return !state || core::IsTerminal(*state);
+  }
+  std::optional<RuntimeView::Trial> live = deps_.view->FindTrial(trial_id);
+  if (!live) return true;
+  return core::IsTerminal(live->state) && live->allocation_id.empty();
+}
+
+void ExperimentService::WaitForTrialLogs(int64_t trial_id, int64_t timeout_ms) {
+  // A stream already holds its own thread, so it may block; it still wakes only for its trial.
+  struct Signal {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool fired = false;
+  };
+  auto signal = std::make_shared<Signal>();
+  if (deps_.loop->stopped() || deps_.waiters->stopped()) return;  // it takes no more waiters
+  deps_.waiters->Add(TrialLogsKey(trial_id),
+                     std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms),
+                     [signal](bool) {
+                       std::lock_guard<std::mutex> lock(signal->mu);
+                       signal->fired = true;
+                       signal->cv.notify_all();
+                     });
+  std::unique_lock<std::mutex> lock(signal->mu);
+  signal->cv.wait(lock, [&] { return signal->fired; });
+}
+
+}  // namespace det::master::server
