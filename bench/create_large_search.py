@@ -114,6 +114,11 @@ def main() -> None:
         print(f"GET one page of 100 of its {TRIALS} trials: {page_seconds}; "
               f"det experiment describe --json: {describe_seconds}; "
               f"{queued} allocations queued")
+        # The master's own breakdown of the large creation (where its time went).
+        log = (cluster.data_dir / "master.log").read_text(errors="replace")
+        for line in log.splitlines():
+            if f"experiment {big_id}: trials staged" in line:
+                print("master: " + line.split("] ", 2)[-1])
         cluster.request("POST", f"/api/v1/experiments/{base_id}/kill")
     finally:
         cluster.cleanup()

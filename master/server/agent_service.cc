@@ -109,7 +109,8 @@ void AgentService::NotifyLocked(const std::string& agent_id) {
   waiters_->Notify(PollKey(agent_id));
 }
 
-bool AgentService::Push(const std::string& agent_id, json command) {
+bool AgentService::Push(const std::string& agent_id, const AgentCommand& typed) {
+  json command = CommandJson(typed);
   MutexLock lock(&mu_);
   auto it = agents_.find(agent_id);
   if (it == agents_.end()) return false;

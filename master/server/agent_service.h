@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
+#include "master/server/agent_protocol.h"
 #include "master/server/waiters.h"
 
 namespace det::master::server {
@@ -63,7 +64,7 @@ class AgentService {
   void PollCommands(const std::string& agent_id, int64_t after, int64_t timeout_ms,
                     Reply<nlohmann::json> reply) EXCLUDES(mu_);
   // Queues a command for the agent; false when the agent is unknown.
-  bool Push(const std::string& agent_id, nlohmann::json command) EXCLUDES(mu_);
+  bool Push(const std::string& agent_id, const AgentCommand& command) EXCLUDES(mu_);
   // Contact from the agent (an event post). Unavailable when it is not registered: events from
   // before a master restart must be retried after it registers, never dropped.
   Status Touch(const std::string& agent_id) EXCLUDES(mu_);

@@ -11,6 +11,12 @@
 namespace det::master::server {
 namespace {
 
+StartCommand Start(const std::string& allocation_id) {
+  StartCommand c;
+  c.allocation_id = allocation_id;
+  return c;
+}
+
 using nlohmann::json;
 
 constexpr int64_t kTimeoutSeconds = 10;
@@ -78,9 +84,9 @@ TEST_F(AgentServiceTest, RegistrationRecordsContainerRuntimes) {
 
 TEST_F(AgentServiceTest, CommandsAreNumberedAndKeptUntilPolledPast) {
   Register("a1");
-  ASSERT_TRUE(agents_.Push("a1", {{"type", "start"}, {"allocationId", "1.r.1"}}));
-  ASSERT_TRUE(agents_.Push("a1", {{"type", "kill"}, {"allocationId", "1.r.0"}}));
-  EXPECT_FALSE(agents_.Push("ghost", {{"type", "kill"}}));
+  ASSERT_TRUE(agents_.Push("a1", Start("1.r.1")));
+  ASSERT_TRUE(agents_.Push("a1", KillCommand{"1.r.0"}));
+  EXPECT_FALSE(agents_.Push("ghost", KillCommand{"x"}));
 
   auto first = Poll("a1", 0, 1000);
   json got = Answer(first);
@@ -95,7 +101,7 @@ TEST_F(AgentServiceTest, CommandsAreNumberedAndKeptUntilPolledPast) {
   EXPECT_EQ(got["commands"][0]["type"], "kill");
 
   // A re-registration reports what was acknowledged and which starts are still unacked.
-  ASSERT_TRUE(agents_.Push("a1", {{"type", "start"}, {"allocationId", "1.r.2"}}));
+  ASSERT_TRUE(agents_.Push("a1", Start("1.r.2")));
   AgentService::Registration reg = Register("a1", {{"running", json::array({"1.r.1"})}});
   EXPECT_EQ(reg.command_seq, 1);
   EXPECT_EQ(reg.running, std::set<std::string>{"1.r.1"});
@@ -107,7 +113,7 @@ TEST_F(AgentServiceTest, APollWaitsForAPushAndAnswersEmptyAtItsDeadline) {
   auto waiting = Poll("a1", 0, 60000);
   EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout)
       << "nothing queued: the poll waits";
-  ASSERT_TRUE(agents_.Push("a1", {{"type", "kill"}, {"allocationId", "x"}}));
+  ASSERT_TRUE(agents_.Push("a1", KillCommand{"x"}));
   json got = Answer(waiting);
   ASSERT_EQ(got["commands"].size(), 1u);
 
@@ -123,7 +129,7 @@ TEST_F(AgentServiceTest, APollWaitsForAPushAndAnswersEmptyAtItsDeadline) {
 TEST_F(AgentServiceTest, SilentAgentsAreLostAndMustRegisterAgain) {
   Register("a1");
   Register("a2");
-  ASSERT_TRUE(agents_.Push("a1", {{"type", "kill"}, {"allocationId", "x"}}));
+  ASSERT_TRUE(agents_.Push("a1", KillCommand{"x"}));
   clock_.Advance((kTimeoutSeconds - 1) * 1000000);
   ASSERT_TRUE(agents_.Touch("a2").ok());
   EXPECT_TRUE(agents_.ExpireLost().empty());
@@ -150,7 +156,7 @@ TEST_F(AgentServiceTest, AnOpenPollKeepsAnIdleAgentInContact) {
   clock_.Advance(kTimeoutSeconds * 3 * 1000000);
   EXPECT_TRUE(agents_.ExpireLost().empty());
   agents_.BeginShutdown();
-  ASSERT_TRUE(agents_.Push("a1", {{"type", "kill"}, {"allocationId", "x"}}));
+  ASSERT_TRUE(agents_.Push("a1", KillCommand{"x"}));
   Answer(waiting);
   auto drained = Poll("a1", 1, 60000);
   EXPECT_TRUE(Answer(drained)["commands"].empty()) << "draining: a poll answers at once";

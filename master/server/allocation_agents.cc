@@ -58,7 +58,7 @@ Result<json> AllocationService::RegisterAgentNow(const std::string& agent_id, co
     AllocationRuntime::Resource* res = a ? resource_here(*a) : nullptr;
     if (a == nullptr || a->state == AllocationRuntime::State::kTerminated || res == nullptr ||
         res->exited) {
-      deps_.agents->Push(agent_id, {{"type", "kill"}, {"allocationId", id}});
+      deps_.agents->Push(agent_id, KillCommand{id});
       continue;
     }
     res->started = true;
@@ -122,22 +122,11 @@ Status AllocationService::HandleAgentEvents(const std::string& agent_id, const j
 }
 
 Status AllocationService::HandleAgentEventsNow(const std::string& agent_id, const json& body) {
-  if (!body.is_object() || (body.contains("events") && !body["events"].is_array())) {
-    return InvalidArgument("events: must be an object {\"events\": [...]}");
-  }
+  DET_ASSIGN_OR_RETURN(std::vector<AgentEvent> events, ParseAgentEvents(body));
   // An agent reports only on allocations placed on it; one bad event refuses the whole batch
   // before anything is applied.
-  for (const auto& ev : body.value("events", json::array())) {
-    if (!ev.is_object() || (ev.contains("allocationId") && !ev["allocationId"].is_string()) ||
-        (ev.contains("type") && !ev["type"].is_string()) ||
-        (ev.contains("exitCode") && !ev["exitCode"].is_number_integer()) ||
-        (ev.contains("error") && !ev["error"].is_string())) {
-      return InvalidArgument(
-          "events: each event must be an object with string type and allocationId and an "
-          "integer exitCode (got " +
-          ev.dump().substr(0, 200) + ")");
-    }
-    AllocationRuntime* a = Find(ev.value("allocationId", ""));
+  for (const AgentEvent& ev : events) {
+    AllocationRuntime* a = Find(ev.allocation_id);
     if (a == nullptr) continue;
     bool placed_here = false;
     for (const auto& res : a->resources) placed_here |= res.agent_id == agent_id;
@@ -146,20 +135,18 @@ Status AllocationService::HandleAgentEventsNow(const std::string& agent_id, cons
                               "', which is not placed on it");
     }
   }
-  for (const auto& ev : body.value("events", json::array())) {
-    std::string type = ev.value("type", "");
-    std::string id = ev.value("allocationId", "");
-    AllocationRuntime* found = Find(id);
+  for (const AgentEvent& ev : events) {
+    AllocationRuntime* found = Find(ev.allocation_id);
     if (found == nullptr) {
-      deps_.tasks->HandleAgentEvent(agent_id, ev);  // a task's, or stale
+      deps_.tasks->HandleAgentEvent(agent_id, ev.raw);  // a task's, or stale
       continue;
     }
     AllocationRuntime& a = *found;
-    if (type == "started") {
+    if (ev.type == AgentEvent::Type::kStarted) {
       for (auto& res : a.resources) {
         if (res.agent_id == agent_id) res.started = true;
       }
-      Notify(id);
+      Notify(a.id);
       if (a.state == AllocationRuntime::State::kAssigned) {
         AllocationRuntime running = a;
         running.state = AllocationRuntime::State::kRunning;
@@ -173,13 +160,11 @@ Status AllocationService::HandleAgentEventsNow(const std::string& agent_id, cons
         SetState(a, AllocationRuntime::State::kRunning);
         deps_.logs->Notify(a.trial_id);
       }
-    } else if (type == "exited") {
-      if (slurm_ &&
-          DeferSlurmExit(a, agent_id, ev.value("exitCode", -1), ev.value("error", std::string()))) {
+    } else if (ev.type == AgentEvent::Type::kExited) {
+      if (slurm_ && DeferSlurmExit(a, agent_id, ev.exit_code, ev.error)) {
         continue;  // Slurm first says whether it cancelled the job
       }
-      DET_RETURN_IF_ERROR(HandleResourceExit(a, agent_id, ev.value("exitCode", -1),
-                                             ev.value("error", std::string())));
+      DET_RETURN_IF_ERROR(HandleResourceExit(a, agent_id, ev.exit_code, ev.error));
     }
   }
   // An agent's request runs the pass it asked for before answering, as the scheduling loop

@@ -198,17 +198,16 @@ Status AllocationService::Start(AllocationRuntime& alloc,
   Notify(alloc.id);
   deps_.logs->Notify(alloc.trial_id);
   for (size_t rank = 0; rank < parts.size(); ++rank) {
-    json renv = env;
-    renv["DET_RESOURCES_ID"] = ResourcesId(alloc, rank);
-    renv["DET_CONTAINER_RANK"] = std::to_string(rank);
-    json start = {{"type", "start"},
-                  {"allocationId", alloc.id},
-                  {"taskId", alloc.task_id},
-                  {"slotIds", parts[rank].slot_ids},
-                  {"entrypoint", launch.entrypoint},
-                  {"env", renv}};
-    if (launch.container) start["container"] = *launch.container;
-    deps_.agents->Push(parts[rank].agent_id, std::move(start));
+    StartCommand start;
+    start.allocation_id = alloc.id;
+    start.task_id = alloc.task_id;
+    start.slot_ids = parts[rank].slot_ids;
+    start.entrypoint = launch.entrypoint;
+    start.env = env;
+    start.env["DET_RESOURCES_ID"] = ResourcesId(alloc, rank);
+    start.env["DET_CONTAINER_RANK"] = std::to_string(rank);
+    start.container = launch.container;
+    deps_.agents->Push(parts[rank].agent_id, start);
   }
   return Status::Ok();
 }

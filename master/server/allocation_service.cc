@@ -208,7 +208,7 @@ void AllocationService::MarkOutOfOps(const std::string& allocation_id) {
 void AllocationService::KillResources(AllocationRuntime& alloc) {
   for (const auto& res : alloc.resources) {
     if (res.exited) continue;
-    deps_.agents->Push(res.agent_id, {{"type", "kill"}, {"allocationId", alloc.id}});
+    deps_.agents->Push(res.agent_id, KillCommand{alloc.id});
   }
 }
 

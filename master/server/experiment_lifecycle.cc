@@ -62,9 +62,9 @@ void ExperimentService::NotifyTrial(int64_t trial_id) {
   deps_.waiters->Notify(TrialLogsKey(trial_id));
 }
 
-void ExperimentService::Publish(const TrialRuntime& trial) {
+void ExperimentService::Publish(const TrialRuntime& trial, bool notify) {
   deps_.view->PutTrial(trial.id, trial.experiment_id, trial.state, trial.run_id, trial.task_id);
-  NotifyTrial(trial.id);
+  if (notify) NotifyTrial(trial.id);
 }
 
 Result<CreateExperimentResult> ExperimentService::CreateExperiment(

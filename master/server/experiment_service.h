@@ -206,8 +206,9 @@ class ExperimentService : public AllocationOwner {
   // The experiment's job as the scheduler sees it, handed to the allocations service.
   JobSpec JobOf(const ExperimentRuntime& exp) const;
   void PublishJob(const ExperimentRuntime& exp) ON_RUNTIME;
-  // Publishes the trial's lifecycle fields to the view and wakes its long polls.
-  void Publish(const TrialRuntime& trial) ON_RUNTIME;
+  // Publishes the trial's lifecycle fields to the view and wakes its long polls (a new trial
+  // has none to wake: `notify` false).
+  void Publish(const TrialRuntime& trial, bool notify = true) ON_RUNTIME;
   void NotifyTrial(int64_t trial_id);
 
   // Trial state changes staged into a decision's writes, applied to the runtime once stored.

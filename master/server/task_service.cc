@@ -283,7 +283,7 @@ Status TaskService::Kill(const std::string& task_id, const Principal& who) {
       store::GenericTaskRow next = t->row;
       next.state = kTerminating;
       DET_RETURN_IF_ERROR(SaveLocked(*t, std::move(next)));
-      agents_->Push(t->row.agent_id, {{"type", "kill"}, {"allocationId", t->row.allocation_id}});
+      agents_->Push(t->row.agent_id, KillCommand{t->row.allocation_id});
       MasterLogLocked(*t, std::string(TaskTypeTitle(t->type)) + " (id: " + task_id +
                               ") is being killed by " + who.username);
     }
@@ -504,16 +504,16 @@ Status TaskService::Start(const std::string& allocation_id,
   env["DET_CONTAINER_ADDRS"] = json::array({agent->address}).dump();
   env["DET_CONTAINER_SLOT_COUNTS"] = json::array({where.slot_ids.size()}).dump();
   env["DET_PROXY_BASE_PATH"] = "/proxy/" + t->row.task_id + "/";
-  json start = {{"type", "start"},
-                {"allocationId", t->row.allocation_id},
-                {"taskId", t->row.task_id},
-                {"taskType", TaskTypeName(t->type)},
-                {"slotIds", where.slot_ids},
-                {"entrypoint", EntrypointLocked(*t, LinkCommands(mounts->links))},
-                {"env", env}};
-  if (mounts->container) start["container"] = *mounts->container;
+  StartCommand start;
+  start.allocation_id = t->row.allocation_id;
+  start.task_id = t->row.task_id;
+  start.task_type = TaskTypeName(t->type);
+  start.slot_ids = where.slot_ids;
+  start.entrypoint = EntrypointLocked(*t, LinkCommands(mounts->links));
+  start.env = env;
+  start.container = mounts->container;
   for (const std::string& note : mounts->notes) MasterLogLocked(*t, note);
-  agents_->Push(where.agent_id, std::move(start));
+  agents_->Push(where.agent_id, start);
   MasterLogLocked(*t, std::string(TaskTypeTitle(t->type)) + " (id: " + t->row.task_id +
                           ") was assigned to agent " + where.agent_id);
   return Status::Ok();
@@ -595,7 +595,7 @@ void TaskService::Tick() {
         next.state = kTerminating;
         Status st = SaveLocked(t, std::move(next));
         if (!st.ok()) spdlog::error("task {}: {}", id, st.message());
-        agents_->Push(t.row.agent_id, {{"type", "kill"}, {"allocationId", t.row.allocation_id}});
+        agents_->Push(t.row.agent_id, KillCommand{t.row.allocation_id});
         MasterLogLocked(t, std::string(TaskTypeTitle(t.type)) + " (id: " + id +
                                ") is idle for longer than its idle_timeout (" +
                                std::to_string(*t.config.idle_timeout_seconds) + "s): killing it");

@@ -18,6 +18,9 @@ using nlohmann::json;
 Status ExperimentService::StageCreations(ExperimentRuntime& exp,
                                          std::deque<searcher::Action>& queue,
                                          StagedTrials* staged) {
+  // At most one trial per queued action (a search's first batch is all creations).
+  staged->entries.reserve(staged->entries.size() + queue.size());
+  staged->by_request.reserve(staged->by_request.size() + queue.size());
   while (!queue.empty()) {
     if (auto* c = std::get_if<searcher::CreateAction>(&queue.front())) {
       searcher::CreateAction create = std::move(*c);
@@ -100,7 +103,7 @@ void ExperimentService::PublishStaged(ExperimentRuntime& exp, StagedTrials* stag
     exp.trial_by_request[t.request_id] = id;
     trials_[id] = std::move(e.trial);
     if (e.allocation) t.allocation_id = e.allocation->id;
-    Publish(t);
+    Publish(t, /*notify=*/false);
     if (e.allocation) deps_.allocations->Publish(std::move(e.allocation));
     if (created != nullptr) created->insert(id);
   }
