@@ -66,6 +66,10 @@ nlohmann::json PlacedExperimentJson(server::Master* master, const server::Experi
 
 // The training block of a checkpoint's JSON (trial, experiment, config, metrics at its step).
 nlohmann::json CheckpointTrainingJson(server::Master* master, const store::CheckpointRow& c);
+// One line of a task-logs body (camelCase or snake_case fields, already checked), authorized for
+// `who`: a user's line names its unmanaged trial by task id (routes_trials.cc).
+Result<store::TaskLogRow> TaskLogRowOf(server::Master* master, const server::Principal& who,
+                                       const nlohmann::json& line);
 // One trialv1.MetricsReport.
 nlohmann::json MetricsReportJsonOf(const store::MetricRow& m);
 

@@ -246,6 +246,31 @@ Status CheckLogEntry(const json& l, size_t i) {
 
 }  // namespace
 
+Result<store::TaskLogRow> TaskLogRowOf(server::Master* master, const Principal& who,
+                                       const json& l) {
+  store::TaskLogRow r;
+  r.task_id = l.value("taskId", l.value("task_id", std::string()));
+  r.allocation_id = l.value("allocationId", l.value("allocation_id", std::string()));
+  r.agent_id = l.value("agentId", l.value("agent_id", std::string()));
+  r.container_id = l.value("containerId", l.value("container_id", std::string()));
+  if (const json* rank = Field(l, "rankId", "rank_id"); rank && rank->is_number_integer()) {
+    r.rank_id = rank->get<int64_t>();
+  }
+  r.level = l.value("level", std::string());
+  r.stdtype = l.value("stdtype", std::string());
+  r.source = l.value("source", std::string("task"));
+  r.log = l.value("log", std::string());
+  if (const json* ts = Field(l, "timestamp", "timestamp"); ts && ts->is_string()) {
+    r.timestamp = ParseRfc3339(ts->get<std::string>()).value_or(0);
+  }
+  // A user posting an unmanaged trial's output: the trial is known by its task.
+  if (!who.is_allocation) {
+    r.trial_id = master->unmanaged()->TrialOfTask(r.task_id).value_or(0);
+    DET_RETURN_IF_ERROR(AuthorizeTaskReport(master, who, r.task_id, r.trial_id));
+  }
+  return r;
+}
+
 void RegisterTrialRoutes(server::Router* router, server::Master* master) {
   router->Add("GET", "/api/v1/trials/{id}",
               WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
@@ -525,46 +550,25 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 return StreamLogs(master, *id, req);
               }));
 
-  router->Add(
-      "POST", "/api/v1/task/logs",
-      WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
-        Result<json> body = ParseBody(req);
-        if (!body.ok()) return ErrorResponse(body.status());
-        const json* logs = Field(*body, "logs", "logs");
-        if (logs == nullptr || !logs->is_array()) {
-          return ErrorResponse(InvalidArgument("logs: required list"));
-        }
-        std::vector<store::TaskLogRow> rows;
-        for (size_t i = 0; i < logs->size(); ++i) {
-          const json& l = (*logs)[i];
-          if (Status st = CheckLogEntry(l, i); !st.ok()) return ErrorResponse(st);
-          store::TaskLogRow r;
-          r.task_id = l.value("taskId", l.value("task_id", std::string()));
-          r.allocation_id = l.value("allocationId", l.value("allocation_id", std::string()));
-          r.agent_id = l.value("agentId", l.value("agent_id", std::string()));
-          r.container_id = l.value("containerId", l.value("container_id", std::string()));
-          if (const json* rank = Field(l, "rankId", "rank_id"); rank && rank->is_number_integer()) {
-            r.rank_id = rank->get<int64_t>();
-          }
-          r.level = l.value("level", std::string());
-          r.stdtype = l.value("stdtype", std::string());
-          r.source = l.value("source", std::string("task"));
-          r.log = l.value("log", std::string());
-          if (const json* ts = Field(l, "timestamp", "timestamp"); ts && ts->is_string()) {
-            r.timestamp = ParseRfc3339(ts->get<std::string>()).value_or(0);
-          }
-          // A user posting an unmanaged trial's output: the trial is known by its task.
-          if (!who.is_allocation) {
-            r.trial_id = master->unmanaged()->TrialOfTask(r.task_id).value_or(0);
-            if (Status st = AuthorizeTaskReport(master, who, r.task_id, r.trial_id); !st.ok()) {
-              return ErrorResponse(st);
-            }
-          }
-          rows.push_back(std::move(r));
-        }
-        Status st = master->experiments()->AddTaskLogs(who, std::move(rows));
-        return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
-      }));
+  router->Add("POST", "/api/v1/task/logs",
+              WithAuth(master, TrialChecked(), [master](HttpRequest& req, const Principal& who) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json* logs = Field(*body, "logs", "logs");
+                if (logs == nullptr || !logs->is_array()) {
+                  return ErrorResponse(InvalidArgument("logs: required list"));
+                }
+                std::vector<store::TaskLogRow> rows;
+                for (size_t i = 0; i < logs->size(); ++i) {
+                  const json& l = (*logs)[i];
+                  if (Status st = CheckLogEntry(l, i); !st.ok()) return ErrorResponse(st);
+                  Result<store::TaskLogRow> r = TaskLogRowOf(master, who, l);
+                  if (!r.ok()) return ErrorResponse(r.status());
+                  rows.push_back(std::move(r).value());
+                }
+                Status st = master->experiments()->AddTaskLogs(who, std::move(rows));
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
 
   router->Add(
       "POST", "/api/v1/checkpoints",

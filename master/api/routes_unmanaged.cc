@@ -187,28 +187,9 @@ void RegisterUnmanagedRoutes(server::Router* router, server::Master* master) {
           if (!l.is_object() || !l.contains("task_id") || !l["task_id"].is_string()) {
             return ErrorResponse(InvalidArgument(where + ".task_id: required string"));
           }
-          store::TaskLogRow r;
-          r.task_id = l["task_id"].get<std::string>();
-          r.allocation_id = l.value("allocation_id", std::string());
-          r.agent_id = l.value("agent_id", std::string());
-          r.container_id = l.value("container_id", std::string());
-          if (l.contains("rank_id") && l["rank_id"].is_number_integer()) {
-            r.rank_id = l["rank_id"].get<int64_t>();
-          }
-          r.level = l.value("level", std::string());
-          r.stdtype = l.value("stdtype", std::string());
-          r.source = l.value("source", std::string("task"));
-          r.log = l.value("log", std::string());
-          if (l.contains("timestamp") && l["timestamp"].is_string()) {
-            r.timestamp = ParseRfc3339(l["timestamp"].get<std::string>()).value_or(0);
-          }
-          if (!who.is_allocation) {
-            r.trial_id = master->unmanaged()->TrialOfTask(r.task_id).value_or(0);
-            if (Status st = AuthorizeTaskReport(master, who, r.task_id, r.trial_id); !st.ok()) {
-              return ErrorResponse(st);
-            }
-          }
-          rows.push_back(std::move(r));
+          Result<store::TaskLogRow> r = TaskLogRowOf(master, who, l);
+          if (!r.ok()) return ErrorResponse(r.status());
+          rows.push_back(std::move(r).value());
         }
         Status st = master->experiments()->AddTaskLogs(who, std::move(rows));
         return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);

@@ -93,6 +93,20 @@ struct JobView {
   bool preemptible = true;
 };
 
+// What both deciding services share: the config, the store and the clock, the runtime loop they
+// decide on, the long polls' waiters, the published view, the trials' master log lines and
+// the allocation tokens.
+struct RuntimeContext {
+  const MasterConfig* config = nullptr;
+  store::Store* store = nullptr;
+  const Clock* clock = nullptr;
+  RuntimeLoop* loop = nullptr;
+  Waiters* waiters = nullptr;
+  RuntimeView* view = nullptr;
+  TrialLogSink* logs = nullptr;
+  AuthService* auth = nullptr;
+};
+
 // Long-poll answers: called exactly once, possibly on another thread (the loop's), so they must
 // only hand the result on (e.g. post an HTTP response), never call back in.
 template <typename T>
@@ -125,15 +139,7 @@ class AllocationOwner {
 
 class AllocationService {
  public:
-  struct Deps {
-    const MasterConfig* config = nullptr;
-    store::Store* store = nullptr;
-    const Clock* clock = nullptr;
-    RuntimeLoop* loop = nullptr;
-    Waiters* waiters = nullptr;
-    RuntimeView* view = nullptr;
-    TrialLogSink* logs = nullptr;
-    AuthService* auth = nullptr;
+  struct Deps : RuntimeContext {
     AgentService* agents = nullptr;
     class TaskService* tasks = nullptr;
     class AgentAdminService* agent_admin = nullptr;

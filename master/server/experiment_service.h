@@ -90,15 +90,7 @@ constexpr int64_t kMaxContextBytes = 95ll * 1024 * 1024;
 
 class ExperimentService : public AllocationOwner {
  public:
-  struct Deps {
-    const MasterConfig* config = nullptr;
-    store::Store* store = nullptr;
-    const Clock* clock = nullptr;
-    RuntimeLoop* loop = nullptr;
-    Waiters* waiters = nullptr;
-    RuntimeView* view = nullptr;
-    TrialLogSink* logs = nullptr;
-    AuthService* auth = nullptr;
+  struct Deps : RuntimeContext {
     AllocationService* allocations = nullptr;
     class CheckpointService* checkpoints = nullptr;
     SearcherJournalService* searcher_journal = nullptr;

@@ -41,28 +41,21 @@ MasterConfig TestConfig() {
 // Every service of the runtime, wired as the Master wires them, over `store`.
 struct Runtime {
   explicit Runtime(FakeRuntimeStore* store) : store(store) {
-    AllocationService::Deps a;
-    a.config = &config;
-    a.store = store;
-    a.clock = &clock;
-    a.loop = &loop;
-    a.waiters = &waiters;
-    a.view = &view;
-    a.logs = &logs;
-    a.auth = &auth;
+    RuntimeContext runtime;
+    runtime.config = &config;
+    runtime.store = store;
+    runtime.clock = &clock;
+    runtime.loop = &loop;
+    runtime.waiters = &waiters;
+    runtime.view = &view;
+    runtime.logs = &logs;
+    runtime.auth = &auth;
+    AllocationService::Deps a{runtime};
     a.agents = &agents;
     a.tasks = &tasks;
     a.agent_admin = &agent_admin;
     allocations = std::make_unique<AllocationService>(a);
-    ExperimentService::Deps e;
-    e.config = &config;
-    e.store = store;
-    e.clock = &clock;
-    e.loop = &loop;
-    e.waiters = &waiters;
-    e.view = &view;
-    e.logs = &logs;
-    e.auth = &auth;
+    ExperimentService::Deps e{runtime};
     e.allocations = allocations.get();
     e.checkpoints = &checkpoints;
     e.searcher_journal = &journal;
