@@ -126,11 +126,12 @@ Result<CreateExperimentResult> ExperimentService::CreateExperiment(
 }
 
 void ExperimentService::AdoptOffLoop(std::unique_ptr<ExperimentRuntime> exp) {
+  // Readers see it at once; later requests about it are decided on the loop after this.
+  deps_.view->PutExperiment(exp->id, exp->state);
   auto holder = std::make_shared<std::unique_ptr<ExperimentRuntime>>(std::move(exp));
-  deps_.loop->Read<bool>([this, holder] {
+  deps_.loop->Post([this, holder] {
     runtime_role.Assume();
     Adopt(std::move(*holder));
-    return true;
   });
 }
 

@@ -73,6 +73,13 @@ std::optional<RuntimeView::Trial> RuntimeView::FindTrial(int64_t id) const {
   return it->second;
 }
 
+std::optional<int64_t> RuntimeView::RunOf(int64_t trial_id) const {
+  MutexLock lock(&mu_);
+  auto it = trials_.find(trial_id);
+  if (it == trials_.end()) return std::nullopt;
+  return it->second.run_id;
+}
+
 std::optional<int64_t> RuntimeView::TrialOfTask(const std::string& task_id) const {
   MutexLock lock(&mu_);
   auto it = trial_by_task_.find(task_id);

@@ -38,6 +38,8 @@ class RuntimeView {
                      std::optional<core::AllocationState> state) EXCLUDES(mu_);
 
   std::optional<Trial> FindTrial(int64_t id) const EXCLUDES(mu_);
+  // A live trial's current run (the check of every metric report: no strings copied).
+  std::optional<int64_t> RunOf(int64_t trial_id) const EXCLUDES(mu_);
   std::optional<int64_t> TrialOfTask(const std::string& task_id) const EXCLUDES(mu_);
   // STATE_... of a live experiment; nullopt when it has no runtime.
   std::optional<std::string> PresentedExperimentState(int64_t id) const EXCLUDES(mu_);

@@ -49,6 +49,8 @@ TEST(RuntimeViewTest, TrialsAreFoundByTaskAndPresentedFromTheirStoredState) {
   EXPECT_EQ(view.TrialOfTask("1.a"), 10);
   EXPECT_FALSE(view.TrialOfTask("1.b").has_value());
   EXPECT_EQ(view.FindTrial(10)->run_id, 3);
+  EXPECT_EQ(view.RunOf(10), 3);
+  EXPECT_FALSE(view.RunOf(11).has_value());
   view.SetAllocation(10, "1.a.3", AllocationState::kRunning);
   EXPECT_EQ(view.PresentedTrialState(10, "ACTIVE"), "STATE_RUNNING");
   EXPECT_EQ(view.PresentedTrialState(99, "COMPLETED"), "STATE_COMPLETED") << "not live";

@@ -160,48 +160,53 @@ Status ExperimentService::ActivateNewExperiment(std::unique_ptr<ExperimentRuntim
   deps_.searcher_journal->QueueTaskLogs(std::move(logs));
 
   int64_t logged_ms = ms_since(t0);
-  if (queue.empty()) {
-    // Nothing else to decide: the searcher state is complete and nobody else sees the
-    // experiment yet, so it is snapshot here (the journal's writer stores it after the rows
-    // above, in the order of this experiment's decisions).
-    SearcherJournalService::Trials trials;
-    trials.reserve(staged.entries.size());
-    for (const StagedTrials::Entry& e : staged.entries) {
-      trials.emplace_back(e.trial->request_id, e.trial->searcher());
-    }
-    // The staged trials are every trial of the (new) experiment.
-    DET_RETURN_IF_ERROR(PersistSearcherState(exp, std::move(trials)));
-    exp.searcher_dirty->clear();
-  }
-  int64_t snapshot_ms = ms_since(t0);
-  // Published on the loop; what the searcher asked beyond creations is decided there too.
+  // Readers see it queued at once; its runtime is published on the loop.
+  deps_.view->PutExperiment(exp.id, RunState::kActive);
   auto shared_exp = std::make_shared<std::unique_ptr<ExperimentRuntime>>(std::move(owned));
   auto shared_staged = std::make_shared<StagedTrials>(std::move(staged));
   auto rest = std::make_shared<std::deque<searcher::Action>>(std::move(queue));
-  return deps_.loop->DecideAndWait([this, shared_exp, shared_staged, rest, staged_ms, stored_ms,
-                                    logged_ms, snapshot_ms]() -> Status {
+  auto publish = [this, shared_exp, shared_staged, rest, t0, ms_since, staged_ms, stored_ms,
+                  logged_ms]() -> Status {
     runtime_role.Assume();
-    auto published = std::chrono::steady_clock::now();
     ExperimentRuntime& e = **shared_exp;
     int64_t id = e.id;
+    if (rest->empty()) {
+      // Nothing else to decide: the searcher state is complete. Its first full snapshot goes
+      // to the journal's writer before any later change of the experiment, all of which is
+      // decided on this loop after this task.
+      SearcherJournalService::Trials trials;
+      trials.reserve(shared_staged->entries.size());
+      for (const StagedTrials::Entry& entry : shared_staged->entries) {
+        trials.emplace_back(entry.trial->request_id, entry.trial->searcher());
+      }
+      // The staged trials are every trial of the (new) experiment.
+      DET_RETURN_IF_ERROR(PersistSearcherState(e, std::move(trials)));
+      e.searcher_dirty->clear();
+    }
+    int64_t snapshot_ms = ms_since(t0);
     Adopt(std::move(*shared_exp));
     PublishStaged(e, shared_staged.get(), nullptr);
     deps_.allocations->RequestPass();
-    if (!rest->empty()) {
-      return ProcessActions(e, std::vector<searcher::Action>(std::make_move_iterator(rest->begin()),
-                                                             std::make_move_iterator(rest->end())));
-    }
-    Status finished = MaybeFinishExperiment(e);
-    // Where a large creation spends its time; the loop is held only for the last figure.
+    Status st = rest->empty() ? MaybeFinishExperiment(e)
+                              : ProcessActions(e, std::vector<searcher::Action>(
+                                                      std::make_move_iterator(rest->begin()),
+                                                      std::make_move_iterator(rest->end())));
+    // Where a large creation spends its time; the request was answered after the log lines.
     spdlog::info(
-        "experiment {}: trials staged in {} ms, stored by {} ms, logged by {} ms, snapshot "
-        "queued by {} ms; published on the loop in {} ms",
-        id, staged_ms, stored_ms, logged_ms, snapshot_ms,
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                              published)
-            .count());
-    return finished;
+        "experiment {}: trials staged in {} ms, stored by {} ms, logged by {} ms (answered), "
+        "snapshot queued by {} ms, published on the loop by {} ms",
+        id, staged_ms, stored_ms, logged_ms, snapshot_ms, ms_since(t0));
+    return st;
+  };
+  // What the searcher asked beyond creations is decided, and answered, on the loop.
+  if (!rest->empty()) return deps_.loop->DecideAndWait(publish);
+  // Answered now: the rows are stored (a restore replays the snapshot's part from them). The
+  // publishing runs on the loop before any later request about the experiment.
+  deps_.loop->Post([publish] {
+    Status st = publish();
+    if (!st.ok()) spdlog::error("publishing a new experiment: {}", st.ToString());
   });
+  return Status::Ok();
 }
 
 }  // namespace det::master::server

@@ -42,11 +42,11 @@ void ExperimentService::ReportMetrics(const Principal& who, int64_t trial_id, in
       return InvalidArgument("group: must be non-empty and contain no '.' (got '" + group + "')");
     }
     if (steps < 0) return InvalidArgument("stepsCompleted: must be >= 0");
-    if (std::optional<RuntimeView::Trial> live = deps_.view->FindTrial(trial_id)) {
-      if (run_id != live->run_id) {
+    if (std::optional<int64_t> run = deps_.view->RunOf(trial_id)) {
+      if (run_id != *run) {
         return InvalidArgument("invalid run id " + std::to_string(run_id) + " for trial " +
                                std::to_string(trial_id) + " (current run is " +
-                               std::to_string(live->run_id) + ")");
+                               std::to_string(*run) + ")");
       }
       return Status::Ok();
     }
