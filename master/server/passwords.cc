@@ -1,10 +1,12 @@
 #include "master/server/passwords.h"
 
 #include <crypt.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
 #include <cstring>
+#include <stdexcept>
 
 namespace det::master::server {
 namespace {
@@ -57,9 +59,24 @@ bool VerifyPassword(const std::string& client_hash, const std::optional<std::str
 }
 
 std::string NewToken() {
-  unsigned char buf[32];
-  RAND_bytes(buf, sizeof(buf));
-  return Hex(buf, sizeof(buf));
+  // Drawn from a per-thread block of the OS generator's bytes: one RAND_bytes call per 128
+  // tokens instead of one each (a 20,000-trial search makes 20,000 tokens in one request, and
+  // each call took ~3 us, mostly OpenSSL's fork check and locking).
+  constexpr size_t kTokenBytes = 32;
+  constexpr size_t kBlockBytes = 128 * kTokenBytes;
+  thread_local unsigned char block[kBlockBytes];
+  thread_local size_t used = kBlockBytes;
+  if (used == kBlockBytes) {
+    if (RAND_bytes(block, static_cast<int>(kBlockBytes)) != 1) {
+      throw std::runtime_error("the system's random generator failed");
+    }
+    used = 0;
+  }
+  std::string token = Hex(block + used, kTokenBytes);
+  // A token's bytes are not kept once handed out.
+  OPENSSL_cleanse(block + used, kTokenBytes);
+  used += kTokenBytes;
+  return token;
 }
 
 bool IsLoopbackAddress(const std::string& address) {

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
 namespace det::master::server {
 namespace {
 
@@ -25,6 +30,28 @@ TEST(PasswordsTest, TokensAndLoopback) {
   EXPECT_TRUE(IsLoopbackAddress("::1"));
   EXPECT_FALSE(IsLoopbackAddress("0.0.0.0"));
   EXPECT_EQ(ClientPasswordHash(""), "");
+}
+
+// Tokens come from per-thread blocks of random bytes: across several blocks and threads none
+// repeats, and each is 64 lowercase hex digits.
+TEST(PasswordsTest, TokensAcrossBlocksAndThreadsAreDistinct) {
+  std::vector<std::vector<std::string>> made(3);
+  std::vector<std::thread> threads;
+  for (auto& out : made) {
+    threads.emplace_back([&out] {
+      for (int i = 0; i < 1000; ++i) out.push_back(NewToken());
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<std::string> seen;
+  for (const auto& out : made) {
+    for (const std::string& t : out) {
+      ASSERT_EQ(t.size(), 64u);
+      EXPECT_EQ(t.find_first_not_of("0123456789abcdef"), std::string::npos) << t;
+      seen.insert(t);
+    }
+  }
+  EXPECT_EQ(seen.size(), 3000u);
 }
 
 }  // namespace
