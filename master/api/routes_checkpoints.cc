@@ -199,6 +199,16 @@ HttpResponse CheckpointPage(server::Master* master, const HttpRequest& req,
   return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
 }
 
+// The body's checkpoint uuids (`checkpointUuids` or `checkpoint_uuids`), once `who` may modify
+// every one of them (the deletion routes).
+Result<std::vector<std::string>> AuthorizedUuids(server::Master* master, const Principal& who,
+                                                 const json& body) {
+  DET_ASSIGN_OR_RETURN(std::vector<std::string> uuids,
+                       StringList(body, "checkpointUuids", "checkpoint_uuids"));
+  DET_RETURN_IF_ERROR(AuthorizeEach(master, who, uuids));
+  return uuids;
+}
+
 }  // namespace
 
 json CheckpointTrainingJson(server::Master* master, const store::CheckpointRow& c) {
@@ -311,10 +321,8 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                        [master](HttpRequest& req, const Principal& who) {
                          Result<json> body = ParseBody(req);
                          if (!body.ok()) return ErrorResponse(body.status());
-                         auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
+                         auto uuids = AuthorizedUuids(master, who, *body);
                          if (!uuids.ok()) return ErrorResponse(uuids.status());
-                         if (Status st = AuthorizeEach(master, who, *uuids); !st.ok())
-                           return ErrorResponse(st);
                          Status st = master->checkpoints()->DeleteCheckpoints(*uuids);
                          return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
                        }));
@@ -324,10 +332,8 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                        [master](HttpRequest& req, const Principal& who) {
                          Result<json> body = ParseBody(req);
                          if (!body.ok()) return ErrorResponse(body.status());
-                         auto uuids = StringList(*body, "checkpointUuids", "checkpoint_uuids");
+                         auto uuids = AuthorizedUuids(master, who, *body);
                          if (!uuids.ok()) return ErrorResponse(uuids.status());
-                         if (Status st = AuthorizeEach(master, who, *uuids); !st.ok())
-                           return ErrorResponse(st);
                          auto globs = StringList(*body, "checkpointGlobs", "checkpoint_globs");
                          if (!globs.ok()) return ErrorResponse(globs.status());
                          Status st = master->checkpoints()->RemoveCheckpointFiles(*uuids, *globs);
