@@ -14,6 +14,10 @@
 // figure is the best of nine runs (--runs; the least disturbed one: on a shared machine the
 // other processes evict the searcher's working set from the caches at random).
 //
+// The allocator keeps freed memory as in the master (det::RetainFreedHeap): with glibc's
+// defaults each run's large vectors were returned to the kernel and faulted in again by the
+// next, a cost that grew with the trial count and is not the searcher's.
+//
 // Usage: searcher_bench [--quick] [--only NAME] [--runs N]
 //   --quick: 1,000 trials only, one run each, no snapshots or PBT
 //   --only NAME: only the search whose name starts with NAME (e.g. to profile it)
@@ -34,6 +38,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/heap_retention.h"
 #include "master/config/experiment_config.h"
 #include "master/searcher/hparam_sampling.h"
 #include "master/searcher/nprand.h"
@@ -362,6 +367,8 @@ std::string AdaptiveAsha(int trials) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As the master runs the searchers: freed memory is kept for reuse (common/heap_retention.h).
+  det::RetainFreedHeap();
   bool quick = false;
   std::string only;
   int runs = 9;

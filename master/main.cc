@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/clock.h"
+#include "common/heap_retention.h"
 #include "common/version.h"
 #include "master/api/routes.h"
 #include "master/server/agent_token_file.h"
@@ -61,6 +62,7 @@ int MigrateStore(const std::string& from, const std::string& to) {
 
 int main(int argc, char** argv) {
   using det::master::server::MasterConfig;
+  det::RetainFreedHeap();  // before any thread starts (see common/heap_retention.h)
   CLI::App app{"determined-master: the Determined training platform master"};
   std::string config_file;
   std::optional<int> port;
