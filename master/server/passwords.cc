@@ -61,7 +61,8 @@ bool VerifyPassword(const std::string& client_hash, const std::optional<std::str
 std::string NewToken() {
   // Drawn from a per-thread block of the OS generator's bytes: one RAND_bytes call per 128
   // tokens instead of one each (a 20,000-trial search makes 20,000 tokens in one request, and
-  // each call took ~3 us, mostly OpenSSL's fork check and locking).
+  // each call took ~3 us, mostly OpenSSL's fork check and locking). A forked child would inherit
+  // the unused bytes: the master's children exec at once and never make tokens.
   constexpr size_t kTokenBytes = 32;
   constexpr size_t kBlockBytes = 128 * kTokenBytes;
   thread_local unsigned char block[kBlockBytes];
