@@ -157,8 +157,9 @@ Status AllocationService::Start(AllocationRuntime& alloc,
   }
   DET_ASSIGN_OR_RETURN(TrialLaunch launch, owner_->LaunchOf(alloc, device));
   if (alloc.token.empty()) {
-    // Restored while pending: the store kept only the digest, and no process ever got the token.
-    deps_.auth->EndAllocationDigest(alloc.token_digest);
+    // Pending until now, so no process ever got a token; one restored from an earlier version's
+    // pending row has a stored digest, which is refused from now on.
+    if (!alloc.token_digest.empty()) deps_.auth->EndAllocationDigest(alloc.token_digest);
     alloc.token = NewToken();
     alloc.token_digest = store::AllocationTokenDigest(alloc.token);
     deps_.auth->RegisterAllocationDigest(alloc.token_digest, alloc.id, alloc.trial_id);
@@ -193,6 +194,7 @@ Status AllocationService::Start(AllocationRuntime& alloc,
                                        ") was assigned to agent" + (parts.size() > 1 ? "s " : " ") +
                                        where));
   DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
+  alloc.stored = true;
   alloc.resources = std::move(assigned_view.resources);
   SetState(alloc, AllocationRuntime::State::kAssigned);
   Notify(alloc.id);

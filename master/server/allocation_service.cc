@@ -103,9 +103,7 @@ std::unique_ptr<AllocationRuntime> AllocationService::NewAllocation(
   alloc->trial_id = trial_id;
   alloc->experiment_id = experiment_id;
   alloc->slots = slots;
-  alloc->token = NewToken();
-  alloc->token_digest = store::AllocationTokenDigest(alloc->token);
-  alloc->queued_at = Now();
+  alloc->queued_at = Now();  // its token is made when it is placed (Start)
   return alloc;
 }
 
@@ -126,7 +124,6 @@ store::AllocationRow AllocationService::RowOf(const AllocationRuntime& alloc) {
 }
 
 void AllocationService::Publish(std::unique_ptr<AllocationRuntime> alloc) {
-  deps_.auth->RegisterAllocationDigest(alloc->token_digest, alloc->id, alloc->trial_id);
   pending_.push_back(alloc->id);
   AllocationRuntime& ref = *alloc;
   allocations_[alloc->id] = std::move(alloc);
@@ -144,6 +141,7 @@ void AllocationService::Restore(const store::AllocationRow& ar, const std::strin
   alloc->experiment_id = experiment_id;
   alloc->slots = ar.slots;
   alloc->token_digest = ar.token;  // the token itself is not stored
+  alloc->stored = true;
   deps_.auth->RegisterAllocationDigest(alloc->token_digest, alloc->id, ar.trial_id);
   for (const auto& r : ar.resources) {
     AllocationRuntime::Resource res;
@@ -251,19 +249,21 @@ Status AllocationService::HandleExit(AllocationRuntime& alloc, int exit_code,
   if (alloc.state == AllocationRuntime::State::kTerminated) return Status::Ok();
   bool never_started = alloc.state == AllocationRuntime::State::kPending;
   SetState(alloc, AllocationRuntime::State::kTerminated);
-  deps_.auth->EndAllocationDigest(alloc.token_digest);  // refused from now on
+  if (!alloc.token_digest.empty()) deps_.auth->EndAllocationDigest(alloc.token_digest);
   if (slurm_) slurm_->Forget(alloc.id);                 // its Slurm job ends with it
   Notify(alloc.id);
   ErasePending(alloc.id);
   ended_.push_back(alloc.id);
   // Work the scheduler took back and had to kill is rescheduled like an infrastructure loss.
   if (alloc.released && alloc.kill_requested) infrastructure = true;
-  store::AllocationRow row = RowOf(alloc);
-  row.end_time = Now();
-  row.exit_code = exit_code;
-  row.exit_reason = error;
   store::DecisionWrites writes;
-  writes.allocations.push_back(std::move(row));
+  if (alloc.stored) {  // one never placed has no row to end
+    store::AllocationRow row = RowOf(alloc);
+    row.end_time = Now();
+    row.exit_code = exit_code;
+    row.exit_reason = error;
+    writes.allocations.push_back(std::move(row));
+  }
   AllocationEnd end;
   end.exit_code = exit_code;
   end.error = error;

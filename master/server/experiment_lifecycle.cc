@@ -304,15 +304,7 @@ Status ExperimentService::ProcessActions(ExperimentRuntime& exp,
     DET_RETURN_IF_ERROR(StageCreations(exp, queue, &staged));
     if (!staged.empty()) {
       bool last = queue.empty() && exp.state == RunState::kActive;
-      DET_RETURN_IF_ERROR(ApplyStaged(exp, &staged, last, {}));
-      std::vector<store::TaskLogRow> logs;
-      for (const StagedTrials::Entry& e : staged.entries) {
-        if (e.allocation) {
-          logs.push_back(deps_.logs->Row(e.trial->id, e.trial->task_id,
-                                         SchedulingMessage(*e.trial, *e.allocation)));
-        }
-      }
-      deps_.searcher_journal->QueueTaskLogs(std::move(logs));  // written after this decision
+      DET_RETURN_IF_ERROR(ApplyStaged(&staged, last, {}));
       PublishStaged(exp, &staged, &touched);
     }
     if (queue.empty()) break;
@@ -420,7 +412,6 @@ Status ExperimentService::RequestAllocations(const std::vector<TrialRuntime*>& t
     if (!t->allocation_id.empty()) continue;
     auto alloc = NewAllocation(*experiments_.at(t->experiment_id), *t);
     w.trials.push_back({t->id, std::nullopt, t->run_id, t->restarts, std::nullopt});
-    w.allocations.push_back(AllocationService::RowOf(*alloc));
     w.logs.push_back(deps_.logs->Row(t->id, t->task_id, SchedulingMessage(*t, *alloc)));
     made.emplace_back(t, std::move(alloc));
   }

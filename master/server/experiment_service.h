@@ -229,8 +229,8 @@ class ExperimentService : public AllocationOwner {
   // source_checkpoint_uuid / source_trial_id's latest; "" when none.
   Result<std::string> WarmStartCheckpoint(const ExperimentRuntime& exp,
                                           const searcher::CreateAction& create);
-  // A new run of each trial and its pending allocation, stored in one transaction with
-  // `extra`, then queued.
+  // A new run of each trial, stored in one transaction with `extra`, then queued with a pending
+  // allocation (which has no row until it is placed).
   Status RequestAllocations(const std::vector<TrialRuntime*>& trials,
                             store::DecisionWrites extra = {}) ON_RUNTIME;
   std::unique_ptr<AllocationRuntime> NewAllocation(const ExperimentRuntime& exp,
@@ -244,10 +244,12 @@ class ExperimentService : public AllocationOwner {
   // published, off the loop.
   Status StageCreations(ExperimentRuntime& exp, std::deque<searcher::Action>& queue,
                         StagedTrials* staged);
-  // Stores the staged trials in one transaction with `extra` (and, with `first_allocations`,
-  // the allocation that queues each active one); fills in their ids.
-  Status ApplyStaged(const ExperimentRuntime& exp, StagedTrials* staged, bool first_allocations,
-                     store::DecisionWrites extra);
+  // Stores the staged trials in one transaction with `extra` and fills in their ids; with
+  // `first_allocations`, each active one is stored with its first run, to be queued when
+  // published.
+  Status ApplyStaged(StagedTrials* staged, bool first_allocations, store::DecisionWrites extra);
+  // Makes stored, staged trials part of the runtime, queues those ApplyStaged marked with a
+  // pending allocation, and hands their "Scheduling" log lines to the journal's writer.
   void PublishStaged(ExperimentRuntime& exp, StagedTrials* staged,
                      std::set<int64_t>* created) ON_RUNTIME;
   // Activates a new, unpublished experiment with its first trials stored in one transaction,

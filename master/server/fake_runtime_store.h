@@ -151,16 +151,10 @@ class FakeRuntimeStore : public store::UnimplementedStore {
       return Internal("the fake store refused the decision");
     }
     decisions_.push_back(w);
-    for (const store::NewTrialWrite& nt : w.new_trials) {
-      store::TrialRow t = nt.trial;
+    for (store::TrialRow t : w.new_trials) {
       t.id = static_cast<int64_t>(trials_.size()) + 1;
       trials_[t.id] = t;
       ids.push_back(t.id);
-      if (nt.first_allocation) {
-        store::AllocationRow a = *nt.first_allocation;
-        a.trial_id = t.id;
-        allocations_[a.allocation_id] = a;
-      }
     }
     for (const store::TrialRunWrite& tw : w.trials) {
       store::TrialRow& t = trials_[tw.trial_id];

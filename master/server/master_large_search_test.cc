@@ -1,6 +1,6 @@
-// A large search through the Master over a real SQLite store: its trials and the allocations
-// that queue them are stored as one decision, survive a restart without being created twice,
-// and are placed and stopped in batches.
+// A large search through the Master over a real SQLite store: its trials are stored as one
+// decision and queued (a pending allocation has no row until it is placed), survive a restart
+// without being created or queued twice, and are placed and stopped in batches.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -41,6 +41,15 @@ class LargeSearchTest : public MasterOverSqliteTest {
     for (const AllocationSummaryView& a : master_->allocations()->ListAllocations()) out[a.state]++;
     return out;
   }
+
+  // How many allocations the runtime holds per trial.
+  std::map<int64_t, int> AllocationsPerTrial() {
+    std::map<int64_t, int> out;
+    for (const AllocationSummaryView& a : master_->allocations()->ListAllocations()) {
+      out[a.trial_id]++;
+    }
+    return out;
+  }
 };
 
 TEST_F(LargeSearchTest, EveryTrialIsStoredAndQueuedOnceAcrossARestart) {
@@ -52,13 +61,16 @@ TEST_F(LargeSearchTest, EveryTrialIsStoredAndQueuedOnceAcrossARestart) {
   EXPECT_EQ(exp->row.state, "ACTIVE");
   EXPECT_EQ(exp->num_trials, kTrials);
   EXPECT_EQ(AllocationStates(), (std::map<std::string, int>{{"STATE_PENDING", kTrials}}));
-  auto open = OpenStore()->ListOpenAllocations();
-  ASSERT_TRUE(open.ok());
-  ASSERT_EQ(open->size(), static_cast<size_t>(kTrials));
-  std::map<int64_t, int> per_trial;
-  for (const store::AllocationRow& a : *open) per_trial[a.trial_id]++;
+  std::map<int64_t, int> per_trial = AllocationsPerTrial();
   EXPECT_EQ(per_trial.size(), static_cast<size_t>(kTrials)) << "one allocation per trial";
   EXPECT_EQ(per_trial.count(0), 0u) << "every allocation names its stored trial";
+  auto open = OpenStore()->ListOpenAllocations();
+  ASSERT_TRUE(open.ok());
+  EXPECT_TRUE(open->empty()) << "pending allocations have no rows";
+  auto rows = OpenStore()->ListTrials(exp_id);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), static_cast<size_t>(kTrials));
+  for (const store::TrialRow& t : *rows) ASSERT_EQ(t.run_id, 1) << "queued for its first run";
 
   master_->Stop();
   master_.reset();
@@ -67,9 +79,9 @@ TEST_F(LargeSearchTest, EveryTrialIsStoredAndQueuedOnceAcrossARestart) {
   ASSERT_TRUE(exp.ok());
   EXPECT_EQ(exp->num_trials, kTrials) << "a restore creates no trial twice";
   EXPECT_EQ(AllocationStates(), (std::map<std::string, int>{{"STATE_PENDING", kTrials}}));
-  open = OpenStore()->ListOpenAllocations();
-  ASSERT_TRUE(open.ok());
-  EXPECT_EQ(open->size(), static_cast<size_t>(kTrials)) << "nor queues a trial twice";
+  per_trial = AllocationsPerTrial();
+  EXPECT_EQ(per_trial.size(), static_cast<size_t>(kTrials)) << "every trial queued again";
+  for (const auto& [trial, n] : per_trial) ASSERT_EQ(n, 1) << "trial " << trial << " queued twice";
 }
 
 TEST_F(LargeSearchTest, AnAgentGetsWorkInItsRegistrationAndAKillEndsTheQueue) {

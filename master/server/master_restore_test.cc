@@ -173,20 +173,33 @@ TEST_F(MasterRestoreTest, ReadoptedAllocationExitingWithoutAnOperationLeavesTheT
   EXPECT_EQ(trial->row.state, "ACTIVE") << "the trial waits for the searcher, it is not done";
 }
 
-// Allocation tokens are stored as their digest; an allocation restored while pending (never
-// handed out) starts with a new token, which authenticates it, and its old digest is no token.
+// Allocation tokens are stored as their digest. A pending allocation has no row, but an earlier
+// version stored one with the digest of a token made at creation: restored, such an allocation
+// starts with a new token, which authenticates it, and its old digest is no token.
 TEST_F(MasterRestoreTest, ARestoredPendingAllocationStartsWithANewToken) {
   StartMaster();
-  Create(kRandomTwo);
-  auto before = OpenStore()->ListOpenAllocations();
-  ASSERT_TRUE(before.ok());
-  ASSERT_EQ(before->size(), 2u);
-  std::map<std::string, std::string> old_digest;
-  for (const store::AllocationRow& a : *before) {
-    EXPECT_EQ(a.token.size(), 64u) << "a SHA-256 digest in hex";
-    old_digest[a.allocation_id] = a.token;
-  }
+  int64_t exp_id = Create(kRandomTwo);
+  ASSERT_TRUE(OpenStore()->ListOpenAllocations()->empty()) << "pending allocations have no row";
   StopMaster();
+  std::map<std::string, std::string> old_digest;
+  {
+    auto st = OpenStore();
+    auto trials = st->ListTrials(exp_id);
+    ASSERT_TRUE(trials.ok());
+    ASSERT_EQ(trials->size(), 2u);
+    for (const store::TrialRow& t : *trials) {
+      store::AllocationRow a;
+      a.allocation_id = t.task_id + "." + std::to_string(t.run_id);
+      a.task_id = t.task_id;
+      a.trial_id = t.id;
+      a.state = "PENDING";
+      a.token = store::AllocationTokenDigest("token-of-" + a.allocation_id);
+      a.slots = 1;
+      a.start_time = clock_.NowMicros();
+      ASSERT_TRUE(st->UpsertAllocation(a).ok());
+      old_digest[a.allocation_id] = a.token;
+    }
+  }
 
   StartMaster();
   json agent = {{"slots", {{{"id", 0}, {"type", "cpu"}}, {{"id", 1}, {"type", "cpu"}}}}};
@@ -204,12 +217,13 @@ TEST_F(MasterRestoreTest, ARestoredPendingAllocationStartsWithANewToken) {
   for (const json& start : commands) {
     const std::string id = start["allocationId"];
     const std::string token = start["env"]["DET_SESSION_TOKEN"];
+    ASSERT_TRUE(old_digest.count(id)) << id << ": the restored allocation is started";
     EXPECT_EQ(stored[id], store::AllocationTokenDigest(token));
     EXPECT_NE(stored[id], old_digest[id]);
     Result<Principal> who = master_->auth()->AuthenticateAllocationToken(token);
     ASSERT_TRUE(who.ok()) << who.status().ToString();
     EXPECT_EQ(who->allocation_id, id);
-    EXPECT_FALSE(master_->auth()->AuthenticateAllocationToken(old_digest[id]).ok());
+    EXPECT_FALSE(master_->auth()->AuthenticateAllocationToken("token-of-" + id).ok());
   }
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -79,9 +80,13 @@ TEST(RuntimeLoopTest, ABatchOfTasksAskingForPassesGetsOnePass) {
   loop.Start();
   std::mutex gate;
   gate.lock();
+  std::promise<void> entered;
   loop.Post([&] {
+    entered.set_value();
     std::lock_guard<std::mutex> wait(gate);  // holds the loop until all tasks are queued
   });
+  // Queued only once the loop runs the gate, so none of them shares the gate's batch.
+  entered.get_future().wait();
   for (int i = 0; i < 500; ++i) loop.Post([&loop] { loop.RequestPass(); });
   gate.unlock();
   ASSERT_TRUE(c.WaitFor(&c.passes, 1));

@@ -114,10 +114,12 @@ struct AllocationRuntime {
   int64_t experiment_id = 0;
   int64_t slots = 1;
   State state = State::kPending;
-  // The allocation's token, handed to its processes at start; only its digest is stored, so an
-  // allocation restored at startup has token_digest alone (a pending one gets a new token).
+  // The allocation's token, made when it is placed and handed to its processes; only its digest
+  // is stored, so an allocation restored at startup has token_digest alone.
   std::string token;
   std::string token_digest;
+  // It has a row: written when placed (a pending allocation has none), or restored from one.
+  bool stored = false;
   std::vector<Resource> resources;  // empty while pending
   std::optional<int> exit_code;     // the first non-zero exit of a resource, else 0
   std::string exit_error;
@@ -151,7 +153,7 @@ struct StagedTrials {
   struct Entry {
     std::unique_ptr<TrialRuntime> trial;
     store::TrialRow row;
-    std::unique_ptr<AllocationRuntime> allocation;  // its first, when it is queued at once
+    bool queued = false;  // stored with its first run: PublishStaged queues it
   };
   std::vector<Entry> entries;
   // request id -> index in entries (hashed: a 20,000-trial search looks each one up)

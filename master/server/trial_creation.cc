@@ -1,5 +1,5 @@
 // ExperimentService: creating trials in batches. A searcher's creations are staged, stored in one
-// transaction with the allocations that queue them, and only then published to the runtime; a
+// transaction, and only then published to the runtime with the allocations that queue them; a
 // new experiment does all of it before it is published, off the loop, so creating a search of
 // 20,000 trials holds the loop only to insert the prepared records.
 #include <spdlog/spdlog.h>
@@ -48,7 +48,7 @@ Status ExperimentService::StageCreations(ExperimentRuntime& exp,
       entry.trial->state = *core::ParseRunState(row.state);
       entry.trial->task_id = row.task_id;
       entry.trial->seed = row.seed;
-      entry.trial->hparams = row.hparams;
+      // entry.trial->hparams: moved from the row once it is stored (ApplyStaged).
       entry.trial->warm_start_checkpoint_uuid = row.warm_start_checkpoint_uuid;
       staged->by_request[create.request_id] = staged->entries.size();
       staged->entries.push_back(std::move(entry));
@@ -65,48 +65,53 @@ Status ExperimentService::StageCreations(ExperimentRuntime& exp,
   return Status::Ok();
 }
 
-Status ExperimentService::ApplyStaged(const ExperimentRuntime& exp, StagedTrials* staged,
-                                      bool first_allocations, store::DecisionWrites extra) {
+Status ExperimentService::ApplyStaged(StagedTrials* staged, bool first_allocations,
+                                      store::DecisionWrites extra) {
   store::DecisionWrites& w = extra;
   w.new_trials.reserve(staged->entries.size());
   for (StagedTrials::Entry& e : staged->entries) {
-    store::NewTrialWrite nt;
     if (first_allocations && e.trial->state == RunState::kActive) {
-      e.allocation = NewAllocation(exp, *e.trial);
+      e.trial->run_id += 1;  // its first run, queued when published
+      e.queued = true;
       e.row.run_id = e.trial->run_id;
-      nt.first_allocation = AllocationService::RowOf(*e.allocation);
     }
-    nt.trial = std::move(e.row);  // the entry keeps only its runtime record
-    w.new_trials.push_back(std::move(nt));
+    w.new_trials.push_back(std::move(e.row));  // the entry keeps only its runtime record
   }
   Result<std::vector<int64_t>> ids = deps_.store->ApplyDecision(w);
-  if (!ids.ok()) {
-    for (StagedTrials::Entry& e : staged->entries) {
-      if (e.allocation) e.trial->run_id -= 1;
-      e.allocation.reset();
-    }
-    return ids.status();
-  }
   for (size_t i = 0; i < staged->entries.size(); ++i) {
     StagedTrials::Entry& e = staged->entries[i];
-    e.trial->id = (*ids)[i];
-    if (e.allocation) e.allocation->trial_id = e.trial->id;
+    e.trial->hparams = std::move(w.new_trials[i].hparams);  // moved, not copied, per trial
+    if (!ids.ok()) {
+      if (e.queued) e.trial->run_id -= 1;
+      e.queued = false;
+    } else {
+      e.trial->id = (*ids)[i];
+    }
   }
-  return Status::Ok();
+  return ids.status();
 }
 
 void ExperimentService::PublishStaged(ExperimentRuntime& exp, StagedTrials* staged,
                                       std::set<int64_t>* created) {
+  std::vector<store::TaskLogRow> logs;
   for (StagedTrials::Entry& e : staged->entries) {
     int64_t id = e.trial->id;
     TrialRuntime& t = *e.trial;
     exp.trial_by_request[t.request_id] = id;
     trials_[id] = std::move(e.trial);
-    if (e.allocation) t.allocation_id = e.allocation->id;
+    std::unique_ptr<AllocationRuntime> alloc;
+    if (e.queued) {
+      alloc = deps_.allocations->NewAllocation(exp.job_id, exp.id, id, t.task_id, t.run_id,
+                                               exp.config.resources.slots_per_trial);
+      t.allocation_id = alloc->id;
+      logs.push_back(deps_.logs->Row(id, t.task_id, SchedulingMessage(t, *alloc)));
+    }
     Publish(t, /*notify=*/false);
-    if (e.allocation) deps_.allocations->Publish(std::move(e.allocation));
+    if (alloc) deps_.allocations->Publish(std::move(alloc));
     if (created != nullptr) created->insert(id);
   }
+  // The queue's log lines are stored by the journal's writer, after this decision.
+  if (!logs.empty()) deps_.searcher_journal->QueueTaskLogs(std::move(logs));
   staged->entries.clear();
   staged->by_request.clear();
 }
@@ -131,7 +136,7 @@ Status ExperimentService::ActivateNewExperiment(std::unique_ptr<ExperimentRuntim
   w.experiment_state = store::ExperimentStateWrite{
       exp.id, std::string(core::RunStateName(RunState::kActive)), std::nullopt};
   w.experiment_progress = store::ExperimentProgressWrite{exp.id, exp.searcher->Progress()};
-  Status applied = ApplyStaged(exp, &staged, /*first_allocations=*/true, std::move(w));
+  Status applied = ApplyStaged(&staged, /*first_allocations=*/true, std::move(w));
   if (!applied.ok()) {
     // Nothing of the activation was stored: publish the experiment as created (PAUSED, its
     // searcher not yet asked), so it can be activated again.
@@ -148,25 +153,13 @@ Status ExperimentService::ActivateNewExperiment(std::unique_ptr<ExperimentRuntim
   spdlog::info("experiment {} {} -> {} with {} trials", exp.id,
                core::RunStateName(RunState::kPaused), core::RunStateName(RunState::kActive),
                staged.entries.size());
-  // The queue's log lines name the trial ids the transaction assigned; the journal's writer
-  // stores them after the answer.
-  std::vector<store::TaskLogRow> logs;
-  logs.reserve(staged.entries.size());
-  for (const StagedTrials::Entry& e : staged.entries) {
-    if (!e.allocation) continue;
-    logs.push_back(
-        deps_.logs->Row(e.trial->id, e.trial->task_id, SchedulingMessage(*e.trial, *e.allocation)));
-  }
-  deps_.searcher_journal->QueueTaskLogs(std::move(logs));
-
-  int64_t logged_ms = ms_since(t0);
   // Readers see it queued at once; its runtime is published on the loop.
   deps_.view->PutExperiment(exp.id, RunState::kActive);
   auto shared_exp = std::make_shared<std::unique_ptr<ExperimentRuntime>>(std::move(owned));
   auto shared_staged = std::make_shared<StagedTrials>(std::move(staged));
   auto rest = std::make_shared<std::deque<searcher::Action>>(std::move(queue));
-  auto publish = [this, shared_exp, shared_staged, rest, t0, ms_since, staged_ms, stored_ms,
-                  logged_ms]() -> Status {
+  auto publish = [this, shared_exp, shared_staged, rest, t0, ms_since, staged_ms,
+                  stored_ms]() -> Status {
     runtime_role.Assume();
     ExperimentRuntime& e = **shared_exp;
     int64_t id = e.id;
@@ -191,11 +184,11 @@ Status ExperimentService::ActivateNewExperiment(std::unique_ptr<ExperimentRuntim
                               : ProcessActions(e, std::vector<searcher::Action>(
                                                       std::make_move_iterator(rest->begin()),
                                                       std::make_move_iterator(rest->end())));
-    // Where a large creation spends its time; the request was answered after the log lines.
+    // Where a large creation spends its time; the request was answered once the rows were stored.
     spdlog::info(
-        "experiment {}: trials staged in {} ms, stored by {} ms, logged by {} ms (answered), "
-        "snapshot queued by {} ms, published on the loop by {} ms",
-        id, staged_ms, stored_ms, logged_ms, snapshot_ms, ms_since(t0));
+        "experiment {}: trials staged in {} ms, stored by {} ms (answered), snapshot queued by "
+        "{} ms, published on the loop by {} ms",
+        id, staged_ms, stored_ms, snapshot_ms, ms_since(t0));
     return st;
   };
   // What the searcher asked beyond creations is decided, and answered, on the loop.

@@ -24,13 +24,6 @@ struct TrialRunWrite {
   bool clear_end_time = false;      // `det e continue`: the trial runs again
 };
 
-// A trial the searcher created, with the allocation that queues it for slots, if any. The store
-// assigns the trial's id and writes it into the allocation's trial_id.
-struct NewTrialWrite {
-  TrialRow trial;
-  std::optional<AllocationRow> first_allocation;
-};
-
 struct ExperimentStateWrite {
   int64_t id = 0;
   std::string state;
@@ -69,9 +62,12 @@ struct ExperimentMetaWrite {
 };
 
 struct DecisionWrites {
-  std::vector<NewTrialWrite> new_trials;
+  // Trials the searcher created; the store assigns their ids, in order.
+  std::vector<TrialRow> new_trials;
   std::vector<TrialRunWrite> trials;
-  std::vector<AllocationRow> allocations;  // upserts, after the new trials
+  // Upserts, after the new trials. A pending allocation has no row: it is written when placed
+  // (a restore queues an active trial without an open allocation again).
+  std::vector<AllocationRow> allocations;
   std::optional<ExperimentStateWrite> experiment_state;
   std::optional<ExperimentProgressWrite> experiment_progress;
   std::vector<TaskLogRow> logs;  // of existing trials

@@ -19,6 +19,17 @@ inline Result<int64_t> InsertTestExperiment(Store* store, const std::string& sta
   return store->InsertExperiment(e, "tgz");
 }
 
+// An active trial of `experiment_id` with the task id the master gives it.
+inline TrialRow TestTrialRow(int64_t experiment_id, const std::string& request_id) {
+  TrialRow t;
+  t.experiment_id = experiment_id;
+  t.request_id = request_id;
+  t.hparams = nlohmann::json::object();
+  t.state = "ACTIVE";
+  t.task_id = std::to_string(experiment_id) + "." + request_id;
+  return t;
+}
+
 inline Result<int64_t> InsertTestTrial(Store* store, int64_t experiment_id, int64_t run_id = 0) {
   TrialRow t;
   t.experiment_id = experiment_id;

@@ -26,14 +26,6 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
   std::lock_guard<std::mutex> lock(mu_);
   DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   auto body = [&]() -> Status {
-    DET_PREPARE(upsert_alloc,
-                "INSERT INTO allocations (allocation_id, task_id, trial_id, agent_id, state, "
-                "token, slots, start_time, end_time, exit_code, exit_reason, resources) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(allocation_id) DO UPDATE SET "
-                "token = excluded.token, agent_id = excluded.agent_id, state = "
-                "excluded.state, end_time = "
-                "excluded.end_time, exit_code = excluded.exit_code, exit_reason = "
-                "excluded.exit_reason, resources = excluded.resources");
     if (!writes.new_trials.empty()) {
       // On SQLite a RETURNING clause makes each INSERT keep a statement journal, which doubled
       // the cost of a 20,000-trial decision; the rowid is read back instead. PostgreSQL returns
@@ -46,8 +38,7 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
                                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") +
                            (returning ? " RETURNING id" : ""));
       ids.reserve(writes.new_trials.size());
-      for (const NewTrialWrite& w : writes.new_trials) {
-        const TrialRow& row = w.trial;
+      for (const TrialRow& row : writes.new_trials) {
         ins.Reset();
         ins.Bind(1, row.experiment_id).Bind(2, row.request_id).Bind(3, row.seed);
         ins.Bind(4, row.hparams.dump()).Bind(5, row.state).Bind(6, row.start_time);
@@ -65,11 +56,6 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
           id = db_->LastInsertId();
         }
         ids.push_back(id);
-        if (w.first_allocation) {
-          AllocationRow alloc = *w.first_allocation;
-          alloc.trial_id = id;
-          DET_RETURN_IF_ERROR(BindAllocation(upsert_alloc, alloc));
-        }
       }
     }
     if (!writes.trials.empty()) {
@@ -127,8 +113,18 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
       DET_RETURN_IF_ERROR(s.Bind(1, config).Bind(2, e.notes).Bind(3, archived).Bind(4, e.id).Run());
       if (db_->Changes() == 0) return NotFound("experiment " + std::to_string(e.id) + " not found");
     }
-    for (const AllocationRow& a : writes.allocations) {
-      DET_RETURN_IF_ERROR(BindAllocation(upsert_alloc, a));
+    if (!writes.allocations.empty()) {
+      DET_PREPARE(upsert_alloc,
+                  "INSERT INTO allocations (allocation_id, task_id, trial_id, agent_id, state, "
+                  "token, slots, start_time, end_time, exit_code, exit_reason, resources) VALUES "
+                  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(allocation_id) DO UPDATE SET "
+                  "token = excluded.token, agent_id = excluded.agent_id, state = "
+                  "excluded.state, end_time = "
+                  "excluded.end_time, exit_code = excluded.exit_code, exit_reason = "
+                  "excluded.exit_reason, resources = excluded.resources");
+      for (const AllocationRow& a : writes.allocations) {
+        DET_RETURN_IF_ERROR(BindAllocation(upsert_alloc, a));
+      }
     }
     if (writes.experiment_state) {
       DET_PREPARE(s, "UPDATE experiments SET state = ?, end_time = ? WHERE id = ?");

@@ -23,32 +23,31 @@ class DecisionWritesTest : public store_test::StoreTest {
     exp_id_ = *id;
   }
 
-  NewTrialWrite NewTrial(const std::string& request_id, bool with_allocation) {
-    NewTrialWrite w;
-    w.trial.experiment_id = exp_id_;
-    w.trial.request_id = request_id;
-    w.trial.hparams = {{"x", 1}};
-    w.trial.state = "ACTIVE";
-    w.trial.run_id = 1;
-    w.trial.task_id = std::to_string(exp_id_) + "." + request_id;
-    if (with_allocation) {
-      AllocationRow a;
-      a.allocation_id = w.trial.task_id + ".1";
-      a.task_id = w.trial.task_id;
-      a.state = "PENDING";
-      a.token = "tok-" + request_id;
-      a.slots = 1;
-      w.first_allocation = a;
-    }
-    return w;
+  TrialRow NewTrial(const std::string& request_id) {
+    TrialRow t = store_test::TestTrialRow(exp_id_, request_id);
+    t.hparams = {{"x", 1}};
+    t.run_id = 1;
+    return t;
+  }
+
+  // The row of the allocation that placed the trial `trial_id` (task `task_id`).
+  AllocationRow Assigned(const std::string& task_id, int64_t trial_id) {
+    AllocationRow a;
+    a.allocation_id = task_id + ".1";
+    a.task_id = task_id;
+    a.trial_id = trial_id;
+    a.state = "ASSIGNED";
+    a.token = "digest-" + task_id;
+    a.slots = 1;
+    return a;
   }
 
   int64_t exp_id_ = 0;
 };
 
-TEST_P(DecisionWritesTest, NewTrialsGetIdsInOrderAndTheirAllocationsPointAtThem) {
+TEST_P(DecisionWritesTest, NewTrialsGetIdsInOrder) {
   DecisionWrites w;
-  for (int i = 0; i < 100; ++i) w.new_trials.push_back(NewTrial("r" + std::to_string(i), i % 2));
+  for (int i = 0; i < 100; ++i) w.new_trials.push_back(NewTrial("r" + std::to_string(i)));
   w.experiment_state = ExperimentStateWrite{exp_id_, "ACTIVE", std::nullopt};
   w.experiment_progress = ExperimentProgressWrite{exp_id_, 0.25};
   auto ids = store_->ApplyDecision(w);
@@ -59,10 +58,6 @@ TEST_P(DecisionWritesTest, NewTrialsGetIdsInOrderAndTheirAllocationsPointAtThem)
   auto t = store_->GetTrial((*ids)[7]);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->request_id, "r7");
-  auto a = store_->GetAllocation(t->task_id + ".1");
-  ASSERT_TRUE(a.ok()) << a.status().ToString();
-  EXPECT_EQ(a->trial_id, (*ids)[7]);
-  EXPECT_FALSE(store_->GetAllocation(std::to_string(exp_id_) + ".r6.1").ok());
   auto e = store_->GetExperiment(exp_id_);
   EXPECT_EQ(e->state, "ACTIVE");
   EXPECT_DOUBLE_EQ(e->progress, 0.25);
@@ -70,7 +65,7 @@ TEST_P(DecisionWritesTest, NewTrialsGetIdsInOrderAndTheirAllocationsPointAtThem)
 
 TEST_P(DecisionWritesTest, TrialRunWriteSetsOnlyItsFields) {
   DecisionWrites create;
-  create.new_trials.push_back(NewTrial("r", false));
+  create.new_trials.push_back(NewTrial("r"));
   auto ids = store_->ApplyDecision(create);
   ASSERT_TRUE(ids.ok());
   int64_t id = ids->front();
@@ -96,23 +91,36 @@ TEST_P(DecisionWritesTest, TrialRunWriteSetsOnlyItsFields) {
 }
 
 TEST_P(DecisionWritesTest, AFailingWriteLeavesNothingOfItsDecision) {
+  DecisionWrites first;
+  first.new_trials.push_back(NewTrial("a"));
+  auto created = store_->ApplyDecision(first);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
   DecisionWrites w;
-  w.new_trials.push_back(NewTrial("a", true));
-  w.new_trials.push_back(NewTrial("b", true));
+  w.new_trials.push_back(NewTrial("b"));
+  w.new_trials.push_back(NewTrial("c"));
+  w.allocations.push_back(Assigned(std::to_string(exp_id_) + ".a", created->front()));
   w.experiment_state = ExperimentStateWrite{exp_id_, "ACTIVE", std::nullopt};
   w.trials.push_back(TrialRunWrite{987654, std::string("ACTIVE"), 1, 0, std::nullopt});
   auto ids = store_->ApplyDecision(w);
   ASSERT_FALSE(ids.ok());
   EXPECT_NE(ids.status().message().find("trial 987654"), std::string::npos)
       << ids.status().ToString();
-  EXPECT_EQ(*store_->CountTrials(exp_id_), 0);
+  EXPECT_EQ(*store_->CountTrials(exp_id_), 1);
   EXPECT_FALSE(store_->GetAllocation(std::to_string(exp_id_) + ".a.1").ok());
   EXPECT_EQ(store_->GetExperiment(exp_id_)->state, "PAUSED");
+
+  w.trials.clear();
+  ASSERT_TRUE(store_->ApplyDecision(w).ok());
+  auto a = store_->GetAllocation(std::to_string(exp_id_) + ".a.1");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->trial_id, created->front());
+  EXPECT_EQ(a->state, "ASSIGNED");
+  EXPECT_EQ(*store_->CountTrials(exp_id_), 3);
 }
 
 TEST_P(DecisionWritesTest, TrialMetadataWriteSetsOnlyTheMetadata) {
   DecisionWrites create;
-  create.new_trials.push_back(NewTrial("m", false));
+  create.new_trials.push_back(NewTrial("m"));
   auto ids = store_->ApplyDecision(create);
   ASSERT_TRUE(ids.ok());
   int64_t id = ids->front();

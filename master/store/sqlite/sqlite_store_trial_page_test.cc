@@ -10,6 +10,7 @@
 #include "common/test_dir.h"
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/store_backends.h"
+#include "master/store/test_rows.h"
 
 namespace det::master::store {
 namespace {
@@ -32,12 +33,8 @@ class TrialPageTest : public store_test::StoreTest {
     experiment_ = *id;
   }
   int64_t NewTrial(const std::string& request) {
-    TrialRow t;
-    t.experiment_id = experiment_;
-    t.request_id = request;
+    TrialRow t = store_test::TestTrialRow(experiment_, request);
     t.hparams = {{"lr", 0.1}};
-    t.state = "ACTIVE";
-    t.task_id = std::to_string(experiment_) + "." + request;
     t.metadata = {{"k", request}};
     auto id = store_->InsertTrial(t);
     EXPECT_TRUE(id.ok()) << id.status().ToString();
