@@ -93,11 +93,15 @@ void AllocationService::SetJob(JobSpec job) {
 
 void AllocationService::RemoveJob(const std::string& job_id) { jobs_.erase(job_id); }
 
+std::string AllocationService::AllocationIdOf(const std::string& task_id, int64_t run_id) {
+  return task_id + "." + std::to_string(run_id);
+}
+
 std::unique_ptr<AllocationRuntime> AllocationService::NewAllocation(
     const std::string& job_id, int64_t experiment_id, int64_t trial_id, const std::string& task_id,
     int64_t run_id, int64_t slots) const {
   auto alloc = std::make_unique<AllocationRuntime>();
-  alloc->id = task_id + "." + std::to_string(run_id);
+  alloc->id = AllocationIdOf(task_id, run_id);
   alloc->task_id = task_id;
   alloc->job_id = job_id;
   alloc->trial_id = trial_id;

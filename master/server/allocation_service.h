@@ -196,13 +196,14 @@ class AllocationService {
   // --- For the experiments service, on the loop. ---
   void SetJob(JobSpec job) ON_RUNTIME;
   void RemoveJob(const std::string& job_id) ON_RUNTIME;
-  // A new allocation for the trial's next run (not yet stored or published); `run_id` is the
-  // run it is for.
+  // A new allocation for a trial's run `run_id` (not published yet; it has no row until it is
+  // placed). Its id is AllocationIdOf(task_id, run_id).
+  static std::string AllocationIdOf(const std::string& task_id, int64_t run_id);
   std::unique_ptr<AllocationRuntime> NewAllocation(const std::string& job_id, int64_t experiment_id,
                                                    int64_t trial_id, const std::string& task_id,
                                                    int64_t run_id, int64_t slots) const;
   static store::AllocationRow RowOf(const AllocationRuntime& alloc);
-  // Queues a stored allocation for slots.
+  // Queues a new allocation for slots.
   void Publish(std::unique_ptr<AllocationRuntime> alloc) ON_RUNTIME;
   // Brings back an open allocation at start-up: its agent must report it by `adopt_deadline`.
   void Restore(const store::AllocationRow& row, const std::string& job_id, int64_t experiment_id,

@@ -391,9 +391,8 @@ Status ExperimentService::MaybeFinishExperiment(ExperimentRuntime& exp) {
   return SetExperimentState(exp, *end);
 }
 
-std::unique_ptr<AllocationRuntime> ExperimentService::NewAllocation(const ExperimentRuntime& exp,
-                                                                    TrialRuntime& trial) const {
-  trial.run_id += 1;
+std::unique_ptr<AllocationRuntime> ExperimentService::NewAllocation(
+    const ExperimentRuntime& exp, const TrialRuntime& trial) const {
   return deps_.allocations->NewAllocation(exp.job_id, exp.id, trial.id, trial.task_id, trial.run_id,
                                           exp.config.resources.slots_per_trial);
 }
@@ -410,6 +409,7 @@ Status ExperimentService::RequestAllocations(const std::vector<TrialRuntime*>& t
   std::vector<std::pair<TrialRuntime*, std::unique_ptr<AllocationRuntime>>> made;
   for (TrialRuntime* t : trials) {
     if (!t->allocation_id.empty()) continue;
+    t->run_id += 1;
     auto alloc = NewAllocation(*experiments_.at(t->experiment_id), *t);
     w.trials.push_back({t->id, std::nullopt, t->run_id, t->restarts, std::nullopt});
     w.logs.push_back(deps_.logs->Row(t->id, t->task_id, SchedulingMessage(*t, *alloc)));

@@ -98,7 +98,25 @@ Status ExperimentService::RestoreExperiment(
     std::vector<TrialRuntime*> need;
     for (auto& [rid, tid] : ref.trial_by_request) {
       TrialRuntime* t = trials_[tid].get();
-      if (t->state == RunState::kActive && t->allocation_id.empty()) need.push_back(t);
+      if (t->state != RunState::kActive || !t->allocation_id.empty()) continue;
+      // A run whose allocation has no row was queued and never placed (a row is stored before
+      // any process gets the allocation's token): it is queued again as the same run, so its
+      // id, and a Slurm job submitted for it, stay valid. Other trials get a new run.
+      bool queued_run = false;
+      if (t->run_id > 0) {
+        Result<store::AllocationRow> row =
+            deps_.store->GetAllocation(AllocationService::AllocationIdOf(t->task_id, t->run_id));
+        if (!row.ok() && row.status().code() != StatusCode::kNotFound) return row.status();
+        queued_run = !row.ok();
+      }
+      if (!queued_run) {
+        need.push_back(t);
+        continue;
+      }
+      std::unique_ptr<AllocationRuntime> alloc = NewAllocation(ref, *t);
+      t->allocation_id = alloc->id;
+      Publish(*t);
+      deps_.allocations->Publish(std::move(alloc));
     }
     DET_RETURN_IF_ERROR(RequestAllocations(need));
   }

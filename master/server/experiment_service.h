@@ -233,8 +233,9 @@ class ExperimentService : public AllocationOwner {
   // allocation (which has no row until it is placed).
   Status RequestAllocations(const std::vector<TrialRuntime*>& trials,
                             store::DecisionWrites extra = {}) ON_RUNTIME;
+  // The pending allocation of `trial`'s current run (it has no row until it is placed).
   std::unique_ptr<AllocationRuntime> NewAllocation(const ExperimentRuntime& exp,
-                                                   TrialRuntime& trial) const;
+                                                   const TrialRuntime& trial) const;
   static std::string SchedulingMessage(const TrialRuntime& trial, const AllocationRuntime& alloc);
 
   // Trial creation in batches (trial_creation.cc). StageCreations takes the creations at the

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/test_dir.h"
@@ -42,11 +43,11 @@ class LargeSearchTest : public MasterOverSqliteTest {
     return out;
   }
 
-  // How many allocations the runtime holds per trial.
-  std::map<int64_t, int> AllocationsPerTrial() {
-    std::map<int64_t, int> out;
+  // The allocations the runtime holds, by trial.
+  std::map<int64_t, std::vector<std::string>> AllocationsPerTrial() {
+    std::map<int64_t, std::vector<std::string>> out;
     for (const AllocationSummaryView& a : master_->allocations()->ListAllocations()) {
-      out[a.trial_id]++;
+      out[a.trial_id].push_back(a.allocation_id);
     }
     return out;
   }
@@ -61,9 +62,9 @@ TEST_F(LargeSearchTest, EveryTrialIsStoredAndQueuedOnceAcrossARestart) {
   EXPECT_EQ(exp->row.state, "ACTIVE");
   EXPECT_EQ(exp->num_trials, kTrials);
   EXPECT_EQ(AllocationStates(), (std::map<std::string, int>{{"STATE_PENDING", kTrials}}));
-  std::map<int64_t, int> per_trial = AllocationsPerTrial();
-  EXPECT_EQ(per_trial.size(), static_cast<size_t>(kTrials)) << "one allocation per trial";
-  EXPECT_EQ(per_trial.count(0), 0u) << "every allocation names its stored trial";
+  const std::map<int64_t, std::vector<std::string>> queued = AllocationsPerTrial();
+  EXPECT_EQ(queued.size(), static_cast<size_t>(kTrials)) << "one allocation per trial";
+  EXPECT_EQ(queued.count(0), 0u) << "every allocation names its stored trial";
   auto open = OpenStore()->ListOpenAllocations();
   ASSERT_TRUE(open.ok());
   EXPECT_TRUE(open->empty()) << "pending allocations have no rows";
@@ -79,9 +80,11 @@ TEST_F(LargeSearchTest, EveryTrialIsStoredAndQueuedOnceAcrossARestart) {
   ASSERT_TRUE(exp.ok());
   EXPECT_EQ(exp->num_trials, kTrials) << "a restore creates no trial twice";
   EXPECT_EQ(AllocationStates(), (std::map<std::string, int>{{"STATE_PENDING", kTrials}}));
-  per_trial = AllocationsPerTrial();
-  EXPECT_EQ(per_trial.size(), static_cast<size_t>(kTrials)) << "every trial queued again";
-  for (const auto& [trial, n] : per_trial) ASSERT_EQ(n, 1) << "trial " << trial << " queued twice";
+  EXPECT_EQ(AllocationsPerTrial(), queued)
+      << "every trial queued once again, as the same run (its allocation never placed)";
+  rows = OpenStore()->ListTrials(exp_id);
+  ASSERT_TRUE(rows.ok());
+  for (const store::TrialRow& t : *rows) ASSERT_EQ(t.run_id, 1) << "no new run for a restart";
 }
 
 TEST_F(LargeSearchTest, AnAgentGetsWorkInItsRegistrationAndAKillEndsTheQueue) {

@@ -101,8 +101,7 @@ void ExperimentService::PublishStaged(ExperimentRuntime& exp, StagedTrials* stag
     trials_[id] = std::move(e.trial);
     std::unique_ptr<AllocationRuntime> alloc;
     if (e.queued) {
-      alloc = deps_.allocations->NewAllocation(exp.job_id, exp.id, id, t.task_id, t.run_id,
-                                               exp.config.resources.slots_per_trial);
+      alloc = NewAllocation(exp, t);
       t.allocation_id = alloc->id;
       logs.push_back(deps_.logs->Row(id, t.task_id, SchedulingMessage(t, *alloc)));
     }

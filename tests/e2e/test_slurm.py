@@ -4,7 +4,8 @@ whose pools are Slurm partitions; every trial runs as a Slurm job (one single-al
 per node). Checks: a search completes, a 2-slot distributed trial runs, pause/activate resumes
 from the checkpoint, `det job list` shows Slurm's pending reason and a priority change reaches
 Slurm's nice value, a job scancel'ed from outside is an infrastructure failure (rescheduled, no
-restart counted), a kill -9 of the master re-adopts the running job, and a trial with
+restart counted), a kill -9 of the master re-adopts the running job and a job still pending in
+Slurm's queue (no second submission), and a trial with
 environment.image runs in a podman container inside its Slurm job."""
 
 import json
@@ -240,6 +241,34 @@ def test_master_kill9_readopts_running_slurm_job(slurm, tmp_path):
     assert len(runs) == 1, f"the trial ran again instead of being re-adopted: {runs}"
     jobs = slurm.settled_jobs_of(t["id"])
     assert jobs == [(job[0], "COMPLETED", jobs[0][2], jobs[0][3])], (job, jobs)
+
+
+def test_master_kill9_readopts_pending_slurm_job(slurm, tmp_path):
+    # A queued allocation has no row in the store; the restored master queues the trial as the
+    # same run, so the Slurm job submitted for it is re-adopted, not submitted again.
+    cpus = os.cpu_count() or 1
+    big = slurm.create(flaky_config(tmp_path, "fill.yaml", sleep_per_step=1.0), FIXTURES,
+                       "--config", f"resources.slots_per_trial={cpus}",
+                       "--config", "searcher.max_length.batches=200")
+    tb = slurm.one_trial(big)
+    wait_for(lambda: slurm.metrics(tb["id"], "training"), 120, "the node-filling trial to run")
+    small = slurm.create(flaky_config(tmp_path, "queued.yaml"), FIXTURES)
+    ts = slurm.one_trial(small)
+    (job,) = wait_for(lambda: [j for j in slurm.jobs_of(ts["id"]) if j[1] == "PENDING"], 60,
+                      "the second job to wait in Slurm")
+    pid = slurm.master_pid()
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
+    slurm.master_up("--master-config-path", str(slurm.data_dir / "master-slurm.yaml"))
+    # The restored allocation follows the re-adopted job: det job list shows it, pending.
+    wait_for(lambda: (lambda o: o if re.search(rf"\({small}\).*Slurm job {job[0]} PENDING", o)
+                      else None)(slurm.det("job", "list").stdout), 60,
+             "det job list to show the re-adopted pending job")
+    assert [j[0] for j in slurm.jobs_of(ts["id"])] == [job[0]], slurm.jobs_of(ts["id"])
+    slurm.det("experiment", "kill", str(big))
+    slurm.wait_state(small, "STATE_COMPLETED", timeout=240)
+    (settled,) = slurm.settled_jobs_of(ts["id"])
+    assert settled[:2] == (job[0], "COMPLETED"), settled
 
 
 def test_trial_with_an_image_runs_in_a_container_in_its_slurm_job(slurm, slurm_image, tmp_path):
