@@ -175,7 +175,9 @@ def test_pause_activate_resumes_from_checkpoint(slurm, tmp_path):
     assert len(jobs) == 2 and all(j[1] == "COMPLETED" for j in jobs), jobs
 
 
-def test_job_list_shows_slurm_queue_and_priority_reaches_nice(slurm, tmp_path):
+def queue_behind_a_full_node(slurm, tmp_path):
+    """(big, its trial, small, its trial, the small trial's PENDING Slurm job): a running trial
+    that fills the node, then a small experiment whose job waits in Slurm's queue behind it."""
     cpus = os.cpu_count() or 1
     big = slurm.create(flaky_config(tmp_path, "big.yaml", sleep_per_step=1.0), FIXTURES,
                        "--config", f"resources.slots_per_trial={cpus}",
@@ -184,8 +186,13 @@ def test_job_list_shows_slurm_queue_and_priority_reaches_nice(slurm, tmp_path):
     wait_for(lambda: slurm.metrics(tb["id"], "training"), 120, "the node-filling trial to run")
     small = slurm.create(flaky_config(tmp_path, "small.yaml"), FIXTURES)
     ts = slurm.one_trial(small)
-    wait_for(lambda: [j for j in slurm.jobs_of(ts["id"]) if j[1] == "PENDING"], 60,
-             "the second job to wait in Slurm")
+    (job,) = wait_for(lambda: [j for j in slurm.jobs_of(ts["id"]) if j[1] == "PENDING"], 60,
+                      "the second job to wait in Slurm")
+    return big, tb, small, ts, job
+
+
+def test_job_list_shows_slurm_queue_and_priority_reaches_nice(slurm, tmp_path):
+    big, tb, small, ts, _ = queue_behind_a_full_node(slurm, tmp_path)
     out = wait_for(lambda: (lambda o: o if "Resources" in o else None)(
         slurm.det("job", "list").stdout), 30, "det job list to show the pending reason")
     line = next(l for l in out.splitlines() if f"({small})" in l)
@@ -246,16 +253,7 @@ def test_master_kill9_readopts_running_slurm_job(slurm, tmp_path):
 def test_master_kill9_readopts_pending_slurm_job(slurm, tmp_path):
     # A queued allocation has no row in the store; the restored master queues the trial as the
     # same run, so the Slurm job submitted for it is re-adopted, not submitted again.
-    cpus = os.cpu_count() or 1
-    big = slurm.create(flaky_config(tmp_path, "fill.yaml", sleep_per_step=1.0), FIXTURES,
-                       "--config", f"resources.slots_per_trial={cpus}",
-                       "--config", "searcher.max_length.batches=200")
-    tb = slurm.one_trial(big)
-    wait_for(lambda: slurm.metrics(tb["id"], "training"), 120, "the node-filling trial to run")
-    small = slurm.create(flaky_config(tmp_path, "queued.yaml"), FIXTURES)
-    ts = slurm.one_trial(small)
-    (job,) = wait_for(lambda: [j for j in slurm.jobs_of(ts["id"]) if j[1] == "PENDING"], 60,
-                      "the second job to wait in Slurm")
+    big, _, small, ts, job = queue_behind_a_full_node(slurm, tmp_path)
     pid = slurm.master_pid()
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
