@@ -1,8 +1,9 @@
 """Creating a large search: a random search of 20,000 trials (max_concurrent_trials 20,000) on a
 master with no agents, so every trial is queued. Measures the create request's answer time
 against the same create with max_trials 1 (the baseline, same run), and the latency of
-GET /api/v1/experiments?limit=10 from another client while the large create runs against its
-latency on the idle master. Then the time to page the experiment's trials and to describe it."""
+GET /api/v1/experiments?limit=10 (read from the runtime's view) and of GET /api/v1/agents (read
+on the runtime's loop) from two other clients while the large create runs against their latency
+on the idle master. Then the time to page the experiment's trials and to describe it."""
 
 import json
 import os
@@ -52,9 +53,12 @@ def bounded(fn) -> str:
     return ms(result["out"][0])
 
 
-def list_latencies(cluster: Cluster, stop: threading.Event, out: list) -> None:
-    """GET /api/v1/experiments?limit=10 in a loop on its own connection until `stop`."""
-    req = urllib.request.Request(cluster.url + "/api/v1/experiments?limit=10")
+LISTS = ("/api/v1/experiments?limit=10", "/api/v1/agents")
+
+
+def list_latencies(cluster: Cluster, path: str, stop: threading.Event, out: list) -> None:
+    """GET `path` in a loop on its own connection until `stop`."""
+    req = urllib.request.Request(cluster.url + path)
     req.add_header("Authorization", f"Bearer {cluster.token()}")
     while not stop.is_set():
         t0 = time.perf_counter()
@@ -63,14 +67,20 @@ def list_latencies(cluster: Cluster, stop: threading.Event, out: list) -> None:
         out.append(time.perf_counter() - t0)
 
 
-def sample_idle(cluster: Cluster, seconds: float) -> list:
-    stop, out = threading.Event(), []
-    t = threading.Thread(target=list_latencies, args=(cluster, stop, out))
-    t.start()
-    time.sleep(seconds)  # a fixed sampling window, not synchronisation
+def start_pollers(cluster: Cluster) -> (threading.Event, list, dict):
+    stop, out = threading.Event(), {path: [] for path in LISTS}
+    threads = [threading.Thread(target=list_latencies, args=(cluster, p, stop, out[p]))
+               for p in LISTS]
+    for t in threads:
+        t.start()
+    wait_for(lambda: all(len(v) >= 3 for v in out.values()), 30, "the list clients to start")
+    return stop, threads, out
+
+
+def stop_pollers(stop: threading.Event, threads: list) -> None:
     stop.set()
-    t.join()
-    return out
+    for t in threads:
+        t.join()
 
 
 def ms(x: float) -> str:
@@ -83,17 +93,15 @@ def main() -> None:
     try:
         cluster.token()
         base_seconds, base_id = create(cluster, 1)
-        idle = sample_idle(cluster, 2.0)
+        stop, threads, idle = start_pollers(cluster)
+        time.sleep(2.0)  # a fixed sampling window, not synchronisation
+        stop_pollers(stop, threads)
 
-        stop, during = threading.Event(), []
-        poller = threading.Thread(target=list_latencies, args=(cluster, stop, during))
-        poller.start()
-        wait_for(lambda: len(during) >= 3, 30, "the list client to start")
+        stop, threads, during = start_pollers(cluster)
         big_seconds, big_id = create(cluster, TRIALS)
         # The answer is not the end of the work: every trial must be queued and listed.
         exp = cluster.experiment(big_id)
-        stop.set()
-        poller.join()
+        stop_pollers(stop, threads)
         assert exp["numTrials"] == TRIALS, exp["numTrials"]
 
         queued = len(cluster.request("GET", "/api/v1/tasks")["allocationIdToSummary"])
@@ -106,11 +114,13 @@ def main() -> None:
         print(f"create, random search of 1 trial (baseline): {ms(base_seconds)}")
         print(f"create, random search of {TRIALS} trials, none placed: {ms(big_seconds)} "
               f"(ratio to baseline: {big_seconds / base_seconds:.1f}x)")
-        print(f"GET /api/v1/experiments?limit=10 on the idle master (baseline): "
-              f"p50 {ms(statistics.median(idle))}, max {ms(max(idle))}, {len(idle)} requests")
-        print(f"GET /api/v1/experiments?limit=10 during the create: "
-              f"p50 {ms(statistics.median(during))}, max {ms(max(during))}, {len(during)} requests "
-              f"(ratio of max to the idle max: {max(during) / max(idle):.1f}x)")
+        for path in LISTS:
+            a, b = idle[path], during[path]
+            print(f"GET {path} on the idle master (baseline): "
+                  f"p50 {ms(statistics.median(a))}, max {ms(max(a))}, {len(a)} requests")
+            print(f"GET {path} during the create: p50 {ms(statistics.median(b))}, "
+                  f"max {ms(max(b))}, {len(b)} requests "
+                  f"(ratio of max to the idle max: {max(b) / max(a):.1f}x)")
         print(f"GET one page of 100 of its {TRIALS} trials: {page_seconds}; "
               f"det experiment describe --json: {describe_seconds}; "
               f"{queued} allocations queued")

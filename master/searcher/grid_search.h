@@ -61,6 +61,9 @@ class GridMethod : public SearchMethod {
   double Progress(const TrialUnits& units) const override;
   nlohmann::json Snapshot(const RequestIdIndex& ids) const override;
   Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) override;
+  std::unique_ptr<SearchMethod> Clone() const override {
+    return std::make_unique<GridMethod>(*this);
+  }
 
  private:
   enum class State : uint8_t { kNotOurs, kRunning, kFinished };

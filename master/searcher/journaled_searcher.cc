@@ -82,4 +82,10 @@ Status JournaledSearcher::Replay(Searcher& searcher, const std::vector<nlohmann:
   return Status::Ok();
 }
 
+std::unique_ptr<Searcher> JournaledSearcher::Clone() const {
+  auto copy = std::make_unique<JournaledSearcher>(inner_->Clone());
+  copy->events_ = events_;
+  return copy;
+}
+
 }  // namespace det::master::searcher

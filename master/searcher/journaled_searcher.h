@@ -45,6 +45,10 @@ class JournaledSearcher : public Searcher {
   void SetTrialProgress(const std::string& request_id, double units) override;
   double Progress() const override { return inner_->Progress(); }
   nlohmann::json Snapshot() const override { return inner_->Snapshot(); }
+  // With the events not yet taken.
+  std::unique_ptr<Searcher> Clone() const override;
+  // The searcher's state without the events (what a full snapshot holds).
+  std::unique_ptr<Searcher> CloneState() const { return inner_->Clone(); }
 
  private:
   std::unique_ptr<Searcher> inner_;

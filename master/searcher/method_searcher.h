@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "master/config/experiment_config.h"
+#include "master/searcher/cloned_ptr.h"
 #include "master/searcher/nprand.h"
 #include "master/searcher/request_id_index.h"
 #include "master/searcher/search_method.h"
@@ -57,6 +58,9 @@ class MethodSearcher : public Searcher {
   void SetTrialProgress(const std::string& request_id, double units) override;
   double Progress() const override;
   nlohmann::json Snapshot() const override;
+  std::unique_ptr<Searcher> Clone() const override {
+    return std::make_unique<MethodSearcher>(*this);
+  }
 
  private:
   // 24 bytes, no heap: an event touches one record and nothing else of the trial's here.
@@ -92,7 +96,7 @@ class MethodSearcher : public Searcher {
   std::string name_;
   config::Hyperparameters hparams_;
   NpRand rng_;
-  std::unique_ptr<SearchMethod> method_;
+  ClonedPtr<SearchMethod> method_;
   bool initialized_ = false;
   bool shutdown_ = false;
   int64_t exited_count_ = 0;

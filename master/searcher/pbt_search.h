@@ -60,6 +60,9 @@ class PbtMethod : public SearchMethod {
   double Progress(const TrialUnits& units) const override;
   nlohmann::json Snapshot(const RequestIdIndex& ids) const override;
   Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) override;
+  std::unique_ptr<SearchMethod> Clone() const override {
+    return std::make_unique<PbtMethod>(*this);
+  }
 
  private:
   struct Trial {

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -54,6 +55,9 @@ class RandomSearcher : public Searcher {
   void SetTrialProgress(const std::string& request_id, double units) override;
   double Progress() const override;
   nlohmann::json Snapshot() const override;
+  std::unique_ptr<Searcher> Clone() const override {
+    return std::make_unique<RandomSearcher>(*this);
+  }
 
  private:
   struct TrialState {

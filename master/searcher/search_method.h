@@ -83,6 +83,8 @@ class SearchMethod {
   virtual nlohmann::json Snapshot(const RequestIdIndex& ids) const = 0;
   // `ids` holds every trial the method created (restored first by MethodSearcher).
   virtual Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) = 0;
+  // A copy of the whole state (Searcher::Clone).
+  virtual std::unique_ptr<SearchMethod> Clone() const = 0;
 };
 
 }  // namespace det::master::searcher

@@ -78,6 +78,9 @@ class Searcher {
   // Experiment progress in [0, 1].
   virtual double Progress() const = 0;
   virtual nlohmann::json Snapshot() const = 0;
+  // A copy of the whole state, independent of this one: the searcher journal's writer takes a
+  // full snapshot of it on its own thread while this one goes on deciding.
+  virtual std::unique_ptr<Searcher> Clone() const = 0;
 };
 
 }  // namespace det::master::searcher

@@ -53,6 +53,20 @@ std::vector<Case> Fixed() {
   };
 }
 
+// Options of a simulation with metrics that vary and two trials that exit early.
+SimulateOptions WithEarlyExits(uint32_t order, std::vector<std::string>* transcript) {
+  SimulateOptions o;
+  o.order_seed = order;
+  o.transcript = transcript;
+  o.metric_fn = [](int64_t i, int64_t k) { return static_cast<double>((i * 7 + k) % 5); };
+  o.exit_fn = [](int64_t i, uint64_t) -> std::optional<ExitedReason> {
+    if (i == 2) return ExitedReason::kErrored;
+    if (i == 4) return ExitedReason::kInvalidHp;
+    return std::nullopt;
+  };
+  return o;
+}
+
 // Snapshot + restore after EVERY event gives byte-identical snapshots (checked inside
 // Simulate) and the identical action stream, for every method, with early exits mixed in.
 TEST(SearcherPropertiesTest, SnapshotRestoreAfterEveryEventChangesNothing) {
@@ -60,16 +74,8 @@ TEST(SearcherPropertiesTest, SnapshotRestoreAfterEveryEventChangesNothing) {
     for (uint32_t order : {0u, 5u}) {
       auto cfg = Config(c.searcher, 11);
       auto make = [&](bool round_trip, std::vector<std::string>* transcript) {
-        SimulateOptions o;
+        SimulateOptions o = WithEarlyExits(order, transcript);
         o.round_trip = round_trip;
-        o.order_seed = order;
-        o.transcript = transcript;
-        o.metric_fn = [](int64_t i, int64_t k) { return static_cast<double>((i * 7 + k) % 5); };
-        o.exit_fn = [](int64_t i, uint64_t) -> std::optional<ExitedReason> {
-          if (i == 2) return ExitedReason::kErrored;
-          if (i == 4) return ExitedReason::kInvalidHp;
-          return std::nullopt;
-        };
         return Simulate(cfg, o);
       };
       std::vector<std::string> plain, restored;
@@ -81,6 +87,26 @@ TEST(SearcherPropertiesTest, SnapshotRestoreAfterEveryEventChangesNothing) {
       EXPECT_EQ(a->shutdowns, 1) << c.searcher;
       EXPECT_EQ(LastAction(plain).rfind("shutdown", 0), 0u) << c.searcher;
     }
+  }
+}
+
+// A clone after every event is the same searcher (equal snapshots, the identical action stream
+// when the search goes on with the copy) and independent of it (the original does not change
+// when the copy does): the searcher journal's writer snapshots such a copy on its own thread.
+TEST(SearcherPropertiesTest, CloneAfterEveryEventIsAnIndependentEqualCopy) {
+  for (const Case& c : Fixed()) {
+    auto cfg = Config(c.searcher, 7);
+    auto make = [&](bool clone, std::vector<std::string>* transcript) {
+      SimulateOptions o = WithEarlyExits(5, transcript);
+      o.clone = clone;
+      return Simulate(cfg, o);
+    };
+    std::vector<std::string> plain, cloned;
+    auto a = make(false, &plain);
+    auto b = make(true, &cloned);
+    ASSERT_TRUE(a.ok()) << c.searcher << ": " << a.status().ToString();
+    ASSERT_TRUE(b.ok()) << c.searcher << ": " << b.status().ToString();
+    EXPECT_EQ(plain, cloned) << c.searcher;
   }
 }
 

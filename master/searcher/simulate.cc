@@ -81,6 +81,17 @@ class Driver {
       if (again != text) return Internal("snapshot round trip differs after " + what);
       searcher_ = std::move(restored).value();
     }
+    if (options_.clone) {
+      std::string text = searcher_->Snapshot().dump();
+      if (cloned_from_ && cloned_from_->Snapshot().dump() != cloned_from_text_) {
+        return Internal("the searcher cloned before " + what + " changed with its copy");
+      }
+      std::unique_ptr<Searcher> copy = searcher_->Clone();
+      if (copy->Snapshot().dump() != text) return Internal("clone differs after " + what);
+      cloned_from_ = std::move(searcher_);
+      cloned_from_text_ = std::move(text);
+      searcher_ = std::move(copy);
+    }
     if (options_.record_progress) result_.progress.push_back(searcher_->Progress());
     return Status::Ok();
   }
@@ -251,6 +262,8 @@ class Driver {
   const config::ExperimentConfig& config_;
   const SimulateOptions& options_;
   std::unique_ptr<Searcher> searcher_;
+  std::unique_ptr<Searcher> cloned_from_;  // options_.clone: the previous event's searcher
+  std::string cloned_from_text_;
   std::mt19937 order_rng_;
   SimulateResult result_;
   std::deque<Action> queue_;

@@ -49,6 +49,9 @@ struct SimulateOptions {
   std::function<std::optional<ExitedReason>(int64_t, uint64_t)> exit_fn;
   uint32_t order_seed = 0;           // 0 = FIFO
   bool round_trip = false;           // snapshot + restore after every event, compare texts
+  // Clone after every event and go on with the copy; the copy's snapshot must equal the
+  // original's, and the original must not change when the copy does (Searcher::Clone).
+  bool clone = false;
   bool record_progress = true;       // Progress() after every event
   std::vector<uint64_t> report_points;  // time mode; empty = rung lengths
   int64_t max_events = 50'000'000;

@@ -60,6 +60,9 @@ class SyncHalvingMethod : public SearchMethod {
   double Progress(const TrialUnits& units) const override;
   nlohmann::json Snapshot(const RequestIdIndex& ids) const override;
   Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) override;
+  std::unique_ptr<SearchMethod> Clone() const override {
+    return std::make_unique<SyncHalvingMethod>(*this);
+  }
 
   const std::vector<SyncRung>& rungs() const { return rungs_; }
 

@@ -7,7 +7,8 @@ using nlohmann::json;
 }  // namespace
 
 TournamentMethod::TournamentMethod(std::vector<std::unique_ptr<SearchMethod>> brackets)
-    : brackets_(std::move(brackets)) {}
+    : brackets_(std::make_move_iterator(brackets.begin()),
+                std::make_move_iterator(brackets.end())) {}
 
 std::vector<Action> TournamentMethod::Own(SearchContext& ctx, size_t bracket,
                                           std::vector<Action> actions) {

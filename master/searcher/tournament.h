@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "master/searcher/cloned_ptr.h"
 #include "master/searcher/search_method.h"
 
 namespace det::master::searcher {
@@ -39,6 +40,9 @@ class TournamentMethod : public SearchMethod {
   double Progress(const TrialUnits& units) const override;
   nlohmann::json Snapshot(const RequestIdIndex& ids) const override;
   Status Restore(const nlohmann::json& snapshot, const RequestIdIndex& ids) override;
+  std::unique_ptr<SearchMethod> Clone() const override {
+    return std::make_unique<TournamentMethod>(*this);
+  }
 
   size_t num_brackets() const { return brackets_.size(); }
   // The bracket that created `trial`, or -1.
@@ -49,7 +53,7 @@ class TournamentMethod : public SearchMethod {
 
   std::vector<Action> Own(SearchContext& ctx, size_t bracket, std::vector<Action> actions);
 
-  std::vector<std::unique_ptr<SearchMethod>> brackets_;
+  std::vector<ClonedPtr<SearchMethod>> brackets_;
   std::vector<uint16_t> owner_;  // by trial handle; kNoBracket: not created by a bracket
 };
 

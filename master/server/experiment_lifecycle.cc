@@ -281,15 +281,23 @@ Status ExperimentService::PersistSnapshot(ExperimentRuntime& exp) {
   return st;
 }
 
-// Every trial is given (the experiment's first persist, before it is published).
-Status ExperimentService::PersistSearcherState(ExperimentRuntime& exp,
-                                               SearcherJournalService::Trials trials) {
+// The experiment's first persist, before it is published: the staged trials are all of its
+// trials, and the journal (told to forget it) writes a full snapshot from them.
+Status ExperimentService::PersistSearcherState(ExperimentRuntime& exp, const StagedTrials& staged) {
+  deps_.searcher_journal->Forget(exp.id);
+  auto all = [&staged] {
+    SearcherJournalService::Trials trials;
+    trials.reserve(staged.entries.size());
+    for (const StagedTrials::Entry& e : staged.entries) {
+      trials.emplace_back(e.trial->request_id, e.trial->searcher());
+    }
+    return trials;
+  };
   // Not awaited: the trial rows, stored first, imply it (a restore that finds rows its snapshot
   // does not know replays their creation), so a large search answers before it is written.
-  return PersistToJournal(
-      deps_.searcher_journal, exp.id, exp.searcher.get(), exp.initialized, exp.shutdown,
-      exp.queue_position, trials, [&trials] { return trials; },
-      SearcherJournalService::Wait::kNotAwaited);
+  return PersistToJournal(deps_.searcher_journal, exp.id, exp.searcher.get(), exp.initialized,
+                          exp.shutdown, exp.queue_position, {}, all,
+                          SearcherJournalService::Wait::kNotAwaited);
 }
 
 Status ExperimentService::ProcessActions(ExperimentRuntime& exp,
@@ -397,10 +405,10 @@ std::unique_ptr<AllocationRuntime> ExperimentService::NewAllocation(
                                           exp.config.resources.slots_per_trial);
 }
 
-std::string ExperimentService::SchedulingMessage(const TrialRuntime& trial,
-                                                 const AllocationRuntime& alloc) {
-  return "Scheduling Trial " + std::to_string(trial.id) + " (Experiment " +
-         std::to_string(trial.experiment_id) + ") (id: " + alloc.id + ")";
+std::string ExperimentService::SchedulingMessage(int64_t trial_id, int64_t experiment_id,
+                                                 const std::string& allocation_id) {
+  return "Scheduling Trial " + std::to_string(trial_id) + " (Experiment " +
+         std::to_string(experiment_id) + ") (id: " + allocation_id + ")";
 }
 
 Status ExperimentService::RequestAllocations(const std::vector<TrialRuntime*>& trials,
@@ -412,7 +420,8 @@ Status ExperimentService::RequestAllocations(const std::vector<TrialRuntime*>& t
     t->run_id += 1;
     auto alloc = NewAllocation(*experiments_.at(t->experiment_id), *t);
     w.trials.push_back({t->id, std::nullopt, t->run_id, t->restarts, std::nullopt});
-    w.logs.push_back(deps_.logs->Row(t->id, t->task_id, SchedulingMessage(*t, *alloc)));
+    w.logs.push_back(deps_.logs->Row(t->id, t->task_id,
+                                     SchedulingMessage(t->id, t->experiment_id, alloc->id)));
     made.emplace_back(t, std::move(alloc));
   }
   if (w.empty()) return Status::Ok();

@@ -222,9 +222,9 @@ class ExperimentService : public AllocationOwner {
   Status StopExperiment(int64_t id, core::RunState stopping) ON_RUNTIME;
   // A journal record of what changed, or now and then a full snapshot (SearcherJournalService).
   Status PersistSnapshot(ExperimentRuntime& exp) ON_RUNTIME;
-  // Queues the new experiment's searcher state with these trials (all of them) for the
-  // journal's writer, not awaited by the request (its trial rows imply it).
-  Status PersistSearcherState(ExperimentRuntime& exp, SearcherJournalService::Trials trials);
+  // Queues the new experiment's full searcher state, with the staged trials (all of its trials),
+  // for the journal's writer, not awaited by the request (its trial rows imply it).
+  Status PersistSearcherState(ExperimentRuntime& exp, const StagedTrials& staged);
   // The checkpoint a new trial starts from: its PBT parent's latest, or the config's
   // source_checkpoint_uuid / source_trial_id's latest; "" when none.
   Result<std::string> WarmStartCheckpoint(const ExperimentRuntime& exp,
@@ -236,7 +236,8 @@ class ExperimentService : public AllocationOwner {
   // The pending allocation of `trial`'s current run (it has no row until it is placed).
   std::unique_ptr<AllocationRuntime> NewAllocation(const ExperimentRuntime& exp,
                                                    const TrialRuntime& trial) const;
-  static std::string SchedulingMessage(const TrialRuntime& trial, const AllocationRuntime& alloc);
+  static std::string SchedulingMessage(int64_t trial_id, int64_t experiment_id,
+                                       const std::string& allocation_id);
 
   // Trial creation in batches (trial_creation.cc). StageCreations takes the creations at the
   // front of `queue` (and the operations of the trials they create) and tells the searcher; it

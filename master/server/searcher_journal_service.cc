@@ -163,12 +163,16 @@ void SearcherJournalService::Queue(Write w, Wait wait) {
 
 void SearcherJournalService::QueueTaskLogs(std::vector<store::TaskLogRow> rows) {
   if (rows.empty()) return;
+  QueueTaskLogs([rows = std::move(rows)]() mutable { return std::move(rows); });
+}
+
+void SearcherJournalService::QueueTaskLogs(std::function<std::vector<store::TaskLogRow>()> make) {
   MutexLock lock(&mu_);
   Write w;
-  w.logs = std::move(rows);
+  w.logs = std::move(make);
   if (!writer_running_) {
     // After Stop: stored here (a master that stops no longer answers).
-    if (Status st = store_->AddTaskLogs(w.logs); !st.ok()) {
+    if (Status st = store_->AddTaskLogs(w.logs()); !st.ok()) {
       spdlog::warn("cannot store master log lines: {}", st.ToString());
     }
     return;
@@ -193,8 +197,8 @@ Status SearcherJournalService::QueueFull(int64_t experiment_id,
   w.trials.reserve(state.trials.size());
   for (const auto& [rid, t] : state.trials) w.trials.emplace_back(rid, t);
   json snap = json::object();
-  snap["searcher"] = searcher.Snapshot();
   ApplyHeader(HeaderJson(header), &snap);
+  w.searcher = searcher.CloneState();  // snapshotted by the writer
   searcher.TakeEvents();  // the snapshot holds their effect
   w.experiment_id = experiment_id;
   w.full = true;
@@ -215,9 +219,11 @@ Status SearcherJournalService::StoreWrite(const Write& w, bool skip, int64_t* fu
     return FailedPrecondition("searcher journal of experiment " + std::to_string(w.experiment_id) +
                               ": an earlier write failed, this record is dropped");
   }
-  if (!w.logs.empty()) return store_->AddTaskLogs(w.logs);
+  if (w.logs) return store_->AddTaskLogs(w.logs());
   if (!w.full) return store_->AppendSearcherEvent(w.experiment_id, w.seq, w.record);
-  std::string text = w.snapshot.dump();
+  json snap = w.snapshot;
+  snap["searcher"] = w.searcher->Snapshot();
+  std::string text = snap.dump();
   // The trials go in as the object's last member: text is "{...}" (never empty: "searcher").
   std::string trials = SearcherTrialsText(w.trials);
   text.insert(text.size() - 1, (text.size() > 2 ? ",\"trials\":" : "\"trials\":") + trials);
@@ -226,7 +232,7 @@ Status SearcherJournalService::StoreWrite(const Write& w, bool skip, int64_t* fu
 }
 
 void SearcherJournalService::Stored(const Write& w, const Status& st, int64_t full_bytes) {
-  if (!w.logs.empty()) {
+  if (w.logs) {
     // Log lines are no part of the searcher state: nothing to repair.
     if (!st.ok()) spdlog::warn("cannot store master log lines: {}", st.ToString());
   } else if (st.ok()) {
@@ -254,7 +260,7 @@ void SearcherJournalService::WriterLoop() {
     if (queue_.empty()) break;  // stopping, everything written
     Write w = std::move(queue_.front());
     queue_.pop_front();
-    bool skip = !w.full && w.logs.empty() && broken_.count(w.experiment_id) > 0;
+    bool skip = !w.full && !w.logs && broken_.count(w.experiment_id) > 0;
     lock.Unlock();
     int64_t full_bytes = 0;
     Status st = StoreWrite(w, skip, &full_bytes);
@@ -357,7 +363,7 @@ Status SearcherJournalService::PersistChanged(int64_t experiment_id,
         Write w = std::move(self->queue_.front());
         self->queue_.pop_front();
         int64_t full_bytes = 0;
-        bool skip = !w.full && w.logs.empty() && self->broken_.count(w.experiment_id) > 0;
+        bool skip = !w.full && !w.logs && self->broken_.count(w.experiment_id) > 0;
         Status st = self->StoreWrite(w, skip, &full_bytes);
         self->Stored(w, st, full_bytes);
       }

@@ -39,6 +39,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -145,6 +146,9 @@ class SearcherJournalService {
   // Stores the master's log lines (task_logs) after the writes queued before them, so a large
   // creation answers without writing 20,000 lines first. Not awaited; a failure is logged.
   void QueueTaskLogs(std::vector<store::TaskLogRow> rows) EXCLUDES(mu_);
+  // The same with rows that `make` builds on the writer's thread (a large search's 20,000
+  // "Scheduling" lines, formatted off the thread that decided).
+  void QueueTaskLogs(std::function<std::vector<store::TaskLogRow>()> make) EXCLUDES(mu_);
 
   // The last awaited ticket the calling thread queued (what an AwaitScope compares), and a
   // callback form of the wait: `done` runs once the writes after `after` up to `upto` are stored
@@ -181,13 +185,16 @@ class SearcherJournalService {
     uint64_t ticket = 0;
     int64_t experiment_id = 0;
     bool full = false;
-    // full: the snapshot without "trials", and the trials, both serialized by the writer (the
-    // trials as text, without a JSON tree: 20,000 of them are most of a snapshot's cost).
+    // full: the snapshot's header fields, a copy of the searcher's state and the trials, all
+    // serialized by the writer (the searcher's JSON and the trials' text are most of a
+    // snapshot's cost: 20,000 trials take ~150 ms, off the thread that decided).
     nlohmann::json snapshot;
+    std::unique_ptr<searcher::Searcher> searcher;
     std::vector<std::pair<std::string, SearcherTrialState>> trials;
     std::string record;  // a journal record's text
     int64_t seq = 0;
-    std::vector<store::TaskLogRow> logs;  // QueueTaskLogs: only these
+    // QueueTaskLogs: only these, made on the writer's thread.
+    std::function<std::vector<store::TaskLogRow>()> logs;
   };
 
   Status QueueFull(int64_t experiment_id, searcher::JournaledSearcher& searcher,

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <future>
 #include <optional>
 #include <random>
 #include <set>
@@ -249,6 +250,34 @@ TEST_F(SearcherJournalServiceTest, PersistQueuesWithoutWaitingAndTheWriterKeepsT
   EXPECT_EQ(JournalRows(), 3u) << "the records follow the full snapshot, which truncates";
   SearcherJournalService after_restart(store_.get());
   EXPECT_EQ(Restored(after_restart), Live(trials));
+}
+
+// A full snapshot holds the state at Persist: the writer serializes a copy of the searcher, so
+// what it decides after Persist returned, before the writer got to the write, is not in it.
+TEST_F(SearcherJournalServiceTest, AFullSnapshotHoldsTheStateAtPersistNotLater) {
+  SearcherJournalService journal(store_.get());
+  // The writer is held on a write queued first (its rows are made on the writer's thread).
+  std::promise<void> go;
+  std::shared_future<void> gate = go.get_future().share();
+  journal.QueueTaskLogs([gate] {
+    gate.wait();
+    return std::vector<store::TaskLogRow>{};
+  });
+  SearcherHeader header;
+  header.initialized = true;
+  std::vector<std::pair<std::string, SearcherTrialState>> trials;
+  std::vector<searcher::Action> created = searcher_->InitialOperations();
+  ASSERT_TRUE(journal.Persist(exp_id_, *searcher_, header, Views(trials)).ok());  // the first: full
+  std::string at_persist = searcher_->Snapshot().dump();
+  for (const auto& a : created) {
+    searcher_->TrialCreated(std::get<searcher::CreateAction>(a).request_id);
+  }
+  ASSERT_NE(searcher_->Snapshot().dump(), at_persist);
+  go.set_value();
+  ASSERT_TRUE(journal.Flush().ok());
+  auto text = store_->GetExperimentSnapshotText(exp_id_);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_EQ(json::parse(*text)["searcher"].dump(), at_persist);
 }
 
 TEST_F(SearcherJournalServiceTest, AwaitScopeWaitsForTheWritesItsThreadQueued) {

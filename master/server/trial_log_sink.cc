@@ -6,10 +6,15 @@ namespace det::master::server {
 
 store::TaskLogRow TrialLogSink::Row(int64_t trial_id, const std::string& task_id,
                                     const std::string& message) const {
+  return RowAt(clock_->NowMicros(), trial_id, task_id, message);
+}
+
+store::TaskLogRow TrialLogSink::RowAt(int64_t micros, int64_t trial_id, const std::string& task_id,
+                                      const std::string& message) {
   store::TaskLogRow r;
   r.trial_id = trial_id;
   r.task_id = task_id;
-  r.timestamp = clock_->NowMicros();
+  r.timestamp = micros;
   r.level = "LOG_LEVEL_INFO";
   r.stdtype = "stdout";
   r.source = "master";

@@ -20,6 +20,9 @@ class TrialLogSink {
   // The row of one master line (for a decision's own batch of writes).
   store::TaskLogRow Row(int64_t trial_id, const std::string& task_id,
                         const std::string& message) const;
+  // The same at a given time (any thread: no clock).
+  static store::TaskLogRow RowAt(int64_t micros, int64_t trial_id, const std::string& task_id,
+                                 const std::string& message);
   // Stores one line now (a failure is logged, not returned) and wakes the trial's followers.
   void Append(int64_t trial_id, const std::string& task_id, const std::string& message);
   // Wakes the followers of the trial's log (its rows were stored elsewhere).
