@@ -3,10 +3,15 @@ master with no agents, so every trial is queued. Measures the create request's a
 against the same create with max_trials 1 (the baseline, same run), and the latency of
 GET /api/v1/experiments?limit=10 (read from the runtime's view) and of GET /api/v1/agents (read
 on the runtime's loop) from two other clients while the large create runs against their latency
-on the idle master. Then the time to page the experiment's trials and to describe it."""
+on the idle master. Then the time to page the experiment's trials and to describe it, and a
+kill -9 of the master with every trial queued: the time from master-up to /info answering against
+the same restart with the 1-trial search alone (same run), and whether every queued allocation
+comes back with the same id and registered time."""
 
 import json
 import os
+import pathlib
+import signal
 import statistics
 import threading
 import time
@@ -83,6 +88,21 @@ def stop_pollers(stop: threading.Event, threads: list) -> None:
         t.join()
 
 
+def queued_allocations(cluster: Cluster) -> dict:
+    """{allocation id: registered time} of every allocation `det task list` shows."""
+    summary = cluster.request("GET", "/api/v1/tasks")["allocationIdToSummary"]
+    return {k: v.get("registeredTime") for k, v in summary.items()}
+
+
+def kill9_restart(cluster: Cluster) -> float:
+    """kill -9 of the master, then seconds from master-up to /info answering."""
+    pid = cluster.master_pid()
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 30, "the master to die")
+    seconds, _ = timed(cluster.master_up)
+    return seconds
+
+
 def ms(x: float) -> str:
     return f"{x * 1000:.1f} ms"
 
@@ -96,6 +116,7 @@ def main() -> None:
         stop, threads, idle = start_pollers(cluster)
         time.sleep(2.0)  # a fixed sampling window, not synchronisation
         stop_pollers(stop, threads)
+        base_restart = kill9_restart(cluster)
 
         stop, threads, during = start_pollers(cluster)
         big_seconds, big_id = create(cluster, TRIALS)
@@ -129,6 +150,19 @@ def main() -> None:
         for line in log.splitlines():
             if f"experiment {big_id}: trials staged" in line:
                 print("master: " + line.split("] ", 2)[-1])
+
+        before = queued_allocations(cluster)
+        big_restart = kill9_restart(cluster)
+        after = queued_allocations(cluster)
+        same_ids = sorted(before) == sorted(after)
+        same_times = sum(1 for k, v in before.items() if after.get(k) == v)
+        print(f"kill -9 and master-up with the 1-trial search alone (baseline): "
+              f"{ms(base_restart)} to /info")
+        print(f"kill -9 and master-up with {len(before)} allocations queued: {ms(big_restart)} to "
+              f"/info (ratio to baseline: {big_restart / base_restart:.1f}x); {len(after)} "
+              f"queued after, same ids: {same_ids}, same registered time: {same_times} of "
+              f"{len(before)}")
+        assert same_ids and same_times == len(before), "the restart changed the queue"
         cluster.request("POST", f"/api/v1/experiments/{base_id}/kill")
     finally:
         cluster.cleanup()

@@ -99,7 +99,7 @@ std::string AllocationService::AllocationIdOf(const std::string& task_id, int64_
 
 std::unique_ptr<AllocationRuntime> AllocationService::NewAllocation(
     const std::string& job_id, int64_t experiment_id, int64_t trial_id, const std::string& task_id,
-    int64_t run_id, int64_t slots) const {
+    int64_t run_id, int64_t slots, int64_t queued_at) {
   auto alloc = std::make_unique<AllocationRuntime>();
   alloc->id = AllocationIdOf(task_id, run_id);
   alloc->task_id = task_id;
@@ -107,7 +107,7 @@ std::unique_ptr<AllocationRuntime> AllocationService::NewAllocation(
   alloc->trial_id = trial_id;
   alloc->experiment_id = experiment_id;
   alloc->slots = slots;
-  alloc->queued_at = Now();  // its token is made when it is placed (Start)
+  alloc->queued_at = queued_at;  // its token is made when it is placed (Start)
   return alloc;
 }
 

@@ -196,12 +196,14 @@ class AllocationService {
   // --- For the experiments service, on the loop. ---
   void SetJob(JobSpec job) ON_RUNTIME;
   void RemoveJob(const std::string& job_id) ON_RUNTIME;
-  // A new allocation for a trial's run `run_id` (not published yet; it has no row until it is
-  // placed). Its id is AllocationIdOf(task_id, run_id).
+  // A new allocation for a trial's run `run_id`, queued at `queued_at` (not published yet; it
+  // has no row until it is placed). Its id is AllocationIdOf(task_id, run_id).
   static std::string AllocationIdOf(const std::string& task_id, int64_t run_id);
-  std::unique_ptr<AllocationRuntime> NewAllocation(const std::string& job_id, int64_t experiment_id,
-                                                   int64_t trial_id, const std::string& task_id,
-                                                   int64_t run_id, int64_t slots) const;
+  static std::unique_ptr<AllocationRuntime> NewAllocation(const std::string& job_id,
+                                                          int64_t experiment_id, int64_t trial_id,
+                                                          const std::string& task_id,
+                                                          int64_t run_id, int64_t slots,
+                                                          int64_t queued_at);
   static store::AllocationRow RowOf(const AllocationRuntime& alloc);
   // Queues a new allocation for slots.
   void Publish(std::unique_ptr<AllocationRuntime> alloc) ON_RUNTIME;

@@ -399,10 +399,12 @@ Status ExperimentService::MaybeFinishExperiment(ExperimentRuntime& exp) {
   return SetExperimentState(exp, *end);
 }
 
-std::unique_ptr<AllocationRuntime> ExperimentService::NewAllocation(
-    const ExperimentRuntime& exp, const TrialRuntime& trial) const {
-  return deps_.allocations->NewAllocation(exp.job_id, exp.id, trial.id, trial.task_id, trial.run_id,
-                                          exp.config.resources.slots_per_trial);
+std::unique_ptr<AllocationRuntime> ExperimentService::NewAllocation(const ExperimentRuntime& exp,
+                                                                   const TrialRuntime& trial,
+                                                                   int64_t queued_at) {
+  return AllocationService::NewAllocation(exp.job_id, exp.id, trial.id, trial.task_id,
+                                          trial.run_id, exp.config.resources.slots_per_trial,
+                                          queued_at);
 }
 
 std::string ExperimentService::SchedulingMessage(int64_t trial_id, int64_t experiment_id,
@@ -415,11 +417,13 @@ Status ExperimentService::RequestAllocations(const std::vector<TrialRuntime*>& t
                                              store::DecisionWrites extra) {
   store::DecisionWrites& w = extra;
   std::vector<std::pair<TrialRuntime*, std::unique_ptr<AllocationRuntime>>> made;
+  const int64_t now = Now();
   for (TrialRuntime* t : trials) {
     if (!t->allocation_id.empty()) continue;
     t->run_id += 1;
-    auto alloc = NewAllocation(*experiments_.at(t->experiment_id), *t);
+    auto alloc = NewAllocation(*experiments_.at(t->experiment_id), *t, now);
     w.trials.push_back({t->id, std::nullopt, t->run_id, t->restarts, std::nullopt});
+    w.trials.back().run_queued_at = now;
     w.logs.push_back(deps_.logs->Row(t->id, t->task_id,
                                      SchedulingMessage(t->id, t->experiment_id, alloc->id)));
     made.emplace_back(t, std::move(alloc));

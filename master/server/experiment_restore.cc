@@ -1,5 +1,8 @@
 // ExperimentService: rebuilding the runtime at start-up from the store (searchers from their
 // snapshots and journals, trials, open allocations), before the loop runs.
+#include <unordered_map>
+#include <unordered_set>
+
 #include <spdlog/spdlog.h>
 
 #include "master/searcher/journaled_searcher.h"
@@ -67,7 +70,9 @@ Status ExperimentService::RestoreExperiment(
   const json trial_snaps = snapshot.value("trials", json::object());
   DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trows, deps_.store->ListTrials(row.id));
   int64_t adopt_deadline = Now() + deps_.config->agent_timeout_seconds * 1000000;
+  std::unordered_map<int64_t, int64_t> run_queued_at;  // trial id -> its row's run_queued_at
   for (store::TrialRow& tr : trows) {
+    run_queued_at[tr.id] = tr.run_queued_at;
     auto t = std::make_unique<TrialRuntime>(tr.request_id, ref.searcher_dirty);
     t->id = tr.id;
     t->experiment_id = row.id;
@@ -95,6 +100,9 @@ Status ExperimentService::RestoreExperiment(
   spdlog::info("restored experiment {} ({}) with {} trials", row.id, core::RunStateName(ref.state),
                ref.trial_by_request.size());
   if (ref.state == RunState::kActive) {
+    DET_ASSIGN_OR_RETURN(std::vector<std::string> stored_ids,
+                         deps_.store->ListExperimentAllocationIds(row.id));
+    const std::unordered_set<std::string> stored(stored_ids.begin(), stored_ids.end());
     std::vector<TrialRuntime*> need;
     for (auto& [rid, tid] : ref.trial_by_request) {
       TrialRuntime* t = trials_[tid].get();
@@ -102,18 +110,17 @@ Status ExperimentService::RestoreExperiment(
       // A run whose allocation has no row was queued and never placed (a row is stored before
       // any process gets the allocation's token): it is queued again as the same run, so its
       // id, and a Slurm job submitted for it, stay valid. Other trials get a new run.
-      bool queued_run = false;
-      if (t->run_id > 0) {
-        Result<store::AllocationRow> row =
-            deps_.store->GetAllocation(AllocationService::AllocationIdOf(t->task_id, t->run_id));
-        if (!row.ok() && row.status().code() != StatusCode::kNotFound) return row.status();
-        queued_run = !row.ok();
-      }
+      bool queued_run =
+          t->run_id > 0 &&
+          !stored.contains(AllocationService::AllocationIdOf(t->task_id, t->run_id));
       if (!queued_run) {
         need.push_back(t);
         continue;
       }
-      std::unique_ptr<AllocationRuntime> alloc = NewAllocation(ref, *t);
+      // Queued when its row says (rows before migration 0025 say 0: now).
+      int64_t queued_at = run_queued_at[tid];
+      std::unique_ptr<AllocationRuntime> alloc =
+          NewAllocation(ref, *t, queued_at > 0 ? queued_at : Now());
       t->allocation_id = alloc->id;
       Publish(*t);
       deps_.allocations->Publish(std::move(alloc));

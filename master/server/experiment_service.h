@@ -233,9 +233,11 @@ class ExperimentService : public AllocationOwner {
   // allocation (which has no row until it is placed).
   Status RequestAllocations(const std::vector<TrialRuntime*>& trials,
                             store::DecisionWrites extra = {}) ON_RUNTIME;
-  // The pending allocation of `trial`'s current run (it has no row until it is placed).
-  std::unique_ptr<AllocationRuntime> NewAllocation(const ExperimentRuntime& exp,
-                                                   const TrialRuntime& trial) const;
+  // The pending allocation of `trial`'s current run, queued at `queued_at` (it has no row until
+  // it is placed; the trial row keeps that time as run_queued_at).
+  static std::unique_ptr<AllocationRuntime> NewAllocation(const ExperimentRuntime& exp,
+                                                          const TrialRuntime& trial,
+                                                          int64_t queued_at);
   static std::string SchedulingMessage(int64_t trial_id, int64_t experiment_id,
                                        const std::string& allocation_id);
 

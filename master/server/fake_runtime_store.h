@@ -127,6 +127,15 @@ class FakeRuntimeStore : public store::UnimplementedStore {
     }
     return out;
   }
+  Result<std::vector<std::string>> ListExperimentAllocationIds(int64_t experiment_id) override {
+    std::lock_guard<std::mutex> l(mu_);
+    std::vector<std::string> out;
+    for (const auto& [id, a] : allocations_) {
+      auto t = trials_.find(a.trial_id);
+      if (t != trials_.end() && t->second.experiment_id == experiment_id) out.push_back(id);
+    }
+    return out;
+  }
   Result<std::vector<store::CheckpointRow>> ListCheckpointsForTrial(int64_t) override {
     return std::vector<store::CheckpointRow>();
   }
@@ -163,6 +172,7 @@ class FakeRuntimeStore : public store::UnimplementedStore {
       t.restarts = tw.restarts;
       if (tw.clear_end_time) t.end_time.reset();
       if (tw.end_time) t.end_time = tw.end_time;
+      if (tw.run_queued_at) t.run_queued_at = *tw.run_queued_at;
     }
     for (const store::AllocationRow& a : w.allocations) allocations_[a.allocation_id] = a;
     if (w.experiment_state) {

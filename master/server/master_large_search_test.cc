@@ -43,6 +43,15 @@ class LargeSearchTest : public MasterOverSqliteTest {
     return out;
   }
 
+  // When each allocation the runtime holds was queued (`det task list`'s registered time).
+  std::map<std::string, int64_t> RegisteredTimes() {
+    std::map<std::string, int64_t> out;
+    for (const AllocationSummaryView& a : master_->allocations()->ListAllocations()) {
+      out[a.allocation_id] = a.registered_time;
+    }
+    return out;
+  }
+
   // The allocations the runtime holds, by trial.
   std::map<int64_t, std::vector<std::string>> AllocationsPerTrial() {
     std::map<int64_t, std::vector<std::string>> out;
@@ -72,9 +81,11 @@ TEST_F(LargeSearchTest, EveryTrialIsStoredAndQueuedOnceAcrossARestart) {
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), static_cast<size_t>(kTrials));
   for (const store::TrialRow& t : *rows) ASSERT_EQ(t.run_id, 1) << "queued for its first run";
+  const std::map<std::string, int64_t> registered = RegisteredTimes();
 
   master_->Stop();
   master_.reset();
+  clock_.Advance(7'000'000);
   StartMaster();
   exp = master_->experiments()->GetExperiment(exp_id);
   ASSERT_TRUE(exp.ok());
@@ -82,9 +93,40 @@ TEST_F(LargeSearchTest, EveryTrialIsStoredAndQueuedOnceAcrossARestart) {
   EXPECT_EQ(AllocationStates(), (std::map<std::string, int>{{"STATE_PENDING", kTrials}}));
   EXPECT_EQ(AllocationsPerTrial(), queued)
       << "every trial queued once again, as the same run (its allocation never placed)";
+  EXPECT_EQ(RegisteredTimes(), registered) << "queued when it was first queued, not at restart";
   rows = OpenStore()->ListTrials(exp_id);
   ASSERT_TRUE(rows.ok());
   for (const store::TrialRow& t : *rows) ASSERT_EQ(t.run_id, 1) << "no new run for a restart";
+}
+
+// A run queued after the experiment's creation (here: paused, then activated, so each trial gets
+// run 2) keeps the time of that queueing across a restart, stored with its trial row.
+TEST_F(LargeSearchTest, ARunQueuedAgainKeepsItsQueueTimeAcrossARestart) {
+  StartMaster();
+  int64_t exp_id = CreateLargeSearch();
+  ASSERT_TRUE(master_->experiments()->PauseExperiment(exp_id).ok());
+  EXPECT_TRUE(AllocationStates().empty()) << "a paused experiment queues nothing";
+  clock_.Advance(3'000'000);
+  const int64_t activated = clock_.NowMicros();
+  ASSERT_TRUE(master_->experiments()->ActivateExperiment(exp_id).ok());
+  const std::map<std::string, int64_t> registered = RegisteredTimes();
+  ASSERT_EQ(registered.size(), static_cast<size_t>(kTrials));
+  for (const auto& [id, at] : registered) {
+    ASSERT_EQ(id.substr(id.size() - 2), ".2") << "run 2 of its trial";
+    ASSERT_EQ(at, activated) << id;
+  }
+
+  master_->Stop();
+  master_.reset();
+  clock_.Advance(5'000'000);
+  StartMaster();
+  EXPECT_EQ(RegisteredTimes(), registered);
+  auto rows = OpenStore()->ListTrials(exp_id);
+  ASSERT_TRUE(rows.ok());
+  for (const store::TrialRow& t : *rows) {
+    ASSERT_EQ(t.run_id, 2) << "no new run for a restart";
+    ASSERT_EQ(t.run_queued_at, activated);
+  }
 }
 
 TEST_F(LargeSearchTest, AnAgentGetsWorkInItsRegistrationAndAKillEndsTheQueue) {

@@ -154,6 +154,7 @@ struct StagedTrials {
     std::unique_ptr<TrialRuntime> trial;
     store::TrialRow row;
     bool queued = false;  // stored with its first run: PublishStaged queues it
+    int64_t queued_at = 0;  // micros, when queued (the row's run_queued_at)
   };
   std::vector<Entry> entries;
   // request id -> index in entries (hashed: a 20,000-trial search looks each one up)

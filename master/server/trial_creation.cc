@@ -73,7 +73,9 @@ Status ExperimentService::ApplyStaged(StagedTrials* staged, bool first_allocatio
     if (first_allocations && e.trial->state == RunState::kActive) {
       e.trial->run_id += 1;  // its first run, queued when published
       e.queued = true;
+      e.queued_at = Now();  // one read per trial: the queue keeps creation order
       e.row.run_id = e.trial->run_id;
+      e.row.run_queued_at = e.queued_at;
     }
     w.new_trials.push_back(std::move(e.row));  // the entry keeps only its runtime record
   }
@@ -108,7 +110,7 @@ void ExperimentService::PublishStaged(ExperimentRuntime& exp, StagedTrials* stag
     trials_.emplace_hint(trials_.end(), id, std::move(e.trial));  // ids ascend
     std::unique_ptr<AllocationRuntime> alloc;
     if (e.queued) {
-      alloc = NewAllocation(exp, t);
+      alloc = NewAllocation(exp, t, e.queued_at);
       t.allocation_id = alloc->id;
       lines.push_back({id, t.run_id, t.task_id});
     }

@@ -22,6 +22,7 @@ struct TrialRunWrite {
   int64_t restarts = 0;
   std::optional<int64_t> end_time;  // unchanged when unset
   bool clear_end_time = false;      // `det e continue`: the trial runs again
+  std::optional<int64_t> run_queued_at = std::nullopt;  // set when it queues a new run
 };
 
 struct ExperimentStateWrite {

@@ -59,6 +59,9 @@ struct TrialRow {
   std::string task_id;
   nlohmann::json metadata = nlohmann::json::object();
   std::string warm_start_checkpoint_uuid;  // "" when none
+  // Micros: when its current run was queued (0 in rows stored before migration 0025). A run
+  // queued and never placed has no allocation row; a restore queues it again from this time.
+  int64_t run_queued_at = 0;
 };
 
 struct AllocationRow {
@@ -378,6 +381,9 @@ class Store {
   virtual Result<AllocationRow> GetAllocationByToken(const std::string& token) = 0;
   virtual Result<std::vector<AllocationRow>> ListOpenAllocations() = 0;
   virtual Result<std::vector<std::string>> ListTaskIds(int64_t trial_id) = 0;
+  // Every allocation id stored for the experiment's trials, open or closed, in one query (the
+  // restore asks which queued runs were ever placed).
+  virtual Result<std::vector<std::string>> ListExperimentAllocationIds(int64_t experiment_id) = 0;
 
   // Metrics. A report repeated with the same (trial, run, group, steps) merges into the stored
   // one, so client retries never duplicate rows. Reports of a later run archive rows of earlier

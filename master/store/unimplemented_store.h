@@ -98,6 +98,9 @@ class UnimplementedStore : public Store {
   Result<std::vector<std::string>> ListTaskIds(int64_t trial_id) override {
     return Unimplemented("ListTaskIds");
   }
+  Result<std::vector<std::string>> ListExperimentAllocationIds(int64_t experiment_id) override {
+    return Unimplemented("ListExperimentAllocationIds");
+  }
   Status AddMetrics(const MetricRow& row) override {
     return Unimplemented("AddMetrics");
   }

@@ -56,7 +56,8 @@ ExperimentRow ReadExperimentWithSnapshot(const Statement& s) {
 
 constexpr const char* kTrialColumns =
     "id, experiment_id, request_id, seed, hparams, state, start_time, end_time, restarts, run_id, "
-    "total_batches, runner_state, searcher_metric, task_id, metadata, warm_start_checkpoint_uuid";
+    "total_batches, runner_state, searcher_metric, task_id, metadata, warm_start_checkpoint_uuid, "
+    "run_queued_at";
 
 TrialRow ReadTrial(const Statement& s) { return ReadTrialRow(s); }
 
@@ -509,6 +510,15 @@ Result<std::vector<AllocationRow>> SqliteStore::ListOpenAllocations() {
                     " FROM allocations WHERE end_time IS NULL ORDER BY start_time";
   DET_PREPARE_ON(s, r.db(), sql.c_str());
   return s.Collect<AllocationRow>(ReadAllocation);
+}
+
+Result<std::vector<std::string>> SqliteStore::ListExperimentAllocationIds(int64_t experiment_id) {
+  Reader r = Read();
+  DET_PREPARE_ON(s, r.db(),
+                 "SELECT a.allocation_id FROM allocations a JOIN trials t ON t.id = a.trial_id "
+                 "WHERE t.experiment_id = ? ORDER BY a.allocation_id");
+  s.Bind(1, experiment_id);
+  return s.Collect<std::string>([](const Statement& st) { return st.Text(0); });
 }
 
 Result<std::vector<std::string>> SqliteStore::ListTaskIds(int64_t trial_id) {

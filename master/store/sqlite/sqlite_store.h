@@ -101,6 +101,7 @@ class SqliteStore : public Store {
   Result<AllocationRow> GetAllocation(const std::string& allocation_id) override;
   Result<AllocationRow> GetAllocationByToken(const std::string& token) override;
   Result<std::vector<AllocationRow>> ListOpenAllocations() override;
+  Result<std::vector<std::string>> ListExperimentAllocationIds(int64_t experiment_id) override;
   Result<std::vector<std::string>> ListTaskIds(int64_t trial_id) override;
 
   Status AddMetrics(const MetricRow& row) override;

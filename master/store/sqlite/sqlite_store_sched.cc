@@ -34,8 +34,8 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
       DET_PREPARE(ins, std::string("INSERT INTO trials (experiment_id, request_id, seed, hparams, "
                                    "state, start_time, end_time, restarts, run_id, "
                                    "total_batches, runner_state, searcher_metric, task_id, "
-                                   "metadata, warm_start_checkpoint_uuid) VALUES "
-                                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") +
+                                   "metadata, warm_start_checkpoint_uuid, run_queued_at) "
+                                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") +
                            (returning ? " RETURNING id" : ""));
       ids.reserve(writes.new_trials.size());
       for (const TrialRow& row : writes.new_trials) {
@@ -45,7 +45,7 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
         ins.Bind(7, row.end_time).Bind(8, row.restarts).Bind(9, row.run_id);
         ins.Bind(10, row.total_batches).Bind(11, row.runner_state).Bind(12, row.searcher_metric);
         ins.Bind(13, row.task_id).Bind(14, row.metadata.dump());
-        ins.Bind(15, row.warm_start_checkpoint_uuid);
+        ins.Bind(15, row.warm_start_checkpoint_uuid).Bind(16, row.run_queued_at);
         int64_t id = 0;
         if (returning) {
           DET_ASSIGN_OR_RETURN(bool inserted, ins.Step());
@@ -61,13 +61,13 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
     if (!writes.trials.empty()) {
       DET_PREPARE(upd,
                   "UPDATE trials SET state = COALESCE(?, state), run_id = ?, restarts = ?, "
-                  "end_time = CASE WHEN ? = 1 THEN NULL ELSE COALESCE(?, end_time) END "
-                  "WHERE id = ?");
+                  "end_time = CASE WHEN ? = 1 THEN NULL ELSE COALESCE(?, end_time) END, "
+                  "run_queued_at = COALESCE(?, run_queued_at) WHERE id = ?");
       for (const TrialRunWrite& t : writes.trials) {
         upd.Reset();
         upd.Bind(1, t.state).Bind(2, t.run_id).Bind(3, t.restarts);
         upd.Bind(4, static_cast<int64_t>(t.clear_end_time ? 1 : 0)).Bind(5, t.end_time);
-        upd.Bind(6, t.trial_id);
+        upd.Bind(6, t.run_queued_at).Bind(7, t.trial_id);
         DET_RETURN_IF_ERROR(upd.Run());
         if (db_->Changes() == 0) {
           return NotFound("trial " + std::to_string(t.trial_id) + " not found");

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "common/test_dir.h"
 #include "master/store/decision_writes.h"
@@ -137,6 +139,60 @@ TEST_P(DecisionWritesTest, TrialMetadataWriteSetsOnlyTheMetadata) {
   auto missing = store_->ApplyDecision(w);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().message(), "trial 987654 not found");
+}
+
+TEST_P(DecisionWritesTest, RunQueuedAtIsStoredWithTheTrialAndSetOnlyWhenARunIsQueued) {
+  DecisionWrites create;
+  create.new_trials.push_back(NewTrial("q"));
+  create.new_trials.back().run_queued_at = 1000;
+  auto ids = store_->ApplyDecision(create);
+  ASSERT_TRUE(ids.ok()) << ids.status().ToString();
+  const int64_t id = ids->front();
+  EXPECT_EQ(store_->GetTrial(id)->run_queued_at, 1000);
+
+  DecisionWrites ended;
+  ended.trials.push_back(TrialRunWrite{id, std::string("PAUSED"), 1, 0, std::nullopt});
+  ASSERT_TRUE(store_->ApplyDecision(ended).ok());
+  EXPECT_EQ(store_->GetTrial(id)->run_queued_at, 1000) << "a write that queues no run keeps it";
+
+  DecisionWrites again;
+  again.trials.push_back(TrialRunWrite{id, std::string("ACTIVE"), 2, 0, std::nullopt});
+  again.trials.back().run_queued_at = 2500;
+  ASSERT_TRUE(store_->ApplyDecision(again).ok());
+  auto rows = store_->ListTrials(exp_id_);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().run_queued_at, 2500);
+  EXPECT_EQ(rows->front().run_id, 2);
+}
+
+TEST_P(DecisionWritesTest, ListExperimentAllocationIdsNamesEveryRowOfItsTrialsAlone) {
+  auto other = store_test::InsertTestExperiment(store_.get());
+  ASSERT_TRUE(other.ok());
+  DecisionWrites create;
+  create.new_trials.push_back(NewTrial("a"));
+  create.new_trials.push_back(NewTrial("b"));
+  create.new_trials.push_back(store_test::TestTrialRow(*other, "c"));
+  auto ids = store_->ApplyDecision(create);
+  ASSERT_TRUE(ids.ok()) << ids.status().ToString();
+  DecisionWrites placed;
+  placed.allocations.push_back(Assigned("t-a", (*ids)[0]));
+  AllocationRow closed = Assigned("t-b", (*ids)[1]);
+  closed.state = "TERMINATED";
+  closed.end_time = 5;
+  placed.allocations.push_back(closed);
+  placed.allocations.push_back(Assigned("t-c", (*ids)[2]));
+  ASSERT_TRUE(store_->ApplyDecision(placed).ok());
+
+  auto mine = store_->ListExperimentAllocationIds(exp_id_);
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  EXPECT_EQ(*mine, (std::vector<std::string>{"t-a.1", "t-b.1"})) << "open and closed alike";
+  auto theirs = store_->ListExperimentAllocationIds(*other);
+  ASSERT_TRUE(theirs.ok());
+  EXPECT_EQ(*theirs, (std::vector<std::string>{"t-c.1"}));
+  auto none = store_->ListExperimentAllocationIds(987654);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
 }
 
 DET_STORE_BACKENDS(DecisionWritesTest);

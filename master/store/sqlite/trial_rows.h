@@ -19,8 +19,8 @@ inline nlohmann::json ParseJsonOrNull(const std::string& text) {
 inline constexpr const char* kTrialColumnsOfT =
     "t.id, t.experiment_id, t.request_id, t.seed, t.hparams, t.state, t.start_time, t.end_time, "
     "t.restarts, t.run_id, t.total_batches, t.runner_state, t.searcher_metric, t.task_id, "
-    "t.metadata, t.warm_start_checkpoint_uuid";
-inline constexpr int kTrialColumnCount = 16;
+    "t.metadata, t.warm_start_checkpoint_uuid, t.run_queued_at";
+inline constexpr int kTrialColumnCount = 17;
 
 // Reads a trial selected with kTrialColumnsOfT (or the same columns unprefixed) from column
 // `first` on.
@@ -42,6 +42,7 @@ inline TrialRow ReadTrialRow(const Statement& s, int first = 0) {
   r.task_id = s.Text(first + 13);
   r.metadata = ParseJsonOrNull(s.Text(first + 14));
   r.warm_start_checkpoint_uuid = s.Text(first + 15);
+  r.run_queued_at = s.Int(first + 16);
   return r;
 }
 
