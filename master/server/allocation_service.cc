@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "master/scheduler/pool_config.h"
 #include "master/server/passwords.h"
@@ -252,12 +253,8 @@ Status AllocationService::HandleExit(AllocationRuntime& alloc, int exit_code,
                                      const std::string& error, bool infrastructure) {
   if (alloc.state == AllocationRuntime::State::kTerminated) return Status::Ok();
   bool never_started = alloc.state == AllocationRuntime::State::kPending;
-  SetState(alloc, AllocationRuntime::State::kTerminated);
-  if (!alloc.token_digest.empty()) deps_.auth->EndAllocationDigest(alloc.token_digest);
-  if (slurm_) slurm_->Forget(alloc.id);                 // its Slurm job ends with it
-  Notify(alloc.id);
+  EndRecord(alloc);
   ErasePending(alloc.id);
-  ended_.push_back(alloc.id);
   // Work the scheduler took back and had to kill is rescheduled like an infrastructure loss.
   if (alloc.released && alloc.kill_requested) infrastructure = true;
   store::DecisionWrites writes;
@@ -277,6 +274,34 @@ Status AllocationService::HandleExit(AllocationRuntime& alloc, int exit_code,
   end.infrastructure = infrastructure;
   end.maybe_out_of_ops = alloc.out_of_ops || alloc.restored;
   return owner_->AllocationEnded(alloc, end, std::move(writes));
+}
+
+void AllocationService::EndRecord(AllocationRuntime& alloc) {
+  SetState(alloc, AllocationRuntime::State::kTerminated);
+  if (!alloc.token_digest.empty()) deps_.auth->EndAllocationDigest(alloc.token_digest);
+  if (slurm_) slurm_->Forget(alloc.id);  // its Slurm job ends with it
+  Notify(alloc.id);
+  ended_.push_back(alloc.id);
+}
+
+bool AllocationService::IsUnplaced(const std::string& allocation_id) {
+  AllocationRuntime* alloc = Find(allocation_id);
+  return alloc != nullptr && alloc->state == AllocationRuntime::State::kPending && !alloc->stored;
+}
+
+void AllocationService::DropUnplaced(const std::vector<std::string>& allocation_ids) {
+  std::unordered_set<std::string> dropped;
+  for (const std::string& id : allocation_ids) {
+    if (!IsUnplaced(id)) continue;
+    AllocationRuntime& alloc = *Find(id);
+    alloc.kill_requested = true;
+    EndRecord(alloc);
+    dropped.insert(id);
+  }
+  if (dropped.empty()) return;
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                [&](const std::string& id) { return dropped.count(id) > 0; }),
+                 pending_.end());
 }
 
 void AllocationService::Reap() {

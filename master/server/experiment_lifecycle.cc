@@ -476,9 +476,19 @@ void ExperimentService::PauseExperiment(int64_t id, Done<Status> done) {
         TrialMoves moves;
         DET_RETURN_IF_ERROR(StageTrialStates(active, RunState::kPaused, &w, &moves));
         DET_RETURN_IF_ERROR(SetExperimentState(exp, RunState::kPaused, std::move(w), moves));
+        // Runs still queued end with that transaction; processes are asked to checkpoint.
+        std::vector<std::string> unplaced;
         for (TrialRuntime* t : active) {
-          if (!t->allocation_id.empty()) deps_.allocations->Terminate(t->allocation_id, true);
+          if (t->allocation_id.empty()) continue;
+          if (deps_.allocations->IsUnplaced(t->allocation_id)) {
+            unplaced.push_back(std::move(t->allocation_id));
+            t->allocation_id.clear();
+            NotifyTrial(t->id);
+          } else {
+            deps_.allocations->Terminate(t->allocation_id, true);
+          }
         }
+        deps_.allocations->DropUnplaced(unplaced);
         return Status::Ok();
       },
       std::move(done));
@@ -507,46 +517,69 @@ Status ExperimentService::StopExperiment(int64_t id, RunState stopping) {
   if (exp.state == stopping || (graceful && exp.state == RunState::kStoppingKilled)) {
     return Status::Ok();
   }
-  // Trials with a process stop through it; the others end now, in the experiment's own
-  // transaction. Again for trials the searcher creates meanwhile (a pending allocation ends at
-  // once, and its trial's exit may make the searcher create another).
-  auto stage = [&](store::DecisionWrites* w, TrialMoves* moves, std::vector<TrialRuntime*>* running)
-                   ON_RUNTIME -> Status {
+  // Trials with a process stop through it; the others, queued ones included, end now in the
+  // experiment's own transaction. Again for trials the searcher creates meanwhile (a queued
+  // trial's end may make the searcher create another).
+  struct Staged {
+    store::DecisionWrites writes;
+    TrialMoves moves;
+    std::vector<TrialRuntime*> running;
+    std::vector<TrialRuntime*> unplaced;  // ended with its queued allocation
+  };
+  auto stage = [&](Staged* s) ON_RUNTIME -> Status {
     std::vector<TrialRuntime*> idle;
     for (auto& [rid, tid] : exp.trial_by_request) {
       TrialRuntime* t = trials_[tid].get();
-      bool live = !t->allocation_id.empty();
+      bool queued = !t->allocation_id.empty() && deps_.allocations->IsUnplaced(t->allocation_id);
+      bool live = !t->allocation_id.empty() && !queued;
       if (core::IsTerminal(t->state) || t->state == core::TrialStateOnStop(stopping, live)) {
         continue;
       }
-      (live ? *running : idle).push_back(t);
+      (live ? s->running : idle).push_back(t);
+      if (queued) s->unplaced.push_back(t);
     }
-    DET_RETURN_IF_ERROR(
-        StageTrialStates(*running, core::TrialStateOnStop(stopping, true), w, moves));
-    return StageTrialStates(idle, core::TrialStateOnStop(stopping, false), w, moves);
+    DET_RETURN_IF_ERROR(StageTrialStates(s->running, core::TrialStateOnStop(stopping, true),
+                                         &s->writes, &s->moves));
+    return StageTrialStates(idle, core::TrialStateOnStop(stopping, false), &s->writes,
+                            &s->moves);
   };
-  auto terminate = [&](const std::vector<TrialRuntime*>& running) ON_RUNTIME {
-    for (TrialRuntime* t : running) {
+  // After the transaction: processes are stopped; queued allocations are dropped in one pass
+  // and, as their end would have, the searcher hears that their trials were canceled.
+  auto stop = [&](Staged& s) ON_RUNTIME -> Status {
+    for (TrialRuntime* t : s.running) {
       if (!t->allocation_id.empty()) deps_.allocations->Terminate(t->allocation_id, graceful);
     }
+    if (s.unplaced.empty()) return Status::Ok();
+    std::vector<std::string> ids;
+    std::vector<searcher::Action> actions;
+    for (TrialRuntime* t : s.unplaced) {
+      ids.push_back(std::move(t->allocation_id));
+      t->allocation_id.clear();
+      NotifyTrial(t->id);
+      if (t->searcher().searcher_exited) continue;
+      t->MutableSearcher().searcher_exited = true;
+      for (auto& a : exp.searcher->TrialExitedEarly(t->request_id,
+                                                    searcher::ExitedReason::kUserCanceled)) {
+        actions.push_back(std::move(a));
+      }
+      for (auto& a : exp.searcher->TrialExited(t->request_id)) actions.push_back(std::move(a));
+    }
+    deps_.allocations->DropUnplaced(ids);
+    return actions.empty() ? PersistSnapshot(exp) : ProcessActions(exp, std::move(actions));
   };
   {
-    store::DecisionWrites w;
-    TrialMoves moves;
-    std::vector<TrialRuntime*> running;
-    DET_RETURN_IF_ERROR(stage(&w, &moves, &running));
-    DET_RETURN_IF_ERROR(SetExperimentState(exp, stopping, std::move(w), moves));
-    terminate(running);
+    Staged s;
+    DET_RETURN_IF_ERROR(stage(&s));
+    DET_RETURN_IF_ERROR(SetExperimentState(exp, stopping, std::move(s.writes), s.moves));
+    DET_RETURN_IF_ERROR(stop(s));
   }
   while (true) {
-    store::DecisionWrites w;
-    TrialMoves moves;
-    std::vector<TrialRuntime*> running;
-    DET_RETURN_IF_ERROR(stage(&w, &moves, &running));
-    if (moves.empty()) break;
-    DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
-    CommitTrialStates(moves);
-    terminate(running);
+    Staged s;
+    DET_RETURN_IF_ERROR(stage(&s));
+    if (s.moves.empty()) break;
+    DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(s.writes).status());
+    CommitTrialStates(s.moves);
+    DET_RETURN_IF_ERROR(stop(s));
   }
   return MaybeFinishExperiment(exp);
 }

@@ -82,6 +82,9 @@ TEST_F(LargeSearchTest, EveryTrialIsStoredAndQueuedOnceAcrossARestart) {
   ASSERT_EQ(rows->size(), static_cast<size_t>(kTrials));
   for (const store::TrialRow& t : *rows) ASSERT_EQ(t.run_id, 1) << "queued for its first run";
   const std::map<std::string, int64_t> registered = RegisteredTimes();
+  for (const store::TrialRow& t : *rows) {
+    ASSERT_EQ(registered.at(t.task_id + ".1"), t.run_queued_at) << "the stored queue time";
+  }
 
   master_->Stop();
   master_.reset();
