@@ -6,7 +6,9 @@ on the runtime's loop) from two other clients while the large create runs agains
 on the idle master. Then the time to page the experiment's trials and to describe it, and a
 kill -9 of the master with every trial queued: the time from master-up to /info answering against
 the same restart with the 1-trial search alone (same run), and whether every queued allocation
-comes back with the same id and registered time."""
+comes back with the same id and registered time. Last, pause, activate and kill of the large
+search, each timed against the same request on the 1-trial search, with GET /api/v1/agents'
+latency meanwhile."""
 
 import json
 import os
@@ -103,6 +105,29 @@ def kill9_restart(cluster: Cluster) -> float:
     return seconds
 
 
+def edit(cluster: Cluster, exp_id: int, action: str) -> (float, dict):
+    """POST /api/v1/experiments/{id}/{action} with the list clients running: its answer time and
+    their latencies meanwhile."""
+    stop, threads, during = start_pollers(cluster)
+    seconds, _ = timed(lambda: cluster.request("POST", f"/api/v1/experiments/{exp_id}/{action}"))
+    stop_pollers(stop, threads)
+    return seconds, during
+
+
+def stop_edits(cluster: Cluster, base_id: int, big_id: int) -> None:
+    """Pause, activate and kill of the large search, each against the same request on the
+    1-trial search (the baseline, same run); the queue is checked after each."""
+    for action, expected in (("pause", 0), ("activate", TRIALS + 1), ("kill", 0)):
+        base, _ = edit(cluster, base_id, action)
+        big, during = edit(cluster, big_id, action)
+        queued = len(cluster.request("GET", "/api/v1/tasks")["allocationIdToSummary"])
+        agents = max(during["/api/v1/agents"])
+        print(f"{action} of the 1-trial search (baseline): {ms(base)}; of the {TRIALS}-trial "
+              f"search: {ms(big)} (ratio {big / base:.1f}x); GET /api/v1/agents max meanwhile "
+              f"{ms(agents)}; {queued} allocations queued after")
+        assert queued == expected, f"{queued} allocations queued after {action}, not {expected}"
+
+
 def ms(x: float) -> str:
     return f"{x * 1000:.1f} ms"
 
@@ -163,7 +188,7 @@ def main() -> None:
               f"queued after, same ids: {same_ids}, same registered time: {same_times} of "
               f"{len(before)}")
         assert same_ids and same_times == len(before), "the restart changed the queue"
-        cluster.request("POST", f"/api/v1/experiments/{base_id}/kill")
+        stop_edits(cluster, base_id, big_id)
     finally:
         cluster.cleanup()
 

@@ -24,6 +24,11 @@ std::string PoolNames(const scheduler::ResourcePoolsConfig& pools) {
   return names;
 }
 
+// Queued and never stored as placed: it can end with no decision of its own.
+bool Unplaced(const AllocationRuntime* alloc) {
+  return alloc != nullptr && alloc->state == AllocationRuntime::State::kPending && !alloc->stored;
+}
+
 }  // namespace
 
 AllocationService::AllocationService(Deps deps) : deps_(deps) {}
@@ -285,17 +290,16 @@ void AllocationService::EndRecord(AllocationRuntime& alloc) {
 }
 
 bool AllocationService::IsUnplaced(const std::string& allocation_id) {
-  AllocationRuntime* alloc = Find(allocation_id);
-  return alloc != nullptr && alloc->state == AllocationRuntime::State::kPending && !alloc->stored;
+  return Unplaced(Find(allocation_id));
 }
 
 void AllocationService::DropUnplaced(const std::vector<std::string>& allocation_ids) {
   std::unordered_set<std::string> dropped;
   for (const std::string& id : allocation_ids) {
-    if (!IsUnplaced(id)) continue;
-    AllocationRuntime& alloc = *Find(id);
-    alloc.kill_requested = true;
-    EndRecord(alloc);
+    AllocationRuntime* alloc = Find(id);
+    if (!Unplaced(alloc)) continue;
+    alloc->kill_requested = true;
+    EndRecord(*alloc);
     dropped.insert(id);
   }
   if (dropped.empty()) return;

@@ -265,11 +265,7 @@ Status ExperimentService::KillTrialNow(int64_t trial_id) {
   }
   DET_RETURN_IF_ERROR(SetTrialStates({&t}, RunState::kCanceled));
   std::vector<searcher::Action> actions;
-  if (!t.searcher().searcher_exited) {
-    t.MutableSearcher().searcher_exited = true;
-    actions = exp.searcher->TrialExitedEarly(t.request_id, searcher::ExitedReason::kUserCanceled);
-    for (auto& a : exp.searcher->TrialExited(t.request_id)) actions.push_back(std::move(a));
-  }
+  SearcherExit(exp, t, searcher::ExitedReason::kUserCanceled, &actions);
   return ProcessActions(exp, std::move(actions));
 }
 

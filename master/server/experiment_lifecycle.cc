@@ -300,6 +300,18 @@ Status ExperimentService::PersistSearcherState(ExperimentRuntime& exp, const Sta
                           SearcherJournalService::Wait::kNotAwaited);
 }
 
+void ExperimentService::SearcherExit(ExperimentRuntime& exp, TrialRuntime& trial,
+                                     std::optional<searcher::ExitedReason> reason,
+                                     std::vector<searcher::Action>* actions) {
+  if (trial.searcher().searcher_exited) return;
+  trial.MutableSearcher().searcher_exited = true;
+  auto append = [actions](std::vector<searcher::Action> more) {
+    for (auto& a : more) actions->push_back(std::move(a));
+  };
+  if (reason) append(exp.searcher->TrialExitedEarly(trial.request_id, *reason));
+  append(exp.searcher->TrialExited(trial.request_id));
+}
+
 Status ExperimentService::ProcessActions(ExperimentRuntime& exp,
                                          std::vector<searcher::Action> actions) {
   std::deque<searcher::Action> queue(std::make_move_iterator(actions.begin()),
@@ -338,10 +350,9 @@ Status ExperimentService::ProcessActions(ExperimentRuntime& exp,
       } else if (!core::IsTerminal(t.state) && !core::IsStopping(t.state)) {
         // An idle trial (waiting for an operation that will not come) is done.
         DET_RETURN_IF_ERROR(SetTrialStates({&t}, RunState::kCompleted));
-        if (!t.searcher().searcher_exited) {
-          t.MutableSearcher().searcher_exited = true;
-          for (auto& a : exp.searcher->TrialExited(t.request_id)) queue.push_back(std::move(a));
-        }
+        std::vector<searcher::Action> more;
+        SearcherExit(exp, t, std::nullopt, &more);
+        for (auto& a : more) queue.push_back(std::move(a));
       }
     } else if (auto* s = std::get_if<searcher::ShutdownAction>(&action)) {
       exp.shutdown = *s;
@@ -556,13 +567,7 @@ Status ExperimentService::StopExperiment(int64_t id, RunState stopping) {
       ids.push_back(std::move(t->allocation_id));
       t->allocation_id.clear();
       NotifyTrial(t->id);
-      if (t->searcher().searcher_exited) continue;
-      t->MutableSearcher().searcher_exited = true;
-      for (auto& a : exp.searcher->TrialExitedEarly(t->request_id,
-                                                    searcher::ExitedReason::kUserCanceled)) {
-        actions.push_back(std::move(a));
-      }
-      for (auto& a : exp.searcher->TrialExited(t->request_id)) actions.push_back(std::move(a));
+      SearcherExit(exp, *t, searcher::ExitedReason::kUserCanceled, &actions);
     }
     deps_.allocations->DropUnplaced(ids);
     return actions.empty() ? PersistSnapshot(exp) : ProcessActions(exp, std::move(actions));

@@ -136,15 +136,11 @@ Status ExperimentService::RestoreExperiment(
   }
   for (auto& [rid, tid] : ref.trial_by_request) {
     TrialRuntime& t = *trials_[tid];
-    if (!core::IsTerminal(t.state) || t.searcher().searcher_exited) continue;
-    t.MutableSearcher().searcher_exited = true;
+    if (!core::IsTerminal(t.state)) continue;
     std::optional<searcher::ExitedReason> reason;
     if (t.state == RunState::kError) reason = searcher::ExitedReason::kErrored;
     if (t.state == RunState::kCanceled) reason = searcher::ExitedReason::kUserCanceled;
-    if (reason) {
-      for (auto& a : ref.searcher->TrialExitedEarly(rid, *reason)) replay.push_back(std::move(a));
-    }
-    for (auto& a : ref.searcher->TrialExited(rid)) replay.push_back(std::move(a));
+    SearcherExit(ref, t, reason, &replay);
   }
   if (!replay.empty()) return ProcessActions(ref, std::move(replay));
   return MaybeFinishExperiment(ref);

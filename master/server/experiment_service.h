@@ -219,6 +219,11 @@ class ExperimentService : public AllocationOwner {
                         store::DecisionWrites extra = {}) ON_RUNTIME;
   Status MaybeFinishExperiment(ExperimentRuntime& exp) ON_RUNTIME;
   Status ProcessActions(ExperimentRuntime& exp, std::vector<searcher::Action> actions) ON_RUNTIME;
+  // Tells the searcher, once per trial, that it exited (early, for `reason`, when given) and
+  // appends what the searcher decides to `actions`.
+  void SearcherExit(ExperimentRuntime& exp, TrialRuntime& trial,
+                    std::optional<searcher::ExitedReason> reason,
+                    std::vector<searcher::Action>* actions) ON_RUNTIME;
   Status StopExperiment(int64_t id, core::RunState stopping) ON_RUNTIME;
   // A journal record of what changed, or now and then a full snapshot (SearcherJournalService).
   Status PersistSnapshot(ExperimentRuntime& exp) ON_RUNTIME;

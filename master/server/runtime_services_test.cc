@@ -109,6 +109,18 @@ struct Runtime {
     return allocations->HandleAgentEvents(agent_id, json{{"events", {ev}}});
   }
   std::optional<RuntimeView::Trial> Trial(int64_t id) { return view.FindTrial(id); }
+  // Creates kSearch, registers one 1-slot agent and starts the trial it is given; returns that
+  // trial's allocation ("" on failure, with the test failed).
+  std::string StartOneOfThree(int64_t* experiment_id) {
+    *experiment_id = Create(kSearch);
+    RegisterAgent("a1", 1);
+    json commands = Commands("a1");
+    EXPECT_EQ(commands.size(), 1u) << commands.dump();
+    if (commands.size() != 1) return "";
+    std::string alloc = commands[0]["allocationId"];
+    EXPECT_TRUE(Event("a1", "started", alloc).ok());
+    return alloc;
+  }
 
   FakeRuntimeStore* store;
   MasterConfig config = TestConfig();
@@ -230,12 +242,9 @@ TEST(RuntimeServicesTest, AnExitIsOneDecisionWithTheTrialsFateAndFreesTheSlot) {
 TEST(RuntimeServicesTest, PauseAsksRunningTrialsToStopAndStoresEachStepOnce) {
   FakeRuntimeStore store;
   Runtime rt(&store);
-  int64_t id = rt.Create(kSearch);
-  rt.RegisterAgent("a1", 1);
-  json commands = rt.Commands("a1");
-  ASSERT_EQ(commands.size(), 1u);
-  std::string alloc = commands[0]["allocationId"];
-  ASSERT_TRUE(rt.Event("a1", "started", alloc).ok());
+  int64_t id = 0;
+  std::string alloc = rt.StartOneOfThree(&id);
+  ASSERT_FALSE(alloc.empty());
   size_t before = store.Decisions().size();
   ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
   std::vector<store::DecisionWrites> decisions = store.Decisions();
@@ -257,17 +266,40 @@ TEST(RuntimeServicesTest, PauseAsksRunningTrialsToStopAndStoresEachStepOnce) {
   for (const json& c : rt.Commands("a1")) EXPECT_NE(c["type"], "kill");
 }
 
+// A pause of a search whose trials are all queued is one decision; their allocations go in one
+// pass with nothing of their own stored, and the searcher's journal gets no record per trial.
+TEST(RuntimeServicesTest, APauseEndsEveryQueuedAllocationWithItsOwnDecisionAlone) {
+  FakeRuntimeStore store;
+  Runtime rt(&store);
+  int64_t id = rt.Create(
+      "name: many\n"
+      "entrypoint: python3 train.py\n"
+      "searcher: {name: random, metric: loss, max_trials: 200, max_concurrent_trials: 200,\n"
+      "           max_length: {batches: 10}}\n"
+      "hyperparameters: {lr: {type: double, minval: 0.001, maxval: 0.1}}\n");
+  ASSERT_EQ(rt.allocations->ListAllocations().size(), 200u);
+  size_t decisions_before = store.Decisions().size();
+  size_t records_before = store.ListSearcherEvents(id)->size();
+  ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
+  std::vector<store::DecisionWrites> decisions = store.Decisions();
+  ASSERT_EQ(decisions.size(), decisions_before + 1);
+  EXPECT_EQ(decisions.back().trials.size(), 200u);
+  EXPECT_TRUE(decisions.back().allocations.empty()) << "never placed: no rows to end";
+  EXPECT_LE(store.ListSearcherEvents(id)->size(), records_before + 1);
+  EXPECT_TRUE(rt.allocations->ListAllocations().empty());
+  // Activated again, each trial gets a new run, queued once.
+  ASSERT_TRUE(rt.experiments->ActivateExperiment(id).ok());
+  EXPECT_EQ(rt.allocations->ListAllocations().size(), 200u);
+}
+
 // Trials still queued end in the kill's own transaction, not in a decision each (a search of
 // 20,000 queued trials was 20,000 transactions on the loop); the running one is killed.
 TEST(RuntimeServicesTest, AKillEndsQueuedTrialsInItsOwnTransaction) {
   FakeRuntimeStore store;
   Runtime rt(&store);
-  int64_t id = rt.Create(kSearch);
-  rt.RegisterAgent("a1", 1);
-  json commands = rt.Commands("a1");
-  ASSERT_EQ(commands.size(), 1u);
-  std::string alloc = commands[0]["allocationId"];
-  ASSERT_TRUE(rt.Event("a1", "started", alloc).ok());
+  int64_t id = 0;
+  std::string alloc = rt.StartOneOfThree(&id);
+  ASSERT_FALSE(alloc.empty());
   size_t before = store.Decisions().size();
   ASSERT_TRUE(rt.experiments->KillExperiment(id).ok());
   std::vector<store::DecisionWrites> decisions = store.Decisions();

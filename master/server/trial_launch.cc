@@ -106,15 +106,8 @@ Status ExperimentService::AllocationEnded(const AllocationRuntime& alloc, const 
   }
   trial.restarts = outcome.restarts;
   std::vector<searcher::Action> actions;
-  auto searcher_exit = [&](std::optional<searcher::ExitedReason> reason) {
-    if (trial.searcher().searcher_exited) return;
-    trial.MutableSearcher().searcher_exited = true;
-    if (reason) {
-      for (auto& a : exp.searcher->TrialExitedEarly(trial.request_id, *reason)) {
-        actions.push_back(a);
-      }
-    }
-    for (auto& a : exp.searcher->TrialExited(trial.request_id)) actions.push_back(a);
+  auto searcher_exit = [&](std::optional<searcher::ExitedReason> reason) ON_RUNTIME {
+    SearcherExit(exp, trial, reason, &actions);
   };
   // The allocation's end, the trial's new state (or run) and the log line: one transaction.
   switch (outcome.decision) {
