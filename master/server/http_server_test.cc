@@ -455,5 +455,33 @@ TEST(WaitersTest, DeadlineFiresAsTimeoutAndNotifyOnlyItsKey) {
   EXPECT_EQ(waiters.size(), 0u);
 }
 
+// A burst of registrations and notifications, each Notify right after its key's Add, while the
+// timer thread is held busy: they run as one batch, in the order they were made, so no Notify
+// overtakes the Add before it and every waiter is woken, none timed out.
+TEST(WaitersTest, ABurstKeepsItsOrderSoEveryWaiterAddedBeforeItsNotifyIsWoken) {
+  // Declared before the registry, so that a failing run's late callbacks find them alive.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> holding{false};
+  constexpr int kKeys = 2000;
+  std::atomic<int> woken{0}, timed_out{0};
+  Waiters waiters;
+  waiters.Add("hold", Clock::now(), [&](bool) {
+    holding = true;
+    released.wait();
+  });
+  ASSERT_TRUE(WaitFor([&] { return holding.load(); }));
+  for (int i = 0; i < kKeys; ++i) {
+    std::string key = "k" + std::to_string(i);
+    waiters.Add(key, Clock::now() + std::chrono::seconds(60),
+                [&](bool t) { (t ? timed_out : woken)++; });
+    waiters.Notify(key);
+  }
+  release.set_value();
+  ASSERT_TRUE(WaitFor([&] { return woken.load() + timed_out.load() == kKeys; }));
+  EXPECT_EQ(woken.load(), kKeys);
+  EXPECT_EQ(waiters.size(), 0u);
+}
+
 }  // namespace
 }  // namespace det::master::server

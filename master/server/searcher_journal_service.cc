@@ -72,30 +72,38 @@ void AppendJsonString(std::string_view s, std::string* out) {
 
 }  // namespace
 
+namespace {
+
+// `"rid":{...}`: one trial as SearcherTrialState::ToJson writes it, without building the JSON
+// (a decision can change 20,000 trials at once).
+void AppendTrialText(std::string_view rid, const SearcherTrialState& t, std::string* out) {
+  AppendJsonString(rid, out);
+  *out += ":{\"closed\":";
+  *out += t.closed ? "true" : "false";
+  *out += ",\"completed_op\":";
+  *out += std::to_string(t.completed_op);
+  *out += ",\"exited_early\":";
+  *out += t.exited_early ? "true" : "false";
+  *out += ",\"ops\":[";
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    if (i > 0) *out += ',';
+    *out += std::to_string(t.ops[i]);
+  }
+  *out += "],\"searcher_exited\":";
+  *out += t.searcher_exited ? "true" : "false";
+  *out += '}';
+}
+
+}  // namespace
+
 std::string SearcherTrialsText(
     const std::vector<std::pair<std::string, SearcherTrialState>>& trials) {
   std::string out;
   out.reserve(trials.size() * 160 + 2);
   out += '{';
-  bool first = true;
   for (const auto& [rid, t] : trials) {
-    if (!first) out += ',';
-    first = false;
-    AppendJsonString(rid, &out);
-    out += ":{\"closed\":";
-    out += t.closed ? "true" : "false";
-    out += ",\"completed_op\":";
-    out += std::to_string(t.completed_op);
-    out += ",\"exited_early\":";
-    out += t.exited_early ? "true" : "false";
-    out += ",\"ops\":[";
-    for (size_t i = 0; i < t.ops.size(); ++i) {
-      if (i > 0) out += ',';
-      out += std::to_string(t.ops[i]);
-    }
-    out += "],\"searcher_exited\":";
-    out += t.searcher_exited ? "true" : "false";
-    out += '}';
+    if (out.size() > 1) out += ',';
+    AppendTrialText(rid, t, &out);
   }
   out += '}';
   return out;
@@ -380,11 +388,12 @@ Status SearcherJournalService::PersistChanged(int64_t experiment_id,
   Persisted& state = it->second;
   // Only the reported trials: the ones that are new or differ from the mirror, which takes
   // their new state at once (it is what this call persists, as a record or a full snapshot).
-  json changed = json::object();
+  std::string changed = "{";
   for (auto& [rid, t] : changed_trials) {
     auto known = state.trials.find(rid);
     if (known != state.trials.end() && known->second == t) continue;
-    changed[std::string(rid)] = t.ToJson();
+    if (changed.size() > 1) changed += ',';
+    AppendTrialText(rid, t, &changed);
     if (known == state.trials.end()) {
       state.trials.emplace(std::string(rid), std::move(t));
     } else {
@@ -411,11 +420,16 @@ Status SearcherJournalService::PersistChanged(int64_t experiment_id,
                       std::to_string(state.trials.size()));
     }
   }
-  if (!searcher.HasEvents() && changed.empty() && header == state.header) return Status::Ok();
-  json events = json::array();
-  for (json& e : searcher.TakeEvents()) events.push_back(std::move(e));
-  json record = {{"ev", std::move(events)}, {"tr", std::move(changed)}, {"h", HeaderJson(header)}};
-  std::string text = record.dump();
+  changed += '}';
+  if (!searcher.HasEvents() && changed.size() == 2 && header == state.header) return Status::Ok();
+  std::string text = "{\"ev\":[";
+  bool first = true;
+  for (const json& e : searcher.TakeEvents()) {
+    if (!first) text += ',';
+    first = false;
+    text += e.dump();
+  }
+  text += "],\"h\":" + HeaderJson(header).dump() + ",\"tr\":" + changed + "}";
   auto bytes = static_cast<int64_t>(text.size());
   if (state.journal_bytes + bytes > std::max(state.full_bytes, options_.min_journal_bytes)) {
     return QueueFull(experiment_id, searcher, header, state, wait);

@@ -149,6 +149,7 @@ TEST_F(SearcherJournalServiceTest, FirstPersistIsFullThenOneRecordPerChange) {
   json last = json::parse(rows->back().second);
   EXPECT_EQ(last["tr"].size(), 1u) << last.dump();
   EXPECT_TRUE(last["tr"].contains(trials[1].first)) << last.dump();
+  EXPECT_EQ(last["tr"][trials[1].first], trials[1].second.ToJson()) << last.dump();
   EXPECT_EQ(last["ev"][0][0], "v") << last.dump();
 
   // A restart (a fresh service over the same store) rebuilds exactly the live state.

@@ -22,7 +22,7 @@ Waiters::~Waiters() { Stop(); }
 
 void Waiters::Add(const std::string& key, TimePoint deadline, Callback callback) {
   if (stopped_.load()) return;
-  net::post(ioc_, [this, key, deadline, callback = std::move(callback)]() mutable {
+  Enqueue([this, key, deadline, callback = std::move(callback)]() mutable {
     if (stopped_.load()) {  // raced with Stop: answer now rather than at the deadline
       callback(true);
       return;
@@ -40,8 +40,26 @@ void Waiters::Add(const std::string& key, TimePoint deadline, Callback callback)
   });
 }
 
+void Waiters::Enqueue(std::function<void()> op) {
+  {
+    MutexLock lock(&queue_mu_);
+    queued_.push_back(std::move(op));
+    if (queued_.size() > 1) return;  // the post of this burst's first op runs this one too
+  }
+  net::post(ioc_, [this] { RunQueued(); });
+}
+
+void Waiters::RunQueued() {
+  std::vector<std::function<void()>> ops;
+  {
+    MutexLock lock(&queue_mu_);
+    ops.swap(queued_);
+  }
+  for (auto& op : ops) op();
+}
+
 void Waiters::Notify(const std::string& key) {
-  net::post(ioc_, [this, key] {
+  Enqueue([this, key] {
     auto it = by_key_.find(key);
     if (it == by_key_.end()) return;
     std::vector<uint64_t> ids;
@@ -51,7 +69,7 @@ void Waiters::Notify(const std::string& key) {
 }
 
 void Waiters::ExpireAll() {
-  net::post(ioc_, [this] {
+  Enqueue([this] {
     std::vector<std::pair<std::string, uint64_t>> all;
     for (const auto& [key, entries] : by_key_) {
       for (const auto& [id, entry] : entries) all.emplace_back(key, id);
