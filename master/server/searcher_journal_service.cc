@@ -388,12 +388,15 @@ Status SearcherJournalService::PersistChanged(int64_t experiment_id,
   Persisted& state = it->second;
   // Only the reported trials: the ones that are new or differ from the mirror, which takes
   // their new state at once (it is what this call persists, as a record or a full snapshot).
-  std::string changed = "{";
+  // The record, written as text in one buffer: {"tr":{changed trials},"h":header,"ev":[events]}.
+  std::string text = "{\"tr\":{";
+  text.reserve(64 + changed_trials.size() * 112);
+  size_t changed = 0;
   for (auto& [rid, t] : changed_trials) {
     auto known = state.trials.find(rid);
     if (known != state.trials.end() && known->second == t) continue;
-    if (changed.size() > 1) changed += ',';
-    AppendTrialText(rid, t, &changed);
+    if (changed++ > 0) text += ',';
+    AppendTrialText(rid, t, &text);
     if (known == state.trials.end()) {
       state.trials.emplace(std::string(rid), std::move(t));
     } else {
@@ -420,16 +423,17 @@ Status SearcherJournalService::PersistChanged(int64_t experiment_id,
                       std::to_string(state.trials.size()));
     }
   }
-  changed += '}';
-  if (!searcher.HasEvents() && changed.size() == 2 && header == state.header) return Status::Ok();
-  std::string text = "{\"ev\":[";
+  if (!searcher.HasEvents() && changed == 0 && header == state.header) return Status::Ok();
+  text += "},\"h\":";
+  text += HeaderJson(header).dump();
+  text += ",\"ev\":[";
   bool first = true;
   for (const json& e : searcher.TakeEvents()) {
     if (!first) text += ',';
     first = false;
     text += e.dump();
   }
-  text += "],\"h\":" + HeaderJson(header).dump() + ",\"tr\":" + changed + "}";
+  text += "]}";
   auto bytes = static_cast<int64_t>(text.size());
   if (state.journal_bytes + bytes > std::max(state.full_bytes, options_.min_journal_bytes)) {
     return QueueFull(experiment_id, searcher, header, state, wait);

@@ -22,8 +22,13 @@ Waiters::~Waiters() { Stop(); }
 
 void Waiters::Add(const std::string& key, TimePoint deadline, Callback callback) {
   if (stopped_.load()) return;
+  {
+    MutexLock lock(&queue_mu_);
+    ++waiting_[key];
+  }
   Enqueue([this, key, deadline, callback = std::move(callback)]() mutable {
     if (stopped_.load()) {  // raced with Stop: answer now rather than at the deadline
+      Unwait(key);
       callback(true);
       return;
     }
@@ -58,7 +63,17 @@ void Waiters::RunQueued() {
   for (auto& op : ops) op();
 }
 
+void Waiters::Unwait(const std::string& key) {
+  MutexLock lock(&queue_mu_);
+  auto it = waiting_.find(key);
+  if (it != waiting_.end() && --it->second == 0) waiting_.erase(it);
+}
+
 void Waiters::Notify(const std::string& key) {
+  {
+    MutexLock lock(&queue_mu_);
+    if (waiting_.count(key) == 0) return;
+  }
   Enqueue([this, key] {
     auto it = by_key_.find(key);
     if (it == by_key_.end()) return;
@@ -87,6 +102,7 @@ void Waiters::Fire(const std::string& key, uint64_t id, bool timed_out) {
   it->second.erase(found);
   if (it->second.empty()) by_key_.erase(it);
   --count_;
+  Unwait(key);
   entry->timer.cancel();
   try {
     // The callback may Add again (a re-check that still has to wait): that is only posted.
