@@ -61,7 +61,8 @@ struct ExperimentTrialsSummary {
 // Whether the experiment ends now, and in which state: only once no trial is live; a stopping
 // experiment ends in its terminal state, a continued one by its trials' outcome (COMPLETED if
 // any completed, else ERROR if any errored, else CANCELED), an active one that the searcher shut
-// down by the shutdown's kind. nullopt: it goes on.
+// down by the shutdown's kind. nullopt: it goes on. A live trial only ever makes it nullopt, so
+// when the answer for no live trial is nullopt, counting the trials can be skipped.
 std::optional<RunState> ExperimentEndState(RunState state, const ExperimentTrialsSummary& trials,
                                            bool continued,
                                            const std::optional<SearcherShutdown>& shutdown);

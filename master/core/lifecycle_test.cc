@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <vector>
+
 namespace det::master::core {
 namespace {
 
@@ -73,6 +76,38 @@ TEST(LifecycleTest, StoppingExperimentEndsOnceNoTrialIsLive) {
             RunState::kCanceled);
   EXPECT_EQ(ExperimentEndState(RunState::kStoppingError, none, false, std::nullopt),
             RunState::kError);
+}
+
+// MaybeFinishExperiment skips counting trials when no-live-trial already says "goes on", and
+// stops counting at the first live one: both rely on this.
+TEST(LifecycleTest, TheTrialsOnlyChooseTheEndStateNeverWhetherAnExperimentWithNoneLiveGoesOn) {
+  std::vector<std::optional<SearcherShutdown>> shutdowns = {
+      std::nullopt, SearcherShutdown{}, SearcherShutdown{.cancel = true},
+      SearcherShutdown{.cancel = true, .failure = true}};
+  int ends = 0;
+  for (int s = 0; s <= static_cast<int>(RunState::kDeleted); ++s) {
+    auto state = static_cast<RunState>(s);
+    for (bool continued : {false, true}) {
+      for (const auto& shutdown : shutdowns) {
+        bool none_live_goes_on = !ExperimentEndState(state, {}, continued, shutdown).has_value();
+        for (int64_t live : {0, 1, 2}) {
+          for (bool completed : {false, true}) {
+            for (bool errored : {false, true}) {
+              ExperimentTrialsSummary summary{live, completed, errored};
+              auto end = ExperimentEndState(state, summary, continued, shutdown);
+              if (none_live_goes_on || live > 0) {
+                EXPECT_EQ(end, std::nullopt) << RunStateName(state) << " live " << live;
+              } else {
+                EXPECT_TRUE(end.has_value()) << RunStateName(state);
+                ends++;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(ends, 0);
 }
 
 TEST(LifecycleTest, ActiveExperimentEndsOnlyWhenTheSearcherShutItDownOrItWasContinued) {

@@ -395,15 +395,22 @@ Result<std::string> ExperimentService::WarmStartCheckpoint(const ExperimentRunti
 
 Status ExperimentService::MaybeFinishExperiment(ExperimentRuntime& exp) {
   if (core::IsTerminal(exp.state)) return Status::Ok();
+  std::optional<core::SearcherShutdown> shutdown;
+  if (exp.shutdown) shutdown = core::SearcherShutdown{exp.shutdown->cancel, exp.shutdown->failure};
+  // Called at every trial's end: the trials are counted only when the experiment could end with
+  // none live, and only up to the first live one (a live trial means it goes on). Counting all
+  // of them each time made a pause of 20,000 queued trials 20,000 x 20,000 steps.
+  if (!core::ExperimentEndState(exp.state, {}, exp.continued, shutdown)) return Status::Ok();
   core::ExperimentTrialsSummary summary;
   for (const auto& [rid, tid] : exp.trial_by_request) {
     const TrialRuntime& t = *trials_[tid];
-    if (!core::IsTerminal(t.state) || !t.allocation_id.empty()) summary.live++;
+    if (!core::IsTerminal(t.state) || !t.allocation_id.empty()) {
+      summary.live++;
+      break;
+    }
     summary.any_completed = summary.any_completed || t.state == RunState::kCompleted;
     summary.any_errored = summary.any_errored || t.state == RunState::kError;
   }
-  std::optional<core::SearcherShutdown> shutdown;
-  if (exp.shutdown) shutdown = core::SearcherShutdown{exp.shutdown->cancel, exp.shutdown->failure};
   std::optional<RunState> end =
       core::ExperimentEndState(exp.state, summary, exp.continued, shutdown);
   if (!end) return Status::Ok();
