@@ -1,13 +1,14 @@
 """Creating a large search: a random search of 20,000 trials (max_concurrent_trials 20,000) on a
 master with no agents, so every trial is queued. Measures the create request's answer time
 against the same create with max_trials 1 (the baseline, same run), and the latency of
-GET /api/v1/experiments?limit=10 (read from the runtime's view) and of GET /api/v1/agents (read
-on the runtime's loop) from two other clients while the large create runs against their latency
-on the idle master. Then the time to page the experiment's trials and to describe it, and a
+GET /api/v1/experiments?limit=10 and of GET /api/v1/agents (both read from views the runtime
+publishes) and of a decision about another experiment (PATCH of the 1-trial search's
+description, decided on the runtime's loop) from three other clients while the large create
+runs against their latency on the idle master. Then the time to page the experiment's trials and to describe it, and a
 kill -9 of the master with every trial queued: the time from master-up to /info answering against
 the same restart with the 1-trial search alone (same run), and whether every queued allocation
 comes back with the same id and registered time. Last, pause, activate and kill of the large
-search, each timed against the same request on the 1-trial search, with GET /api/v1/agents'
+search, each timed against the same request on the 1-trial search, with the three clients'
 latency meanwhile."""
 
 import json
@@ -61,23 +62,36 @@ def bounded(fn) -> str:
 
 
 LISTS = ("/api/v1/experiments?limit=10", "/api/v1/agents")
+# The third client: a decision about the 1-trial search (its id is filled in by main).
+DECISION = "PATCH /api/v1/experiments/{base_id}"
+PROBES = LISTS + (DECISION,)
+BASE_ID = {}
 
 
-def list_latencies(cluster: Cluster, path: str, stop: threading.Event, out: list) -> None:
-    """GET `path` in a loop on its own connection until `stop`."""
-    req = urllib.request.Request(cluster.url + path)
+def list_latencies(cluster: Cluster, probe: str, stop: threading.Event, out: list) -> None:
+    """`probe` (a GET path, or DECISION) in a loop on its own connection until `stop`."""
+    if probe == DECISION:
+        path = f"/api/v1/experiments/{BASE_ID['id']}"
+        req = urllib.request.Request(cluster.url + path, method="PATCH")
+        req.add_header("Content-Type", "application/json")
+    else:
+        req = urllib.request.Request(cluster.url + probe)
     req.add_header("Authorization", f"Bearer {cluster.token()}")
+    n = 0
     while not stop.is_set():
+        n += 1
+        if probe == DECISION:
+            req.data = json.dumps({"description": f"probe {n}"}).encode()
         t0 = time.perf_counter()
         with urllib.request.urlopen(req, timeout=120) as resp:
-            json.loads(resp.read())
+            json.loads(resp.read() or b"{}")
         out.append(time.perf_counter() - t0)
 
 
 def start_pollers(cluster: Cluster) -> (threading.Event, list, dict):
-    stop, out = threading.Event(), {path: [] for path in LISTS}
+    stop, out = threading.Event(), {probe: [] for probe in PROBES}
     threads = [threading.Thread(target=list_latencies, args=(cluster, p, stop, out[p]))
-               for p in LISTS]
+               for p in PROBES]
     for t in threads:
         t.start()
     wait_for(lambda: all(len(v) >= 3 for v in out.values()), 30, "the list clients to start")
@@ -122,9 +136,11 @@ def stop_edits(cluster: Cluster, base_id: int, big_id: int) -> None:
         big, during = edit(cluster, big_id, action)
         queued = len(cluster.request("GET", "/api/v1/tasks")["allocationIdToSummary"])
         agents = max(during["/api/v1/agents"])
+        decision = max(during[DECISION])
         print(f"{action} of the 1-trial search (baseline): {ms(base)}; of the {TRIALS}-trial "
               f"search: {ms(big)} (ratio {big / base:.1f}x); GET /api/v1/agents max meanwhile "
-              f"{ms(agents)}; {queued} allocations queued after")
+              f"{ms(agents)}, a decision about the 1-trial search max {ms(decision)}; "
+              f"{queued} allocations queued after")
         assert queued == expected, f"{queued} allocations queued after {action}, not {expected}"
 
 
@@ -138,6 +154,7 @@ def main() -> None:
     try:
         cluster.token()
         base_seconds, base_id = create(cluster, 1)
+        BASE_ID["id"] = base_id
         stop, threads, idle = start_pollers(cluster)
         time.sleep(2.0)  # a fixed sampling window, not synchronisation
         stop_pollers(stop, threads)
@@ -160,11 +177,12 @@ def main() -> None:
         print(f"create, random search of 1 trial (baseline): {ms(base_seconds)}")
         print(f"create, random search of {TRIALS} trials, none placed: {ms(big_seconds)} "
               f"(ratio to baseline: {big_seconds / base_seconds:.1f}x)")
-        for path in LISTS:
-            a, b = idle[path], during[path]
-            print(f"GET {path} on the idle master (baseline): "
+        for probe in PROBES:
+            a, b = idle[probe], during[probe]
+            name = probe if probe == DECISION else "GET " + probe
+            print(f"{name} on the idle master (baseline): "
                   f"p50 {ms(statistics.median(a))}, max {ms(max(a))}, {len(a)} requests")
-            print(f"GET {path} during the create: p50 {ms(statistics.median(b))}, "
+            print(f"{name} during the create: p50 {ms(statistics.median(b))}, "
                   f"max {ms(max(b))}, {len(b)} requests "
                   f"(ratio of max to the idle max: {max(b) / max(a):.1f}x)")
         print(f"GET one page of 100 of its {TRIALS} trials: {page_seconds}; "

@@ -174,35 +174,29 @@ Status AllocationService::HandleAgentEventsNow(const std::string& agent_id, cons
 }
 
 std::vector<AgentView> AllocationService::ListAgents() {
+  // Read without the loop: the agents from their service, the slots in use from the view the
+  // loop publishes, so a large decision on the loop never holds this listing up.
   std::vector<AgentService::Agent> agents = deps_.agents->List();
-  return deps_.loop->Read<std::vector<AgentView>>([this, &agents]() {
-    runtime_role.Assume();
-    std::vector<AgentView> out;
-    for (AgentService::Agent& a : agents) {
-      // The agent of an ended Slurm job is gone for good, not a lost agent of the cluster.
-      if (slurm_ && !a.connected && slurm::ParseAgentId(a.id)) continue;
-      AgentView v;
-      v.id = a.id;
-      for (const AllocationRuntime* alloc : OnAgent(a.id)) {
-        for (size_t rank = 0; rank < alloc->resources.size(); ++rank) {
-          const auto& res = alloc->resources[rank];
-          if (res.agent_id != a.id || res.exited) continue;
-          for (int s : res.slot_ids) {
-            v.slot_allocations[s] = alloc->id;
-            v.slot_resources[s] = ResourcesId(*alloc, rank);
-          }
-        }
-      }
-      v.resource_pool = std::move(a.resource_pool);
-      v.hostname = std::move(a.hostname);
-      v.slots = std::move(a.slots);
-      v.registered_time = a.registered_time;
-      v.last_seen = a.last_seen;
-      v.connected = a.connected;
-      out.push_back(std::move(v));
+  std::vector<AgentView> out;
+  out.reserve(agents.size());
+  for (AgentService::Agent& a : agents) {
+    // The agent of an ended Slurm job is gone for good, not a lost agent of the cluster.
+    if (slurm_ != nullptr && !a.connected && slurm::ParseAgentId(a.id)) continue;
+    AgentView v;
+    v.id = a.id;
+    for (auto& [slot, use] : deps_.view->SlotsOn(a.id)) {
+      v.slot_allocations[slot] = std::move(use.allocation_id);
+      v.slot_resources[slot] = std::move(use.resources_id);
     }
-    return out;
-  });
+    v.resource_pool = std::move(a.resource_pool);
+    v.hostname = std::move(a.hostname);
+    v.slots = std::move(a.slots);
+    v.registered_time = a.registered_time;
+    v.last_seen = a.last_seen;
+    v.connected = a.connected;
+    out.push_back(std::move(v));
+  }
+  return out;
 }
 
 void AllocationService::Tick() {

@@ -78,6 +78,20 @@ bool AllocationService::Has(const std::string& allocation_id) const {
 void AllocationService::SetState(AllocationRuntime& alloc, AllocationRuntime::State state) {
   alloc.state = state;
   deps_.view->SetAllocation(alloc.trial_id, alloc.id, state);
+  PublishHeld(alloc);
+}
+
+void AllocationService::PublishHeld(const AllocationRuntime& alloc) {
+  if (alloc.resources.empty()) return;  // never placed: it held nothing
+  std::vector<RuntimeView::Held> held;
+  if (alloc.state != AllocationRuntime::State::kTerminated) {
+    for (size_t rank = 0; rank < alloc.resources.size(); ++rank) {
+      const AllocationRuntime::Resource& res = alloc.resources[rank];
+      if (res.exited) continue;
+      held.push_back({res.agent_id, res.slot_ids, ResourcesId(alloc, rank)});
+    }
+  }
+  deps_.view->SetHeld(alloc.id, std::move(held));
 }
 
 void AllocationService::ErasePending(const std::string& allocation_id) {
@@ -243,6 +257,7 @@ Status AllocationService::HandleResourceExit(AllocationRuntime& alloc, const std
     if (res.agent_id == agent_id) res.exited = true;
     any_running = any_running || !res.exited;
   }
+  PublishHeld(alloc);
   if (exit_code != 0 && !alloc.exit_code) {
     alloc.exit_code = exit_code;
     alloc.exit_error = error;

@@ -254,6 +254,8 @@ class AllocationService {
                const std::vector<scheduler::AgentSlots>& parts) ON_RUNTIME;
   void KillResources(AllocationRuntime& alloc) ON_RUNTIME;
   std::vector<AllocationRuntime*> OnAgent(const std::string& agent_id) const ON_RUNTIME;
+  // Publishes the slots `alloc` holds now to the view (ListAgents reads them there).
+  void PublishHeld(const AllocationRuntime& alloc) ON_RUNTIME;
   // One process group ended; the allocation ends with the last of them.
   Status HandleResourceExit(AllocationRuntime& alloc, const std::string& agent_id, int exit_code,
                             const std::string& error, bool infrastructure = false) ON_RUNTIME;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <future>
+#include <unordered_map>
 
 #include "master/core/lifecycle.h"
 #include "master/searcher/journaled_searcher.h"
@@ -157,6 +158,27 @@ Status ExperimentService::SetExperimentState(ExperimentRuntime& exp, RunState st
       store::ExperimentStateWrite{exp.id, std::string(core::RunStateName(state)), end_time};
   if (state == RunState::kCompleted) {
     w.experiment_progress = store::ExperimentProgressWrite{exp.id, 1.0};
+  }
+  if (state == RunState::kActive && exp.initialized) {
+    // The experiment's state, its paused trials' return and every trial's new run: one
+    // transaction, one write per trial.
+    std::vector<TrialRuntime*> paused, active;
+    for (auto& [rid, tid] : exp.trial_by_request) {
+      TrialRuntime* t = trials_[tid].get();
+      if (t->state == RunState::kPaused) paused.push_back(t);
+      if (t->state == RunState::kPaused || t->state == RunState::kActive) active.push_back(t);
+    }
+    TrialMoves back;
+    DET_RETURN_IF_ERROR(StageTrialStates(paused, RunState::kActive, &w, &back));
+    DET_RETURN_IF_ERROR(RequestAllocations(active, std::move(w)));
+    RunState old = exp.state;
+    exp.state = state;
+    PublishJob(exp);
+    CommitTrialStates(moves);
+    CommitTrialStates(back);
+    spdlog::info("experiment {} {} -> {}", exp.id, core::RunStateName(old),
+                 core::RunStateName(state));
+    return Status::Ok();
   }
   DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
   RunState old = exp.state;
@@ -418,11 +440,10 @@ Status ExperimentService::MaybeFinishExperiment(ExperimentRuntime& exp) {
 }
 
 std::unique_ptr<AllocationRuntime> ExperimentService::NewAllocation(const ExperimentRuntime& exp,
-                                                                   const TrialRuntime& trial,
-                                                                   int64_t queued_at) {
-  return AllocationService::NewAllocation(exp.job_id, exp.id, trial.id, trial.task_id,
-                                          trial.run_id, exp.config.resources.slots_per_trial,
-                                          queued_at);
+                                                                    const TrialRuntime& trial,
+                                                                    int64_t queued_at) {
+  return AllocationService::NewAllocation(exp.job_id, exp.id, trial.id, trial.task_id, trial.run_id,
+                                          exp.config.resources.slots_per_trial, queued_at);
 }
 
 std::string ExperimentService::SchedulingMessage(int64_t trial_id, int64_t experiment_id,
@@ -436,14 +457,24 @@ Status ExperimentService::RequestAllocations(const std::vector<TrialRuntime*>& t
   store::DecisionWrites& w = extra;
   std::vector<std::pair<TrialRuntime*, std::unique_ptr<AllocationRuntime>>> made;
   const int64_t now = Now();
+  // A trial `extra` already writes (e.g. its return from PAUSED) gets its new run in that write.
+  std::unordered_map<int64_t, size_t> written;
+  written.reserve(w.trials.size());
+  for (size_t i = 0; i < w.trials.size(); ++i) written.emplace(w.trials[i].trial_id, i);
   for (TrialRuntime* t : trials) {
     if (!t->allocation_id.empty()) continue;
     t->run_id += 1;
     auto alloc = NewAllocation(*experiments_.at(t->experiment_id), *t, now);
-    w.trials.push_back({t->id, std::nullopt, t->run_id, t->restarts, std::nullopt});
-    w.trials.back().run_queued_at = now;
-    w.logs.push_back(deps_.logs->Row(t->id, t->task_id,
-                                     SchedulingMessage(t->id, t->experiment_id, alloc->id)));
+    auto same = written.find(t->id);
+    if (same == written.end()) {
+      w.trials.push_back({t->id, std::nullopt, t->run_id, t->restarts, std::nullopt});
+      w.trials.back().run_queued_at = now;
+    } else {
+      w.trials[same->second].run_id = t->run_id;
+      w.trials[same->second].run_queued_at = now;
+    }
+    w.logs.push_back(
+        deps_.logs->Row(t->id, t->task_id, SchedulingMessage(t->id, t->experiment_id, alloc->id)));
     made.emplace_back(t, std::move(alloc));
   }
   if (w.empty()) return Status::Ok();
@@ -558,8 +589,7 @@ Status ExperimentService::StopExperiment(int64_t id, RunState stopping) {
     }
     DET_RETURN_IF_ERROR(StageTrialStates(s->running, core::TrialStateOnStop(stopping, true),
                                          &s->writes, &s->moves));
-    return StageTrialStates(idle, core::TrialStateOnStop(stopping, false), &s->writes,
-                            &s->moves);
+    return StageTrialStates(idle, core::TrialStateOnStop(stopping, false), &s->writes, &s->moves);
   };
   // After the transaction: processes are stopped; queued allocations are dropped in one pass
   // and, as their end would have, the searcher hears that their trials were canceled.

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <future>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -121,6 +123,29 @@ struct Runtime {
     EXPECT_TRUE(Event("a1", "started", alloc).ok());
     return alloc;
   }
+  // Starts one of kSearch's three trials, then runs `act` on the experiment (a pause or a kill).
+  // Checks that `act` succeeded and that only the started trial's allocation is left; returns
+  // that allocation and the decisions `act` stored.
+  struct Acted {
+    std::string alloc;
+    std::vector<store::DecisionWrites> decisions;
+  };
+  Acted ActOnOneOfThree(const std::function<Status(int64_t)>& act) {
+    Acted out;
+    int64_t id = 0;
+    out.alloc = StartOneOfThree(&id);
+    EXPECT_FALSE(out.alloc.empty());
+    size_t before = store->Decisions().size();
+    EXPECT_TRUE(act(id).ok());
+    std::vector<store::DecisionWrites> all = store->Decisions();
+    if (all.size() > before) out.decisions.assign(all.begin() + before, all.end());
+    std::vector<AllocationSummaryView> left = allocations->ListAllocations();
+    EXPECT_EQ(left.size(), 1u) << "the queued allocations are gone";
+    if (!left.empty()) {
+      EXPECT_EQ(left.front().allocation_id, out.alloc);
+    }
+    return out;
+  }
 
   FakeRuntimeStore* store;
   MasterConfig config = TestConfig();
@@ -169,7 +194,8 @@ TEST(RuntimeServicesTest, ANewSearchIsStoredAsOneDecision) {
   ASSERT_TRUE(d.experiment_state.has_value());
   EXPECT_EQ(d.experiment_state->state, "ACTIVE");
   ASSERT_EQ(d.new_trials.size(), 3u);
-  for (const store::TrialRow& t : d.new_trials) EXPECT_EQ(t.run_id, 1) << "queued for its first run";
+  for (const store::TrialRow& t : d.new_trials)
+    EXPECT_EQ(t.run_id, 1) << "queued for its first run";
   EXPECT_TRUE(d.allocations.empty()) << "a pending allocation has no row until it is placed";
   // Published for readers: queued, nothing placed yet.
   EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_QUEUED");
@@ -242,20 +268,14 @@ TEST(RuntimeServicesTest, AnExitIsOneDecisionWithTheTrialsFateAndFreesTheSlot) {
 TEST(RuntimeServicesTest, PauseAsksRunningTrialsToStopAndStoresEachStepOnce) {
   FakeRuntimeStore store;
   Runtime rt(&store);
-  int64_t id = 0;
-  std::string alloc = rt.StartOneOfThree(&id);
-  ASSERT_FALSE(alloc.empty());
-  size_t before = store.Decisions().size();
-  ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
-  std::vector<store::DecisionWrites> decisions = store.Decisions();
-  ASSERT_GT(decisions.size(), before);
-  EXPECT_EQ(decisions[before].experiment_state->state, "PAUSED");
-  EXPECT_EQ(decisions[before].trials.size(), 3u) << "the experiment and its trials together";
+  Runtime::Acted acted =
+      rt.ActOnOneOfThree([&](int64_t id) { return rt.experiments->PauseExperiment(id); });
+  const std::string& alloc = acted.alloc;
   // The two that never started end at once; never placed, they have no rows to write.
-  EXPECT_EQ(decisions.size(), before + 1);
-  std::vector<AllocationSummaryView> left = rt.allocations->ListAllocations();
-  ASSERT_EQ(left.size(), 1u);
-  EXPECT_EQ(left.front().allocation_id, alloc);
+  ASSERT_EQ(acted.decisions.size(), 1u);
+  ASSERT_TRUE(acted.decisions[0].experiment_state.has_value());
+  EXPECT_EQ(acted.decisions[0].experiment_state->state, "PAUSED");
+  EXPECT_EQ(acted.decisions[0].trials.size(), 3u) << "the experiment and its trials together";
   // The running one is asked to checkpoint and exit (its preemption long poll answers now).
   std::promise<Result<bool>> preempt;
   rt.allocations->WaitPreemption(alloc, 0, [&](Result<bool> r) { preempt.set_value(r); });
@@ -287,9 +307,32 @@ TEST(RuntimeServicesTest, APauseEndsEveryQueuedAllocationWithItsOwnDecisionAlone
   EXPECT_TRUE(decisions.back().allocations.empty()) << "never placed: no rows to end";
   EXPECT_LE(store.ListSearcherEvents(id)->size(), records_before + 1);
   EXPECT_TRUE(rt.allocations->ListAllocations().empty());
-  // Activated again, each trial gets a new run, queued once.
+  // Activated again, each trial gets a new run, queued once: the experiment's state and one
+  // write per trial (its return to ACTIVE and its new run together) in one decision.
+  size_t paused_decisions = store.Decisions().size();
+  // A refused write changes nothing: still paused, nothing queued, no run taken.
+  store.FailNextDecision();
+  EXPECT_FALSE(rt.experiments->ActivateExperiment(id).ok());
+  EXPECT_TRUE(rt.allocations->ListAllocations().empty());
+  EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_PAUSED");
+  ASSERT_EQ(store.Decisions().size(), paused_decisions);
   ASSERT_TRUE(rt.experiments->ActivateExperiment(id).ok());
   EXPECT_EQ(rt.allocations->ListAllocations().size(), 200u);
+  decisions = store.Decisions();
+  ASSERT_EQ(decisions.size(), paused_decisions + 1) << "one transaction";
+  const store::DecisionWrites& activated = decisions.back();
+  ASSERT_TRUE(activated.experiment_state.has_value());
+  EXPECT_EQ(activated.experiment_state->state, "ACTIVE");
+  ASSERT_EQ(activated.trials.size(), 200u) << "one write per trial";
+  std::set<int64_t> written;
+  for (const store::TrialRunWrite& t : activated.trials) {
+    written.insert(t.trial_id);
+    EXPECT_EQ(t.state.value_or(""), "ACTIVE");
+    EXPECT_EQ(t.run_id, 2) << "the new run";
+    EXPECT_TRUE(t.run_queued_at.has_value());
+  }
+  EXPECT_EQ(written.size(), 200u);
+  EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_QUEUED");
 }
 
 // Trials still queued end in the kill's own transaction, not in a decision each (a search of
@@ -297,26 +340,63 @@ TEST(RuntimeServicesTest, APauseEndsEveryQueuedAllocationWithItsOwnDecisionAlone
 TEST(RuntimeServicesTest, AKillEndsQueuedTrialsInItsOwnTransaction) {
   FakeRuntimeStore store;
   Runtime rt(&store);
-  int64_t id = 0;
-  std::string alloc = rt.StartOneOfThree(&id);
-  ASSERT_FALSE(alloc.empty());
-  size_t before = store.Decisions().size();
-  ASSERT_TRUE(rt.experiments->KillExperiment(id).ok());
-  std::vector<store::DecisionWrites> decisions = store.Decisions();
-  ASSERT_EQ(decisions.size(), before + 1) << "one transaction";
-  EXPECT_EQ(decisions[before].experiment_state->state, "STOPPING_KILLED");
+  Runtime::Acted acted =
+      rt.ActOnOneOfThree([&](int64_t id) { return rt.experiments->KillExperiment(id); });
+  const std::string& alloc = acted.alloc;
+  ASSERT_EQ(acted.decisions.size(), 1u) << "one transaction";
+  ASSERT_TRUE(acted.decisions[0].experiment_state.has_value());
+  EXPECT_EQ(acted.decisions[0].experiment_state->state, "STOPPING_KILLED");
   std::map<std::string, int> states;
-  for (const store::TrialRunWrite& t : decisions[before].trials) states[t.state.value_or("")]++;
+  for (const store::TrialRunWrite& t : acted.decisions[0].trials) states[t.state.value_or("")]++;
   EXPECT_EQ(states, (std::map<std::string, int>{{"CANCELED", 2}, {"STOPPING_KILLED", 1}}));
-  std::vector<AllocationSummaryView> left = rt.allocations->ListAllocations();
-  ASSERT_EQ(left.size(), 1u) << "the queued allocations are gone";
-  EXPECT_EQ(left.front().allocation_id, alloc);
   bool killed = false;
   for (const json& c : rt.Commands("a1")) {
     EXPECT_FALSE(c["type"] == "start" && c["allocationId"] != alloc) << "a queued one started";
     killed = killed || (c["type"] == "kill" && c["allocationId"] == alloc);
   }
   EXPECT_TRUE(killed);
+}
+
+// GET /api/v1/agents reads which allocation holds each slot from the view the loop publishes:
+// it answers while the loop is busy with something else, and follows placements and exits.
+TEST(RuntimeServicesTest, TheAgentListNeverWaitsForTheLoopAndFollowsItsSlots) {
+  FakeRuntimeStore store;
+  Runtime rt(&store);
+  int64_t id = 0;
+  std::string alloc = rt.StartOneOfThree(&id);
+  ASSERT_FALSE(alloc.empty());
+  rt.loop.Start();
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  rt.loop.Post([released] { released.wait(); });  // the loop is busy until released
+  auto listed = std::async(std::launch::async, [&] { return rt.allocations->ListAgents(); });
+  bool answered = listed.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  release.set_value();
+  ASSERT_TRUE(answered) << "the agent list waited for the loop";
+  std::vector<AgentView> agents = listed.get();
+  ASSERT_EQ(agents.size(), 1u);
+  EXPECT_EQ(agents[0].slot_allocations, (std::map<int, std::string>{{0, alloc}}));
+  ASSERT_EQ(agents[0].slot_resources.count(0), 1u);
+  EXPECT_FALSE(agents[0].slot_resources.at(0).empty());
+  // The trial exits: its slot is free, and the pass that follows gives it to the next trial.
+  ASSERT_TRUE(rt.Event("a1", "exited", alloc).ok());
+  std::vector<AgentView> after = rt.allocations->ListAgents();
+  ASSERT_EQ(after.size(), 1u);
+  ASSERT_EQ(after[0].slot_allocations.size(), 1u);
+  EXPECT_NE(after[0].slot_allocations.begin()->second, alloc);
+  std::vector<AllocationSummaryView> live = rt.allocations->ListAllocations();
+  bool same = false;
+  for (const AllocationSummaryView& a : live) {
+    if (a.allocation_id == after[0].slot_allocations.begin()->second) same = !a.resources.empty();
+  }
+  EXPECT_TRUE(same) << "the view names the allocation that holds the slot";
+  // Killed, nothing holds a slot once the agent reports the exit.
+  ASSERT_TRUE(rt.experiments->KillExperiment(id).ok());
+  ASSERT_TRUE(rt.Event("a1", "exited", after[0].slot_allocations.begin()->second, 137).ok());
+  std::vector<AgentView> killed = rt.allocations->ListAgents();
+  ASSERT_EQ(killed.size(), 1u);
+  EXPECT_TRUE(killed[0].slot_allocations.empty());
+  EXPECT_TRUE(killed[0].slot_resources.empty());
 }
 
 TEST(RuntimeServicesTest, ARefusedWriteLeavesTheRuntimeAsItWas) {

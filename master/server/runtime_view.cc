@@ -66,6 +66,38 @@ void RuntimeView::SetAllocation(int64_t trial_id, const std::string& allocation_
   Recount(t, before);
 }
 
+void RuntimeView::SetHeld(const std::string& allocation_id, std::vector<Held> held) {
+  MutexLock lock(&held_mu_);
+  auto it = held_.find(allocation_id);
+  if (it != held_.end()) {
+    for (const Held& h : it->second) {
+      auto agent = slots_by_agent_.find(h.agent_id);
+      if (agent == slots_by_agent_.end()) continue;
+      for (int s : h.slot_ids) {
+        auto slot = agent->second.find(s);
+        if (slot != agent->second.end() && slot->second.allocation_id == allocation_id) {
+          agent->second.erase(slot);
+        }
+      }
+      if (agent->second.empty()) slots_by_agent_.erase(agent);
+    }
+    held_.erase(it);
+  }
+  if (held.empty()) return;
+  for (const Held& h : held) {
+    std::map<int, SlotUse>& slots = slots_by_agent_[h.agent_id];
+    for (int s : h.slot_ids) slots[s] = SlotUse{allocation_id, h.resources_id};
+  }
+  held_.emplace(allocation_id, std::move(held));
+}
+
+std::map<int, RuntimeView::SlotUse> RuntimeView::SlotsOn(const std::string& agent_id) const {
+  MutexLock lock(&held_mu_);
+  auto it = slots_by_agent_.find(agent_id);
+  if (it == slots_by_agent_.end()) return {};
+  return it->second;
+}
+
 std::optional<RuntimeView::Trial> RuntimeView::FindTrial(int64_t id) const {
   MutexLock lock(&mu_);
   auto it = trials_.find(id);

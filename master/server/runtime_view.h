@@ -2,12 +2,15 @@
 // RuntimeView: what readers need of the live runtime, published by the runtime loop's services
 // after each change and read without waiting for the loop: the presented state of a live
 // experiment or trial (STATE_RUNNING, ...), a trial's current run and task, the allocation it
-// runs in. Its own lock is held only to copy a few fields in or out, never while calling out.
+// runs in, and the slots each allocation holds on agents (GET /api/v1/agents). Its own locks are
+// held only to copy a few fields in or out, never while calling out.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "common/thread_annotations.h"
 #include "master/core/lifecycle.h"
@@ -37,6 +40,21 @@ class RuntimeView {
   void SetAllocation(int64_t trial_id, const std::string& allocation_id,
                      std::optional<core::AllocationState> state) EXCLUDES(mu_);
 
+  // What an allocation holds on one agent: those of its resources that have not exited.
+  struct Held {
+    std::string agent_id;
+    std::vector<int> slot_ids;
+    std::string resources_id;
+  };
+  // Replaces what the allocation holds (empty: nothing, e.g. once it has ended).
+  void SetHeld(const std::string& allocation_id, std::vector<Held> held) EXCLUDES(held_mu_);
+  // The held slots of one agent: slot id -> the allocation and resources holding it.
+  struct SlotUse {
+    std::string allocation_id;
+    std::string resources_id;
+  };
+  std::map<int, SlotUse> SlotsOn(const std::string& agent_id) const EXCLUDES(held_mu_);
+
   std::optional<Trial> FindTrial(int64_t id) const EXCLUDES(mu_);
   // A live trial's current run (the check of every metric report: no strings copied).
   std::optional<int64_t> RunOf(int64_t trial_id) const EXCLUDES(mu_);
@@ -60,6 +78,10 @@ class RuntimeView {
   std::unordered_map<int64_t, Experiment> experiments_ GUARDED_BY(mu_);
   std::unordered_map<int64_t, Trial> trials_ GUARDED_BY(mu_);
   std::unordered_map<std::string, int64_t> trial_by_task_ GUARDED_BY(mu_);
+  // Apart from mu_, which every metric report takes.
+  mutable Mutex held_mu_;
+  std::unordered_map<std::string, std::vector<Held>> held_ GUARDED_BY(held_mu_);
+  std::unordered_map<std::string, std::map<int, SlotUse>> slots_by_agent_ GUARDED_BY(held_mu_);
 };
 
 }  // namespace det::master::server

@@ -62,4 +62,30 @@ TEST(RuntimeViewTest, TrialsAreFoundByTaskAndPresentedFromTheirStoredState) {
 }
 
 }  // namespace
+// The slots an allocation holds follow what it holds now; another allocation's claim on a slot
+// is not cleared when an older holder's entry goes.
+TEST(RuntimeViewTest, HeldSlotsFollowEachAllocationAndAreKeptPerAgent) {
+  RuntimeView view;
+  view.SetHeld("1.a.1", {{"n1", {0, 1}, "r0"}, {"n2", {0}, "r1"}});
+  auto n1 = view.SlotsOn("n1");
+  ASSERT_EQ(n1.size(), 2u);
+  EXPECT_EQ(n1.at(1).allocation_id, "1.a.1");
+  EXPECT_EQ(n1.at(1).resources_id, "r0");
+  ASSERT_EQ(view.SlotsOn("n2").size(), 1u);
+  EXPECT_EQ(view.SlotsOn("n2").at(0).resources_id, "r1");
+  // Its process on n2 exited: n2 is free, n1 still held.
+  view.SetHeld("1.a.1", {{"n1", {0, 1}, "r0"}});
+  EXPECT_TRUE(view.SlotsOn("n2").empty());
+  EXPECT_EQ(view.SlotsOn("n1").size(), 2u);
+  // Another allocation is placed on slot 1 before the first one's end is published.
+  view.SetHeld("2.b.1", {{"n1", {1}, "r2"}});
+  view.SetHeld("1.a.1", {});
+  auto after = view.SlotsOn("n1");
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after.at(1).allocation_id, "2.b.1");
+  view.SetHeld("2.b.1", {});
+  EXPECT_TRUE(view.SlotsOn("n1").empty());
+  EXPECT_TRUE(view.SlotsOn("unknown").empty());
+}
+
 }  // namespace det::master::server

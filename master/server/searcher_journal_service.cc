@@ -70,10 +70,6 @@ void AppendJsonString(std::string_view s, std::string* out) {
   *out += '"';
 }
 
-}  // namespace
-
-namespace {
-
 // `"rid":{...}`: one trial as SearcherTrialState::ToJson writes it, without building the JSON
 // (a decision can change 20,000 trials at once).
 void AppendTrialText(std::string_view rid, const SearcherTrialState& t, std::string* out) {
@@ -207,7 +203,7 @@ Status SearcherJournalService::QueueFull(int64_t experiment_id,
   json snap = json::object();
   ApplyHeader(HeaderJson(header), &snap);
   w.searcher = searcher.CloneState();  // snapshotted by the writer
-  searcher.TakeEvents();  // the snapshot holds their effect
+  searcher.TakeEvents();               // the snapshot holds their effect
   w.experiment_id = experiment_id;
   w.full = true;
   w.snapshot = std::move(snap);

@@ -22,32 +22,31 @@ Waiters::~Waiters() { Stop(); }
 
 void Waiters::Add(const std::string& key, TimePoint deadline, Callback callback) {
   if (stopped_.load()) return;
-  {
-    MutexLock lock(&queue_mu_);
-    ++waiting_[key];
-  }
-  Enqueue([this, key, deadline, callback = std::move(callback)]() mutable {
-    if (stopped_.load()) {  // raced with Stop: answer now rather than at the deadline
-      Unwait(key);
-      callback(true);
-      return;
-    }
-    ++count_;
-    uint64_t id = next_id_++;
-    auto entry = std::make_shared<Entry>(ioc_);
-    entry->callback = std::move(callback);
-    entry->timer.expires_at(deadline);
-    entry->timer.async_wait([this, key, id](const boost::system::error_code& ec) {
-      if (ec == net::error::operation_aborted) return;  // woken by Notify first
-      Fire(key, id, true);
-    });
-    by_key_[key].emplace(id, std::move(entry));
-  });
+  Enqueue(
+      [this, key, deadline, callback = std::move(callback)]() mutable {
+        if (stopped_.load()) {  // raced with Stop: answer now rather than at the deadline
+          Unwait(key);
+          callback(true);
+          return;
+        }
+        ++count_;
+        uint64_t id = next_id_++;
+        auto entry = std::make_shared<Entry>(ioc_);
+        entry->callback = std::move(callback);
+        entry->timer.expires_at(deadline);
+        entry->timer.async_wait([this, key, id](const boost::system::error_code& ec) {
+          if (ec == net::error::operation_aborted) return;  // woken by Notify first
+          Fire(key, id, true);
+        });
+        by_key_[key].emplace(id, std::move(entry));
+      },
+      &key);
 }
 
-void Waiters::Enqueue(std::function<void()> op) {
+void Waiters::Enqueue(std::function<void()> op, const std::string* waiter_key) {
   {
     MutexLock lock(&queue_mu_);
+    if (waiter_key != nullptr) ++waiting_[*waiter_key];
     queued_.push_back(std::move(op));
     if (queued_.size() > 1) return;  // the post of this burst's first op runs this one too
   }

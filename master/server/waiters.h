@@ -53,7 +53,9 @@ class Waiters {
   struct Entry;
   void Fire(const std::string& key, uint64_t id, bool timed_out);
   // Queues `op` for the timer thread; only the first of a burst posts (RunQueued takes them all).
-  void Enqueue(std::function<void()> op) EXCLUDES(queue_mu_);
+  // `waiter_key`: an Add's key, counted as waited on under the same lock as the op is queued.
+  void Enqueue(std::function<void()> op, const std::string* waiter_key = nullptr)
+      EXCLUDES(queue_mu_);
   void RunQueued() EXCLUDES(queue_mu_);
   // A waiter on `key` has run or was dropped.
   void Unwait(const std::string& key) EXCLUDES(queue_mu_);
