@@ -62,16 +62,17 @@ def bounded(fn) -> str:
 
 
 LISTS = ("/api/v1/experiments?limit=10", "/api/v1/agents")
-# The third client: a decision about the 1-trial search (its id is filled in by main).
+# The third client: a decision about the 1-trial search.
 DECISION = "PATCH /api/v1/experiments/{base_id}"
 PROBES = LISTS + (DECISION,)
-BASE_ID = {}
 
 
-def list_latencies(cluster: Cluster, probe: str, stop: threading.Event, out: list) -> None:
-    """`probe` (a GET path, or DECISION) in a loop on its own connection until `stop`."""
+def list_latencies(cluster: Cluster, probe: str, base_id: int, stop: threading.Event,
+                   out: list) -> None:
+    """`probe` (a GET path, or DECISION about `base_id`) in a loop on its own connection until
+    `stop`."""
     if probe == DECISION:
-        path = f"/api/v1/experiments/{BASE_ID['id']}"
+        path = f"/api/v1/experiments/{base_id}"
         req = urllib.request.Request(cluster.url + path, method="PATCH")
         req.add_header("Content-Type", "application/json")
     else:
@@ -88,9 +89,9 @@ def list_latencies(cluster: Cluster, probe: str, stop: threading.Event, out: lis
         out.append(time.perf_counter() - t0)
 
 
-def start_pollers(cluster: Cluster) -> (threading.Event, list, dict):
+def start_pollers(cluster: Cluster, base_id: int) -> (threading.Event, list, dict):
     stop, out = threading.Event(), {probe: [] for probe in PROBES}
-    threads = [threading.Thread(target=list_latencies, args=(cluster, p, stop, out[p]))
+    threads = [threading.Thread(target=list_latencies, args=(cluster, p, base_id, stop, out[p]))
                for p in PROBES]
     for t in threads:
         t.start()
@@ -119,10 +120,10 @@ def kill9_restart(cluster: Cluster) -> float:
     return seconds
 
 
-def edit(cluster: Cluster, exp_id: int, action: str) -> (float, dict):
-    """POST /api/v1/experiments/{id}/{action} with the list clients running: its answer time and
+def edit(cluster: Cluster, base_id: int, exp_id: int, action: str) -> (float, dict):
+    """POST /api/v1/experiments/{id}/{action} with the three clients running: its answer time and
     their latencies meanwhile."""
-    stop, threads, during = start_pollers(cluster)
+    stop, threads, during = start_pollers(cluster, base_id)
     seconds, _ = timed(lambda: cluster.request("POST", f"/api/v1/experiments/{exp_id}/{action}"))
     stop_pollers(stop, threads)
     return seconds, during
@@ -132,8 +133,8 @@ def stop_edits(cluster: Cluster, base_id: int, big_id: int) -> None:
     """Pause, activate and kill of the large search, each against the same request on the
     1-trial search (the baseline, same run); the queue is checked after each."""
     for action, expected in (("pause", 0), ("activate", TRIALS + 1), ("kill", 0)):
-        base, _ = edit(cluster, base_id, action)
-        big, during = edit(cluster, big_id, action)
+        base, _ = edit(cluster, base_id, base_id, action)
+        big, during = edit(cluster, base_id, big_id, action)
         queued = len(cluster.request("GET", "/api/v1/tasks")["allocationIdToSummary"])
         agents = max(during["/api/v1/agents"])
         decision = max(during[DECISION])
@@ -154,13 +155,12 @@ def main() -> None:
     try:
         cluster.token()
         base_seconds, base_id = create(cluster, 1)
-        BASE_ID["id"] = base_id
-        stop, threads, idle = start_pollers(cluster)
+        stop, threads, idle = start_pollers(cluster, base_id)
         time.sleep(2.0)  # a fixed sampling window, not synchronisation
         stop_pollers(stop, threads)
         base_restart = kill9_restart(cluster)
 
-        stop, threads, during = start_pollers(cluster)
+        stop, threads, during = start_pollers(cluster, base_id)
         big_seconds, big_id = create(cluster, TRIALS)
         # The answer is not the end of the work: every trial must be queued and listed.
         exp = cluster.experiment(big_id)

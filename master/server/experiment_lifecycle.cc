@@ -159,57 +159,50 @@ Status ExperimentService::SetExperimentState(ExperimentRuntime& exp, RunState st
   if (state == RunState::kCompleted) {
     w.experiment_progress = store::ExperimentProgressWrite{exp.id, 1.0};
   }
-  if (state == RunState::kActive && exp.initialized) {
-    // The experiment's state, its paused trials' return and every trial's new run: one
-    // transaction, one write per trial.
-    std::vector<TrialRuntime*> paused, active;
-    for (auto& [rid, tid] : exp.trial_by_request) {
-      TrialRuntime* t = trials_[tid].get();
-      if (t->state == RunState::kPaused) paused.push_back(t);
-      if (t->state == RunState::kPaused || t->state == RunState::kActive) active.push_back(t);
-    }
-    TrialMoves back;
-    DET_RETURN_IF_ERROR(StageTrialStates(paused, RunState::kActive, &w, &back));
-    DET_RETURN_IF_ERROR(RequestAllocations(active, std::move(w)));
+  // The experiment's own part, once its state is stored.
+  auto commit = [&]() ON_RUNTIME {
     RunState old = exp.state;
     exp.state = state;
     PublishJob(exp);
     CommitTrialStates(moves);
-    CommitTrialStates(back);
     spdlog::info("experiment {} {} -> {}", exp.id, core::RunStateName(old),
                  core::RunStateName(state));
+  };
+  if (state == RunState::kActive && exp.initialized) {
+    // The experiment's state, its paused trials' return and their new runs: one transaction.
+    TrialMoves back;
+    DET_RETURN_IF_ERROR(ResumeTrials(exp, std::move(w), &back));
+    commit();
+    CommitTrialStates(back);
     return Status::Ok();
   }
   DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
-  RunState old = exp.state;
-  exp.state = state;
-  PublishJob(exp);
-  CommitTrialStates(moves);
-  spdlog::info("experiment {} {} -> {}", exp.id, core::RunStateName(old),
-               core::RunStateName(state));
+  commit();
   if (core::IsTerminal(state)) {
     Status gc = deps_.checkpoints->CollectExperimentCheckpoints(exp.id);
     if (!gc.ok()) spdlog::error("checkpoint GC of experiment {}: {}", exp.id, gc.ToString());
   }
   if (state == RunState::kActive) {
-    if (!exp.initialized) {
-      exp.initialized = true;
-      DET_RETURN_IF_ERROR(ProcessActions(exp, exp.searcher->InitialOperations()));
-    }
-    std::vector<TrialRuntime*> paused, active;
-    for (auto& [rid, tid] : exp.trial_by_request) {
-      TrialRuntime* t = trials_[tid].get();
-      if (t->state == RunState::kPaused) paused.push_back(t);
-      if (t->state == RunState::kPaused || t->state == RunState::kActive) active.push_back(t);
-    }
-    // The paused trials' return and their new runs: one transaction.
-    store::DecisionWrites resume;
+    // Its first activation: the searcher's first trials.
+    exp.initialized = true;
+    DET_RETURN_IF_ERROR(ProcessActions(exp, exp.searcher->InitialOperations()));
     TrialMoves back;
-    DET_RETURN_IF_ERROR(StageTrialStates(paused, RunState::kActive, &resume, &back));
-    DET_RETURN_IF_ERROR(RequestAllocations(active, std::move(resume)));
+    DET_RETURN_IF_ERROR(ResumeTrials(exp, {}, &back));
     CommitTrialStates(back);
   }
   return Status::Ok();
+}
+
+Status ExperimentService::ResumeTrials(ExperimentRuntime& exp, store::DecisionWrites extra,
+                                       TrialMoves* back) {
+  std::vector<TrialRuntime*> paused, active;
+  for (auto& [rid, tid] : exp.trial_by_request) {
+    TrialRuntime* t = trials_[tid].get();
+    if (t->state == RunState::kPaused) paused.push_back(t);
+    if (t->state == RunState::kPaused || t->state == RunState::kActive) active.push_back(t);
+  }
+  DET_RETURN_IF_ERROR(StageTrialStates(paused, RunState::kActive, &extra, back));
+  return RequestAllocations(active, std::move(extra));
 }
 
 Status ExperimentService::StageTrialStates(const std::vector<TrialRuntime*>& trials, RunState state,

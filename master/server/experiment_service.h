@@ -234,8 +234,14 @@ class ExperimentService : public AllocationOwner {
   // source_checkpoint_uuid / source_trial_id's latest; "" when none.
   Result<std::string> WarmStartCheckpoint(const ExperimentRuntime& exp,
                                           const searcher::CreateAction& create);
-  // A new run of each trial, stored in one transaction with `extra`, then queued with a pending
-  // allocation (which has no row until it is placed).
+  // The experiment's paused trials back to ACTIVE and a new run for each active trial without
+  // an allocation, stored in one transaction with `extra` (one write per trial); `back` gets the
+  // returns to commit.
+  Status ResumeTrials(ExperimentRuntime& exp, store::DecisionWrites extra,
+                      TrialMoves* back) ON_RUNTIME;
+  // A new run of each trial, stored in one transaction with `extra` (a trial `extra` already
+  // writes gets its new run in that write), then queued with a pending allocation (which has
+  // no row until it is placed).
   Status RequestAllocations(const std::vector<TrialRuntime*>& trials,
                             store::DecisionWrites extra = {}) ON_RUNTIME;
   // The pending allocation of `trial`'s current run, queued at `queued_at` (it has no row until
