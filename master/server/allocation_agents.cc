@@ -68,6 +68,8 @@ Result<json> AllocationService::RegisterAgentNow(const std::string& agent_id, co
     }
     a->adopt_deadline = 0;
     spdlog::info("agent {} re-adopted allocation {}", agent_id, id);
+    // Killed while its agent was away (no command queue to take the kill then): killed now.
+    if (a->kill_requested) deps_.agents->Push(agent_id, KillCommand{id});
   }
   // Allocations placed here whose start was delivered but that no longer run were lost.
   std::vector<std::string> lost;

@@ -25,13 +25,29 @@ Status ExperimentService::RunAndWait(std::function<Status()> decide) {
 }
 
 ExperimentRuntime* ExperimentService::FindExperiment(int64_t id) {
+  Settle(id);
   auto it = experiments_.find(id);
   return it == experiments_.end() ? nullptr : it->second.get();
 }
 
 TrialRuntime* ExperimentService::FindTrial(int64_t id) {
   auto it = trials_.find(id);
-  return it == trials_.end() ? nullptr : it->second.get();
+  if (it == trials_.end()) {
+    // Stored but not yet published: its search publishes the rest first.
+    std::optional<int64_t> publishing;
+    for (const auto& [exp_id, p] : publishing_) {
+      const auto& entries = p.staged.entries;
+      for (size_t i = p.staged.published; i < entries.size() && !publishing; ++i) {
+        if (entries[i].trial->id == id) publishing = exp_id;
+      }
+    }
+    if (!publishing) return nullptr;
+    Settle(*publishing);
+    it = trials_.find(id);
+    return it == trials_.end() ? nullptr : it->second.get();
+  }
+  Settle(it->second->experiment_id);
+  return it->second.get();
 }
 
 JobSpec ExperimentService::JobOf(const ExperimentRuntime& exp) const {
@@ -126,13 +142,17 @@ Result<CreateExperimentResult> ExperimentService::CreateExperiment(
   return result;
 }
 
-void ExperimentService::AdoptOffLoop(std::unique_ptr<ExperimentRuntime> exp) {
+void ExperimentService::AdoptOffLoop(std::unique_ptr<ExperimentRuntime> exp,
+                                     StagedTrials trials) {
   // Readers see it at once; later requests about it are decided on the loop after this.
   deps_.view->PutExperiment(exp->id, exp->state);
   auto holder = std::make_shared<std::unique_ptr<ExperimentRuntime>>(std::move(exp));
-  deps_.loop->Post([this, holder] {
+  auto staged = std::make_shared<StagedTrials>(std::move(trials));
+  deps_.loop->Post([this, holder, staged] {
     runtime_role.Assume();
+    ExperimentRuntime& e = **holder;
     Adopt(std::move(*holder));
+    if (!staged->empty()) PublishStaged(e, staged.get(), nullptr);
   });
 }
 

@@ -12,6 +12,7 @@
 // progress, logs), trial_launch.cc (a trial's process start and end), experiment_edits.cc
 // (patch, continue, kill a trial, delete, job updates), experiment_views.cc (reads).
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -97,6 +98,9 @@ class ExperimentService : public AllocationOwner {
     class MetricsService* metrics = nullptr;
     class UnmanagedService* unmanaged = nullptr;
     class TaskService* tasks = nullptr;
+    // Trials a new search stores per transaction and publishes per loop task: another
+    // experiment's decision runs between two slices.
+    size_t publish_slice = 2000;
   };
 
   explicit ExperimentService(Deps deps) : deps_(deps) {}
@@ -193,6 +197,7 @@ class ExperimentService : public AllocationOwner {
   void Run(std::function<Status()> decide, Done<Status> done);
   Status RunAndWait(std::function<Status()> decide);
 
+  // The live experiment or trial a decision is about, its search's publication settled first.
   ExperimentRuntime* FindExperiment(int64_t id) ON_RUNTIME;
   TrialRuntime* FindTrial(int64_t id) ON_RUNTIME;
   // The experiment's job as the scheduler sees it, handed to the allocations service.
@@ -259,20 +264,30 @@ class ExperimentService : public AllocationOwner {
   // published, off the loop.
   Status StageCreations(ExperimentRuntime& exp, std::deque<searcher::Action>& queue,
                         StagedTrials* staged);
-  // Stores the staged trials in one transaction with `extra` and fills in their ids; with
-  // `first_allocations`, each active one is stored with its first run, to be queued when
-  // published.
-  Status ApplyStaged(StagedTrials* staged, bool first_allocations, store::DecisionWrites extra);
+  // Stores the staged trials [begin, end) in one transaction with `extra` and fills in their
+  // ids; with `first_allocations`, each active one is stored with its first run, to be queued
+  // when published.
+  Status ApplyStaged(StagedTrials* staged, bool first_allocations, store::DecisionWrites extra,
+                     size_t begin = 0, size_t end = SIZE_MAX);
   // Makes stored, staged trials part of the runtime, queues those ApplyStaged marked with a
-  // pending allocation, and hands their "Scheduling" log lines to the journal's writer.
-  void PublishStaged(ExperimentRuntime& exp, StagedTrials* staged,
-                     std::set<int64_t>* created) ON_RUNTIME;
+  // pending allocation, and hands their "Scheduling" log lines to the journal's writer: at most
+  // `limit` more of them; true once all are.
+  bool PublishStaged(ExperimentRuntime& exp, StagedTrials* staged, std::set<int64_t>* created,
+                     size_t limit = SIZE_MAX) ON_RUNTIME;
+  // A new search's publication in slices (trial_creation.cc): PublishSlice publishes the next
+  // slice and posts the one after, so a decision about another experiment waits for one slice,
+  // not for the whole search; Settle publishes the rest at once, before any decision about the
+  // experiment itself (FindExperiment, FindTrial), which therefore sees all of its trials.
+  void PublishSlice(int64_t experiment_id) ON_RUNTIME;
+  void Settle(int64_t experiment_id) ON_RUNTIME;
+  void EndPublication(int64_t experiment_id) ON_RUNTIME;
   // Activates a new, unpublished experiment with its first trials stored in one transaction,
   // then publishes it on the loop, where what the searcher asked beyond creations runs.
   Status ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> exp);
   // Makes a new or restored experiment part of the runtime.
   void Adopt(std::unique_ptr<ExperimentRuntime> exp) ON_RUNTIME;
-  void AdoptOffLoop(std::unique_ptr<ExperimentRuntime> exp);
+  // The same from another thread, with its stored `trials` (none queued).
+  void AdoptOffLoop(std::unique_ptr<ExperimentRuntime> exp, StagedTrials trials = {});
 
   Status RestoreExperiment(const store::ExperimentRow& row,
                            const std::map<int64_t, store::AllocationRow>& open_by_trial) ON_RUNTIME;
@@ -285,10 +300,16 @@ class ExperimentService : public AllocationOwner {
   Status ReportEarlyExitNow(int64_t trial_id, const std::string& reason) ON_RUNTIME;
 
   int64_t Now() const { return deps_.clock->NowMicros(); }
+  size_t Slice() const { return std::max<size_t>(deps_.publish_slice, 1); }
 
   const Deps deps_;
   std::map<int64_t, std::unique_ptr<ExperimentRuntime>> experiments_ GUARDED_BY(runtime_role);
   std::map<int64_t, std::unique_ptr<TrialRuntime>> trials_ GUARDED_BY(runtime_role);
+  struct Publication {
+    StagedTrials staged;
+    std::function<void()> ended;  // after the last slice (the timing line)
+  };
+  std::map<int64_t, Publication> publishing_ GUARDED_BY(runtime_role);
 };
 
 }  // namespace det::master::server

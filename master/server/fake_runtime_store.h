@@ -25,10 +25,12 @@ class FakeRuntimeStore : public store::UnimplementedStore {
     std::lock_guard<std::mutex> l(mu_);
     return logs_;
   }
-  // Makes the next ApplyDecision fail (a full disk, say) without applying anything.
-  void FailNextDecision() {
+  // Makes the next ApplyDecision fail (a full disk, say) without applying anything; with
+  // `after`, the one after `after` more succeed.
+  void FailNextDecision(size_t after = 0) {
     std::lock_guard<std::mutex> l(mu_);
     fail_next_ = true;
+    fail_after_ = after;
   }
 
   Result<store::UserRow> GetUserById(int64_t id) override {
@@ -155,7 +157,9 @@ class FakeRuntimeStore : public store::UnimplementedStore {
     std::lock_guard<std::mutex> l(mu_);
     std::vector<int64_t> ids;
     if (w.empty()) return ids;
-    if (fail_next_) {
+    if (fail_next_ && fail_after_ > 0) {
+      --fail_after_;
+    } else if (fail_next_) {
       fail_next_ = false;
       return Internal("the fake store refused the decision");
     }
@@ -205,6 +209,7 @@ class FakeRuntimeStore : public store::UnimplementedStore {
   std::vector<store::TaskLogRow> logs_;
   std::vector<store::DecisionWrites> decisions_;
   bool fail_next_ = false;
+  size_t fail_after_ = 0;
 };
 
 }  // namespace det::master::server

@@ -159,6 +159,7 @@ struct StagedTrials {
   std::vector<Entry> entries;
   // request id -> index in entries (hashed: a 20,000-trial search looks each one up)
   std::unordered_map<std::string, size_t> by_request;
+  size_t published = 0;  // entries[0, published) are part of the runtime (PublishStaged)
   bool empty() const { return entries.empty(); }
 };
 

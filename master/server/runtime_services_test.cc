@@ -42,7 +42,7 @@ MasterConfig TestConfig() {
 
 // Every service of the runtime, wired as the Master wires them, over `store`.
 struct Runtime {
-  explicit Runtime(FakeRuntimeStore* store) : store(store) {
+  explicit Runtime(FakeRuntimeStore* store, size_t publish_slice = 1000) : store(store) {
     RuntimeContext runtime;
     runtime.config = &config;
     runtime.store = store;
@@ -63,6 +63,7 @@ struct Runtime {
     e.searcher_journal = &journal;
     e.unmanaged = &unmanaged;
     e.tasks = &tasks;
+    e.publish_slice = publish_slice;
     experiments = std::make_unique<ExperimentService>(e);
     allocations->SetOwner(experiments.get());
     loop.SetHooks({[this] {
@@ -111,6 +112,13 @@ struct Runtime {
     return allocations->HandleAgentEvents(agent_id, json{{"events", {ev}}});
   }
   std::optional<RuntimeView::Trial> Trial(int64_t id) { return view.FindTrial(id); }
+  // What the master does at start-up, before its loop runs.
+  Status Restore() {
+    return loop.DecideAndWait([&]() -> Status {
+      runtime_role.Assume();
+      return experiments->Restore();
+    });
+  }
   // Creates kSearch, registers one 1-slot agent and starts the trial it is given; returns that
   // trial's allocation ("" on failure, with the test failed).
   std::string StartOneOfThree(int64_t* experiment_id) {
@@ -399,6 +407,116 @@ TEST(RuntimeServicesTest, TheAgentListNeverWaitsForTheLoopAndFollowsItsSlots) {
   EXPECT_TRUE(killed[0].slot_resources.empty());
 }
 
+constexpr char kThirtyFive[] =
+    "name: many\n"
+    "entrypoint: python3 train.py\n"
+    "searcher: {name: random, metric: loss, max_trials: 35, max_concurrent_trials: 35,\n"
+    "           max_length: {batches: 10}}\n"
+    "hyperparameters: {lr: {type: double, minval: 0.001, maxval: 0.1}}\n";
+
+// A large new search is stored in slices, so that another experiment's decision waits for one
+// slice's transaction only; the last slice carries the activation.
+TEST(RuntimeServicesTest, ANewSearchIsStoredInSlicesTheLastOneActivatingIt) {
+  FakeRuntimeStore store;
+  Runtime rt(&store, /*publish_slice=*/10);
+  int64_t id = rt.Create(kThirtyFive);
+  std::vector<store::DecisionWrites> decisions = store.Decisions();
+  ASSERT_EQ(decisions.size(), 4u);
+  std::vector<size_t> sizes;
+  for (const store::DecisionWrites& d : decisions) sizes.push_back(d.new_trials.size());
+  EXPECT_EQ(sizes, (std::vector<size_t>{10, 10, 10, 5}));
+  for (size_t i = 0; i + 1 < decisions.size(); ++i) {
+    EXPECT_FALSE(decisions[i].experiment_state.has_value()) << "slice " << i;
+  }
+  ASSERT_TRUE(decisions.back().experiment_state.has_value());
+  EXPECT_EQ(decisions.back().experiment_state->state, "ACTIVE");
+  EXPECT_EQ(rt.allocations->ListAllocations().size(), 35u);
+  EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_QUEUED");
+}
+
+// Slices stored before a refused one stay, as after a crash between two: the experiment is
+// PAUSED and not yet initialized, with those trials, and its activation (on the same master, or
+// after a restart) replays their creation and stores only the others: 35 trials, none twice.
+TEST(RuntimeServicesTest, ASearchStoppedBetweenSlicesKeepsThemAndActivatesOnce) {
+  for (bool restart : {false, true}) {
+    SCOPED_TRACE(restart ? "after a restart" : "on the same master");
+    FakeRuntimeStore store;
+    auto rt = std::make_unique<Runtime>(&store, /*publish_slice=*/10);
+    store.FailNextDecision(/*after=*/2);
+    CreateExperimentRequest req;
+    req.config_yaml = kThirtyFive;
+    Principal who;
+    who.user_id = 1;
+    EXPECT_FALSE(rt->experiments->CreateExperiment(req, who).ok());
+    ASSERT_EQ(store.Decisions().size(), 2u);
+    std::vector<store::ExperimentRow> rows = *store.ListNonTerminalExperiments();
+    ASSERT_EQ(rows.size(), 1u);
+    int64_t id = rows[0].id;
+    EXPECT_EQ(rows[0].state, "PAUSED");
+    ASSERT_EQ(store.ListTrials(id)->size(), 20u);
+    if (restart) {
+      rt = std::make_unique<Runtime>(&store, /*publish_slice=*/10);
+      ASSERT_TRUE(rt->Restore().ok());
+    }
+    EXPECT_EQ(rt->view.PresentedExperimentState(id).value_or(""), "STATE_PAUSED");
+    EXPECT_TRUE(rt->allocations->ListAllocations().empty());
+    for (int64_t trial = 1; trial <= 20; ++trial) {
+      ASSERT_TRUE(rt->Trial(trial).has_value()) << trial;
+      EXPECT_EQ(rt->Trial(trial)->experiment_id, id);
+    }
+    Status st = rt->experiments->ActivateExperiment(id);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    std::vector<store::TrialRow> trials = *store.ListTrials(id);
+    ASSERT_EQ(trials.size(), 35u);
+    std::set<std::string> requests;
+    for (const store::TrialRow& t : trials) requests.insert(t.request_id);
+    EXPECT_EQ(requests.size(), 35u) << "no trial created twice";
+    EXPECT_EQ(rt->allocations->ListAllocations().size(), 35u) << "every trial queued";
+    EXPECT_EQ(rt->view.PresentedExperimentState(id).value_or(""), "STATE_QUEUED");
+  }
+}
+
+// A new search is published on the loop in slices, so a task posted after its creation runs
+// once the first slice is published, not after the whole search; a decision about the search
+// itself publishes the rest first and so sees every trial; the slice left queued then finds
+// nothing to do.
+TEST(RuntimeServicesTest, ANewSearchIsPublishedInSlicesAndADecisionAboutItSeesEveryTrial) {
+  FakeRuntimeStore store;
+  Runtime rt(&store, /*publish_slice=*/10);
+  rt.Create(kSearch);  // no loop thread yet: published before Create returns
+  ASSERT_EQ(rt.allocations->ListAllocations().size(), 3u);
+  rt.loop.Start();
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  rt.loop.Post([released] { released.wait(); });  // the loop is busy until released
+  int64_t big = rt.Create(kThirtyFive);
+  ASSERT_NE(big, 0);
+  std::promise<size_t> queued_then;
+  rt.loop.Post([&] { queued_then.set_value(rt.allocations->ListAllocations().size()); });
+  std::promise<Status> paused;
+  rt.experiments->PauseExperiment(big, [&](Status st) { paused.set_value(std::move(st)); });
+  size_t decisions_before = store.Decisions().size();
+  release.set_value();
+  std::future<size_t> queued = queued_then.get_future();
+  ASSERT_EQ(queued.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(queued.get(), 3u + 10u) << "the task ran after the first slice, before the others";
+  std::future<Status> pause = paused.get_future();
+  ASSERT_EQ(pause.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  Status st = pause.get();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::vector<store::DecisionWrites> decisions = store.Decisions();
+  ASSERT_EQ(decisions.size(), decisions_before + 1);
+  EXPECT_EQ(decisions.back().trials.size(), 35u) << "the pause saw every trial of the search";
+  // The next slice, still queued when the pause published the rest, adds nothing.
+  EXPECT_EQ(rt.loop.Read<size_t>([&] { return rt.allocations->ListAllocations().size(); }), 3u);
+  for (int64_t trial = 4; trial < 4 + 35; ++trial) {
+    std::optional<RuntimeView::Trial> t = rt.Trial(trial);
+    ASSERT_TRUE(t.has_value()) << trial;
+    EXPECT_EQ(t->experiment_id, big);
+    EXPECT_EQ(t->state, core::RunState::kPaused) << trial;
+  }
+}
+
 TEST(RuntimeServicesTest, ARefusedWriteLeavesTheRuntimeAsItWas) {
   FakeRuntimeStore store;
   Runtime rt(&store);
@@ -445,12 +563,7 @@ TEST(RuntimeServicesTest, RestartedServicesReadoptWhatTheAgentStillRunsAndRequeu
   }  // the master stops; its agent keeps one process
 
   Runtime second(&store);
-  ASSERT_TRUE(second.loop
-                  .DecideAndWait([&]() -> Status {
-                    runtime_role.Assume();
-                    return second.experiments->Restore();
-                  })
-                  .ok());
+  ASSERT_TRUE(second.Restore().ok());
   second.RegisterAgent("a1", 2, json::array({kept}));
   auto kept_trial = store.GetAllocation(kept);
   ASSERT_TRUE(kept_trial.ok());
@@ -466,6 +579,32 @@ TEST(RuntimeServicesTest, RestartedServicesReadoptWhatTheAgentStillRunsAndRequeu
   EXPECT_EQ(lost_trial->restarts, 0);
   EXPECT_EQ(lost_trial->run_id, 2);
   EXPECT_EQ(second.Trial(lost_row->trial_id)->run_id, 2);
+}
+
+// A kill decided after a restart but before the agent that runs the trial registers again
+// reaches the agent when it does (the agent had no command queue to take it before).
+TEST(RuntimeServicesTest, AKillWhileTheAgentIsAwayReachesItWhenItRegistersAgain) {
+  FakeRuntimeStore store;
+  std::string alloc;
+  int64_t id = 0;
+  {
+    Runtime first(&store);
+    alloc = first.StartOneOfThree(&id);
+    ASSERT_FALSE(alloc.empty());
+  }  // the master stops; its agent keeps the process
+  Runtime second(&store);
+  ASSERT_TRUE(second.Restore().ok());
+  ASSERT_TRUE(second.experiments->KillExperiment(id).ok());
+  second.RegisterAgent("a1", 1, json::array({alloc}));
+  json commands = second.Commands("a1");
+  bool killed = false;
+  for (const json& c : commands) {
+    killed = killed || (c.value("type", "") == "kill" && c.value("allocationId", "") == alloc);
+  }
+  EXPECT_TRUE(killed) << commands.dump();
+  // The process's exit ends the trial and the experiment.
+  ASSERT_TRUE(second.Event("a1", "exited", alloc, 137).ok());
+  EXPECT_EQ(second.view.PresentedExperimentState(id).value_or(""), "STATE_CANCELED");
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 // ExperimentService: creating trials in batches. A searcher's creations are staged, stored in one
 // transaction, and only then published to the runtime with the allocations that queue them; a
 // new experiment is staged and stored off the loop (its first searcher snapshot queued there
-// too), so creating a search of 20,000 trials holds the loop only to publish the records.
+// too), and published on the loop in slices, so creating a search of 20,000 trials holds the
+// loop for one slice at a time.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "master/core/lifecycle.h"
@@ -66,10 +68,12 @@ Status ExperimentService::StageCreations(ExperimentRuntime& exp,
 }
 
 Status ExperimentService::ApplyStaged(StagedTrials* staged, bool first_allocations,
-                                      store::DecisionWrites extra) {
+                                      store::DecisionWrites extra, size_t begin, size_t end) {
+  end = std::min(end, staged->entries.size());
   store::DecisionWrites& w = extra;
-  w.new_trials.reserve(staged->entries.size());
-  for (StagedTrials::Entry& e : staged->entries) {
+  w.new_trials.reserve(end - begin);
+  for (size_t i = begin; i < end; ++i) {
+    StagedTrials::Entry& e = staged->entries[i];
     if (first_allocations && e.trial->state == RunState::kActive) {
       e.trial->run_id += 1;  // its first run, queued when published
       e.queued = true;
@@ -80,30 +84,33 @@ Status ExperimentService::ApplyStaged(StagedTrials* staged, bool first_allocatio
     w.new_trials.push_back(std::move(e.row));  // the entry keeps only its runtime record
   }
   Result<std::vector<int64_t>> ids = deps_.store->ApplyDecision(w);
-  for (size_t i = 0; i < staged->entries.size(); ++i) {
+  for (size_t i = begin; i < end; ++i) {
     StagedTrials::Entry& e = staged->entries[i];
-    e.trial->hparams = std::move(w.new_trials[i].hparams);  // moved, not copied, per trial
+    e.trial->hparams = std::move(w.new_trials[i - begin].hparams);  // moved, not copied
     if (!ids.ok()) {
       if (e.queued) e.trial->run_id -= 1;
       e.queued = false;
     } else {
-      e.trial->id = (*ids)[i];
+      e.trial->id = (*ids)[i - begin];
     }
   }
   return ids.status();
 }
 
-void ExperimentService::PublishStaged(ExperimentRuntime& exp, StagedTrials* staged,
-                                      std::set<int64_t>* created) {
+bool ExperimentService::PublishStaged(ExperimentRuntime& exp, StagedTrials* staged,
+                                      std::set<int64_t>* created, size_t limit) {
   // What the "Scheduling" lines need: the journal's writer formats them (20,000 rows cost
   // ~100 ms here).
   struct Line {
     int64_t trial_id, run_id;
     std::string task_id;
   };
+  size_t end = staged->entries.size();
+  if (limit < end - staged->published) end = staged->published + limit;
   std::vector<Line> lines;
-  lines.reserve(staged->entries.size());
-  for (StagedTrials::Entry& e : staged->entries) {
+  lines.reserve(end - staged->published);
+  for (; staged->published < end; ++staged->published) {
+    StagedTrials::Entry& e = staged->entries[staged->published];
     int64_t id = e.trial->id;
     TrialRuntime& t = *e.trial;
     exp.trial_by_request[t.request_id] = id;
@@ -133,8 +140,46 @@ void ExperimentService::PublishStaged(ExperimentRuntime& exp, StagedTrials* stag
           return rows;
         });
   }
+  if (staged->published < staged->entries.size()) return false;
   staged->entries.clear();
   staged->by_request.clear();
+  staged->published = 0;
+  return true;
+}
+
+void ExperimentService::PublishSlice(int64_t experiment_id) {
+  auto it = publishing_.find(experiment_id);
+  if (it == publishing_.end()) return;  // settled by a decision about the experiment
+  auto exp = experiments_.find(experiment_id);
+  if (exp == experiments_.end()) {
+    publishing_.erase(it);
+    return;
+  }
+  if (!PublishStaged(*exp->second, &it->second.staged, nullptr, Slice())) {
+    // Queued trials can be placed while the rest waits for its turn.
+    deps_.allocations->RequestPass();
+    deps_.loop->Post([this, experiment_id] {
+      runtime_role.Assume();
+      PublishSlice(experiment_id);
+    });
+    return;
+  }
+  EndPublication(experiment_id);
+}
+
+void ExperimentService::Settle(int64_t experiment_id) {
+  auto it = publishing_.find(experiment_id);
+  if (it == publishing_.end()) return;
+  PublishStaged(*experiments_.at(experiment_id), &it->second.staged, nullptr);
+  EndPublication(experiment_id);
+}
+
+void ExperimentService::EndPublication(int64_t experiment_id) {
+  auto node = publishing_.extract(experiment_id);
+  deps_.allocations->RequestPass();
+  Status st = MaybeFinishExperiment(*experiments_.at(experiment_id));
+  if (!st.ok()) spdlog::error("publishing experiment {}: {}", experiment_id, st.ToString());
+  if (node.mapped().ended) node.mapped().ended();
 }
 
 Status ExperimentService::ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> owned) {
@@ -153,21 +198,43 @@ Status ExperimentService::ActivateNewExperiment(std::unique_ptr<ExperimentRuntim
   StagedTrials staged;
   DET_RETURN_IF_ERROR(StageCreations(exp, queue, &staged));
   int64_t staged_ms = ms_since(t0);
-  store::DecisionWrites w;
-  w.experiment_state = store::ExperimentStateWrite{
-      exp.id, std::string(core::RunStateName(RunState::kActive)), std::nullopt};
-  w.experiment_progress = store::ExperimentProgressWrite{exp.id, exp.searcher->Progress()};
-  Status applied = ApplyStaged(&staged, /*first_allocations=*/true, std::move(w));
+  // Stored in slices, so that a decision about another experiment on the loop waits for one
+  // slice's transaction, not for all of them; the last slice carries the activation. Until it
+  // is stored the experiment is PAUSED and not initialized, a state a restore already knows:
+  // the trial rows stored before it are adopted, and the searcher replays their creation when
+  // the experiment is activated (its request ids come from the config's seed).
+  const size_t total = staged.entries.size();
+  const size_t slice = Slice();
+  size_t stored = 0;
+  Status applied;
+  do {
+    size_t end = std::min(total, stored + slice);
+    store::DecisionWrites w;
+    if (end == total) {
+      w.experiment_state = store::ExperimentStateWrite{
+          exp.id, std::string(core::RunStateName(RunState::kActive)), std::nullopt};
+      w.experiment_progress = store::ExperimentProgressWrite{exp.id, exp.searcher->Progress()};
+    }
+    applied = ApplyStaged(&staged, /*first_allocations=*/true, std::move(w), stored, end);
+    if (applied.ok()) stored = end;
+  } while (applied.ok() && stored < total);
   if (!applied.ok()) {
-    // Nothing of the activation was stored: publish the experiment as created (PAUSED, its
-    // searcher not yet asked), so it can be activated again.
+    // The activation was not stored: publish the experiment as created (PAUSED, its searcher
+    // not yet asked), with the trials of the slices stored before (as a restore would), so it
+    // can be activated again.
     Result<std::unique_ptr<searcher::Searcher>> fresh = searcher::Searcher::Create(exp.config);
     if (fresh.ok()) {
       exp.searcher = std::make_unique<searcher::JournaledSearcher>(std::move(fresh).value());
     }
     exp.state = RunState::kPaused;
     exp.initialized = false;
-    AdoptOffLoop(std::move(owned));
+    staged.entries.resize(stored);
+    exp.searcher_dirty->clear();  // of trials never stored, too; the stored mark theirs again
+    for (StagedTrials::Entry& e : staged.entries) {
+      e.queued = false;  // no run is queued while the experiment is paused
+      e.trial->MutableSearcher() = SearcherTrialState();  // replayed at activation
+    }
+    AdoptOffLoop(std::move(owned), std::move(staged));
     return applied;
   }
   int64_t stored_ms = ms_since(t0);
@@ -199,27 +266,32 @@ Status ExperimentService::ActivateNewExperiment(std::unique_ptr<ExperimentRuntim
     int64_t id = e.id;
     int64_t loop_ms = ms_since(t0);
     Adopt(std::move(*shared_exp));
+    // Where a large creation spends its time; the request was answered once the rows were stored.
+    auto timing = [=] {
+      spdlog::info(
+          "experiment {}: trials staged in {} ms, stored by {} ms, snapshot queued by {} ms "
+          "(answered), on the loop from {} ms, published by {} ms",
+          id, staged_ms, stored_ms, prepared_ms, loop_ms, ms_since(t0));
+    };
+    if (rest->empty()) {
+      publishing_[id] = Publication{std::move(*shared_staged), timing};
+      PublishSlice(id);
+      return Status::Ok();
+    }
     PublishStaged(e, shared_staged.get(), nullptr);
     deps_.allocations->RequestPass();
-    Status st = rest->empty() ? MaybeFinishExperiment(e)
-                              : ProcessActions(e, std::vector<searcher::Action>(
-                                                      std::make_move_iterator(rest->begin()),
-                                                      std::make_move_iterator(rest->end())));
-    // Where a large creation spends its time; the request was answered once the rows were stored.
-    spdlog::info(
-        "experiment {}: trials staged in {} ms, stored by {} ms, snapshot queued by {} ms "
-        "(answered), on the loop from {} ms, published by {} ms",
-        id, staged_ms, stored_ms, prepared_ms, loop_ms, ms_since(t0));
+    Status st = ProcessActions(e, std::vector<searcher::Action>(
+                                      std::make_move_iterator(rest->begin()),
+                                      std::make_move_iterator(rest->end())));
+    timing();
     return st;
   };
   // What the searcher asked beyond creations is decided, and answered, on the loop.
   if (!rest->empty()) return deps_.loop->DecideAndWait(publish);
   // Answered now: the rows are stored (a restore replays the snapshot's part from them). The
-  // publishing runs on the loop before any later request about the experiment.
-  deps_.loop->Post([publish] {
-    Status st = publish();
-    if (!st.ok()) spdlog::error("publishing a new experiment: {}", st.ToString());
-  });
+  // publishing starts on the loop before any later request about the experiment, and a request
+  // about it that comes before the last slice publishes the rest first (Settle).
+  deps_.loop->Post([publish] { (void)publish(); });
   return Status::Ok();
 }
 

@@ -37,8 +37,12 @@ void AddConfigEnv(const json& config, const std::string& device, json* env) {
 
 Result<TrialLaunch> ExperimentService::LaunchOf(const AllocationRuntime& alloc,
                                                 const std::string& device) {
-  TrialRuntime* trial = FindTrial(alloc.trial_id);
-  if (trial == nullptr) return NotFound("trial " + std::to_string(alloc.trial_id) + " not live");
+  // Not FindTrial: a placement needs only this trial, and its search may go on publishing.
+  auto found = trials_.find(alloc.trial_id);
+  if (found == trials_.end()) {
+    return NotFound("trial " + std::to_string(alloc.trial_id) + " not live");
+  }
+  TrialRuntime* trial = found->second.get();
   const ExperimentRuntime& exp = *experiments_.at(trial->experiment_id);
   DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest,
                        deps_.checkpoints->LatestCompleted(trial->id));
