@@ -281,8 +281,9 @@ class ExperimentService : public AllocationOwner {
   void PublishSlice(int64_t experiment_id) ON_RUNTIME;
   void Settle(int64_t experiment_id) ON_RUNTIME;
   void EndPublication(int64_t experiment_id) ON_RUNTIME;
-  // Activates a new, unpublished experiment with its first trials stored in one transaction,
-  // then publishes it on the loop, where what the searcher asked beyond creations runs.
+  // Activates a new, unpublished experiment with its first trials stored in slices (the last
+  // one with the activation), then publishes it on the loop, where what the searcher asked
+  // beyond creations runs.
   Status ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> exp);
   // Makes a new or restored experiment part of the runtime.
   void Adopt(std::unique_ptr<ExperimentRuntime> exp) ON_RUNTIME;
