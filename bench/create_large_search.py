@@ -178,6 +178,7 @@ def main() -> None:
         stop_pollers(stop, threads)
         assert exp["numTrials"] == TRIALS, exp["numTrials"]
         queued = len(queued_allocations(cluster))
+        assert queued > TRIALS, f"{queued} allocations queued once published"
         page_seconds = bounded(lambda: cluster.request(
             "GET", f"/api/v1/experiments/{big_id}/trials?limit=100&offset={TRIALS - 100}"))
         describe_seconds = bounded(lambda: cluster.det(
