@@ -84,6 +84,7 @@ void AllocationService::SlurmPass() {
     if (found == nullptr || found->state != AllocationRuntime::State::kPending) continue;
     AllocationRuntime& alloc = *found;
     const JobSpec* job = JobOf(alloc);
+    if (job != nullptr && job->hold_queued) continue;
     std::string pool = PoolOf(alloc);
     if (!IsSlurmPool(pool) || slurm_->Tracks(id)) continue;
     slurm::JobRequest r;

@@ -66,6 +66,7 @@ JobSpec ExperimentService::JobOf(const ExperimentRuntime& exp) const {
   job.single_node = exp.config.resources.is_single_node.value_or(false);
   job.preemption_timeout_seconds = exp.config.preemption_timeout;
   job.terminal = core::IsTerminal(exp.state);
+  job.hold_queued = IsEnding(exp.state);
   return job;
 }
 
@@ -189,11 +190,14 @@ Status ExperimentService::SetExperimentState(ExperimentRuntime& exp, RunState st
                  core::RunStateName(state));
   };
   if (state == RunState::kActive && exp.initialized) {
-    // The experiment's state, its paused trials' return and their new runs: one transaction.
+    // The experiment's state, its paused trials' return and their new runs: one transaction
+    // (a large search's other paused trials follow in slices).
     TrialMoves back;
-    DET_RETURN_IF_ERROR(ResumeTrials(exp, std::move(w), &back));
+    bool more = false;
+    DET_RETURN_IF_ERROR(ResumeTrials(exp, std::move(w), &back, Slice(), false, &more));
     commit();
     CommitTrialStates(back);
+    if (more) FollowInSlices(exp);
     return Status::Ok();
   }
   DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
@@ -214,12 +218,21 @@ Status ExperimentService::SetExperimentState(ExperimentRuntime& exp, RunState st
 }
 
 Status ExperimentService::ResumeTrials(ExperimentRuntime& exp, store::DecisionWrites extra,
-                                       TrialMoves* back) {
+                                       TrialMoves* back, size_t limit, bool paused_only,
+                                       bool* more) {
   std::vector<TrialRuntime*> paused, active;
   for (auto& [rid, tid] : exp.trial_by_request) {
     TrialRuntime* t = trials_[tid].get();
-    if (t->state == RunState::kPaused) paused.push_back(t);
-    if (t->state == RunState::kPaused || t->state == RunState::kActive) active.push_back(t);
+    if (t->state == RunState::kPaused) {
+      if (paused.size() >= limit) {
+        if (more != nullptr) *more = true;
+        continue;
+      }
+      paused.push_back(t);
+      active.push_back(t);
+    } else if (t->state == RunState::kActive && !paused_only) {
+      active.push_back(t);
+    }
   }
   DET_RETURN_IF_ERROR(StageTrialStates(paused, RunState::kActive, &extra, back));
   return RequestAllocations(active, std::move(extra));
@@ -521,37 +534,13 @@ void ExperimentService::ActivateExperiment(int64_t id, Done<Status> done) {
 void ExperimentService::PauseExperiment(int64_t id, Done<Status> done) {
   Run(
       [this, id]() ON_RUNTIME -> Status {
-        ExperimentRuntime* found = FindExperiment(id);
-        if (found == nullptr) {
+        ExperimentRuntime* exp = FindExperiment(id);
+        if (exp == nullptr) {
           DET_RETURN_IF_ERROR(deps_.store->GetExperiment(id).status());
           return FailedPrecondition("experiment " + std::to_string(id) + " is in a terminal state");
         }
-        ExperimentRuntime& exp = *found;
-        if (exp.state == RunState::kPaused) return Status::Ok();
-        std::vector<TrialRuntime*> active;
-        for (auto& [rid, tid] : exp.trial_by_request) {
-          TrialRuntime* t = trials_[tid].get();
-          if (t->state == RunState::kActive) active.push_back(t);
-        }
-        // The experiment and its trials: one transaction.
-        store::DecisionWrites w;
-        TrialMoves moves;
-        DET_RETURN_IF_ERROR(StageTrialStates(active, RunState::kPaused, &w, &moves));
-        DET_RETURN_IF_ERROR(SetExperimentState(exp, RunState::kPaused, std::move(w), moves));
-        // Runs still queued end with that transaction; processes are asked to checkpoint.
-        std::vector<std::string> unplaced;
-        for (TrialRuntime* t : active) {
-          if (t->allocation_id.empty()) continue;
-          if (deps_.allocations->IsUnplaced(t->allocation_id)) {
-            unplaced.push_back(std::move(t->allocation_id));
-            t->allocation_id.clear();
-            NotifyTrial(t->id);
-          } else {
-            deps_.allocations->Terminate(t->allocation_id, true);
-          }
-        }
-        deps_.allocations->DropUnplaced(unplaced);
-        return Status::Ok();
+        if (exp->state == RunState::kPaused) return Status::Ok();
+        return EndTrials(*exp, RunState::kPaused);
       },
       std::move(done));
 }
@@ -576,67 +565,159 @@ Status ExperimentService::StopExperiment(int64_t id, RunState stopping) {
   }
   ExperimentRuntime& exp = *found;
   bool graceful = stopping == RunState::kStoppingCanceled;
-  if (exp.state == stopping || (graceful && exp.state == RunState::kStoppingKilled)) {
-    return Status::Ok();
+  if (core::IsTerminal(exp.state) || exp.state == stopping ||
+      (graceful && exp.state == RunState::kStoppingKilled)) {
+    return Status::Ok();  // ended (as after a restart, where it is not live), or ending already
   }
-  // Trials with a process stop through it; the others, queued ones included, end now in the
-  // experiment's own transaction. Again for trials the searcher creates meanwhile (a queued
-  // trial's end may make the searcher create another).
-  struct Staged {
-    store::DecisionWrites writes;
-    TrialMoves moves;
-    std::vector<TrialRuntime*> running;
-    std::vector<TrialRuntime*> unplaced;  // ended with its queued allocation
-  };
-  auto stage = [&](Staged* s) ON_RUNTIME -> Status {
-    std::vector<TrialRuntime*> idle;
-    for (auto& [rid, tid] : exp.trial_by_request) {
-      TrialRuntime* t = trials_[tid].get();
-      bool queued = !t->allocation_id.empty() && deps_.allocations->IsUnplaced(t->allocation_id);
-      bool live = !t->allocation_id.empty() && !queued;
-      if (core::IsTerminal(t->state) || t->state == core::TrialStateOnStop(stopping, live)) {
-        continue;
-      }
-      (live ? s->running : idle).push_back(t);
-      if (queued) s->unplaced.push_back(t);
+  return EndTrials(exp, stopping);
+}
+
+// The trials one slice of a pause or stop moves, staged into its writes.
+struct ExperimentService::Ending {
+  store::DecisionWrites writes;
+  TrialMoves moves;
+  std::vector<TrialRuntime*> running;   // with a process: asked to stop once stored
+  std::vector<TrialRuntime*> unplaced;  // ended with its queued allocation
+  bool more = false;                    // trials without a process left for a later slice
+};
+
+Status ExperimentService::StageEnding(ExperimentRuntime& exp, RunState state, size_t limit,
+                                      Ending* e) {
+  const bool pause = state == RunState::kPaused;
+  std::vector<TrialRuntime*> idle;
+  for (auto& [rid, tid] : exp.trial_by_request) {
+    TrialRuntime* t = trials_[tid].get();
+    bool queued = !t->allocation_id.empty() && deps_.allocations->IsUnplaced(t->allocation_id);
+    bool live = !t->allocation_id.empty() && !queued;
+    bool stays = pause ? t->state != RunState::kActive
+                       : core::IsTerminal(t->state) || t->state == core::TrialStateOnStop(state, live);
+    if (stays) continue;
+    if (live) {
+      e->running.push_back(t);
+    } else if (idle.size() < limit) {
+      idle.push_back(t);
+    } else {
+      e->more = true;
+      continue;
     }
-    DET_RETURN_IF_ERROR(StageTrialStates(s->running, core::TrialStateOnStop(stopping, true),
-                                         &s->writes, &s->moves));
-    return StageTrialStates(idle, core::TrialStateOnStop(stopping, false), &s->writes, &s->moves);
-  };
-  // After the transaction: processes are stopped; queued allocations are dropped in one pass
-  // and, as their end would have, the searcher hears that their trials were canceled.
-  auto stop = [&](Staged& s) ON_RUNTIME -> Status {
-    for (TrialRuntime* t : s.running) {
-      if (!t->allocation_id.empty()) deps_.allocations->Terminate(t->allocation_id, graceful);
-    }
-    if (s.unplaced.empty()) return Status::Ok();
-    std::vector<std::string> ids;
-    std::vector<searcher::Action> actions;
-    for (TrialRuntime* t : s.unplaced) {
-      ids.push_back(std::move(t->allocation_id));
-      t->allocation_id.clear();
-      NotifyTrial(t->id);
-      SearcherExit(exp, *t, searcher::ExitedReason::kUserCanceled, &actions);
-    }
-    deps_.allocations->DropUnplaced(ids);
-    return actions.empty() ? PersistSnapshot(exp) : ProcessActions(exp, std::move(actions));
-  };
-  {
-    Staged s;
-    DET_RETURN_IF_ERROR(stage(&s));
-    DET_RETURN_IF_ERROR(SetExperimentState(exp, stopping, std::move(s.writes), s.moves));
-    DET_RETURN_IF_ERROR(stop(s));
+    if (queued) e->unplaced.push_back(t);
   }
+  DET_RETURN_IF_ERROR(StageTrialStates(
+      e->running, pause ? RunState::kPaused : core::TrialStateOnStop(state, true), &e->writes,
+      &e->moves));
+  return StageTrialStates(idle, pause ? RunState::kPaused : core::TrialStateOnStop(state, false),
+                          &e->writes, &e->moves);
+}
+
+// Once stored: processes are asked to stop; queued allocations are dropped in one pass and, as
+// their end would have, a stop tells the searcher that their trials were canceled (a paused
+// trial comes back later).
+Status ExperimentService::AfterEnding(ExperimentRuntime& exp, RunState state, Ending& e) {
+  const bool pause = state == RunState::kPaused;
+  for (TrialRuntime* t : e.running) {
+    if (!t->allocation_id.empty()) {
+      deps_.allocations->Terminate(t->allocation_id, state != RunState::kStoppingKilled);
+    }
+  }
+  if (e.unplaced.empty()) return Status::Ok();
+  std::vector<std::string> ids;
+  std::vector<searcher::Action> actions;
+  for (TrialRuntime* t : e.unplaced) {
+    ids.push_back(std::move(t->allocation_id));
+    t->allocation_id.clear();
+    NotifyTrial(t->id);
+    if (!pause) SearcherExit(exp, *t, searcher::ExitedReason::kUserCanceled, &actions);
+  }
+  deps_.allocations->DropUnplaced(ids);
+  if (pause) return Status::Ok();
+  return actions.empty() ? PersistSnapshot(exp) : ProcessActions(exp, std::move(actions));
+}
+
+Status ExperimentService::EndTrials(ExperimentRuntime& exp, RunState state) {
+  Ending e;
+  DET_RETURN_IF_ERROR(StageEnding(exp, state, Slice(), &e));
+  DET_RETURN_IF_ERROR(SetExperimentState(exp, state, std::move(e.writes), e.moves));
+  DET_RETURN_IF_ERROR(AfterEnding(exp, state, e));
+  if (!e.more) return MoveRemainingTrials(exp);
+  FollowInSlices(exp);
+  return Status::Ok();
+}
+
+void ExperimentService::FollowInSlices(const ExperimentRuntime& exp) {
+  spdlog::info("experiment {}: its other trials follow it to {} in slices of {}", exp.id,
+               core::RunStateName(exp.state), Slice());
+  moving_.insert(exp.id);
+  PostMovingSlice(exp.id);
+}
+
+Result<bool> ExperimentService::MoveTrialsSlice(ExperimentRuntime& exp, size_t limit) {
+  if (exp.state == RunState::kActive) {
+    TrialMoves back;
+    DET_RETURN_IF_ERROR(ResumeTrials(exp, {}, &back, limit, /*paused_only=*/true));
+    CommitTrialStates(back);
+    return !back.empty();
+  }
+  Ending e;
+  DET_RETURN_IF_ERROR(StageEnding(exp, exp.state, limit, &e));
+  if (e.moves.empty()) return false;
+  DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(e.writes).status());
+  CommitTrialStates(e.moves);
+  DET_RETURN_IF_ERROR(AfterEnding(exp, exp.state, e));
+  return true;
+}
+
+// Also ends the trials the searcher creates meanwhile (a queued trial's end may make it create
+// another).
+Status ExperimentService::MoveRemainingTrials(ExperimentRuntime& exp) {
   while (true) {
-    Staged s;
-    DET_RETURN_IF_ERROR(stage(&s));
-    if (s.moves.empty()) break;
-    DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(s.writes).status());
-    CommitTrialStates(s.moves);
-    DET_RETURN_IF_ERROR(stop(s));
+    DET_ASSIGN_OR_RETURN(bool moved, MoveTrialsSlice(exp, SIZE_MAX));
+    if (!moved) break;
   }
-  return MaybeFinishExperiment(exp);
+  return IsStopping(exp.state) ? MaybeFinishExperiment(exp) : Status::Ok();
+}
+
+void ExperimentService::PostMovingSlice(int64_t experiment_id) {
+  deps_.loop->Post([this, experiment_id] {
+    runtime_role.Assume();
+    ContinueMoving(experiment_id);
+  });
+}
+
+void ExperimentService::ContinueMoving(int64_t experiment_id) {
+  // Taken out while the slice runs, so nothing it calls settles the experiment again.
+  if (moving_.erase(experiment_id) == 0) return;  // done by a decision about it (Settle)
+  auto it = experiments_.find(experiment_id);
+  if (it == experiments_.end()) return;
+  ExperimentRuntime& exp = *it->second;
+  if (IsEnding(exp.state) || exp.state == RunState::kActive) {
+    Result<bool> moved = MoveTrialsSlice(exp, Slice());
+    if (!moved.ok()) {
+      // Queued allocations of a pause or stop stay held; the next decision about the
+      // experiment, or a restart, moves the rest.
+      spdlog::error("experiment {}: cannot move the next slice of its trials: {}", experiment_id,
+                    moved.status().ToString());
+      moving_.insert(experiment_id);
+      return;
+    }
+    if (*moved) {
+      moving_.insert(experiment_id);
+      PostMovingSlice(experiment_id);
+      return;
+    }
+  }
+  // The last slice's searcher decisions may have ended the experiment already.
+  spdlog::info("experiment {}: the last slice of its trials is done ({})", experiment_id,
+               core::RunStateName(exp.state));
+  Status st = IsStopping(exp.state) ? MaybeFinishExperiment(exp) : Status::Ok();
+  if (!st.ok()) spdlog::error("experiment {}: {}", experiment_id, st.ToString());
+}
+
+bool ExperimentService::IsEnding(RunState state) {
+  return state == RunState::kPaused || IsStopping(state);
+}
+
+bool ExperimentService::IsStopping(RunState state) {
+  return state == RunState::kStoppingCanceled || state == RunState::kStoppingKilled;
 }
 
 namespace {

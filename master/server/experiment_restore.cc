@@ -99,6 +99,16 @@ Status ExperimentService::RestoreExperiment(
   }
   spdlog::info("restored experiment {} ({}) with {} trials", row.id, core::RunStateName(ref.state),
                ref.trial_by_request.size());
+  // A pause, stop or activation stores the experiment's state with its first slice of trials;
+  // a crash before the last slice left the others as they were: they follow now. (A search
+  // that never started, PAUSED and not initialized, keeps its trials for its first activation.)
+  if (IsStopping(ref.state) ||
+      ((ref.state == RunState::kPaused || ref.state == RunState::kActive) && ref.initialized)) {
+    while (true) {
+      DET_ASSIGN_OR_RETURN(bool moved, MoveTrialsSlice(ref, SIZE_MAX));
+      if (!moved) break;
+    }
+  }
   if (ref.state == RunState::kActive) {
     DET_ASSIGN_OR_RETURN(std::vector<std::string> stored_ids,
                          deps_.store->ListExperimentAllocationIds(row.id));

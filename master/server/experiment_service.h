@@ -98,9 +98,10 @@ class ExperimentService : public AllocationOwner {
     class MetricsService* metrics = nullptr;
     class UnmanagedService* unmanaged = nullptr;
     class TaskService* tasks = nullptr;
-    // Trials a new search stores per transaction and publishes per loop task: another
-    // experiment's decision runs between two slices.
-    size_t publish_slice = 2000;
+    // Trials a new search stores per transaction and publishes per loop task, and trials a
+    // pause or stop moves per transaction and loop task: another experiment's decision runs
+    // between two slices.
+    size_t trial_slice = 2000;
   };
 
   explicit ExperimentService(Deps deps) : deps_(deps) {}
@@ -230,6 +231,30 @@ class ExperimentService : public AllocationOwner {
                     std::optional<searcher::ExitedReason> reason,
                     std::vector<searcher::Action>* actions) ON_RUNTIME;
   Status StopExperiment(int64_t id, core::RunState stopping) ON_RUNTIME;
+  // Pause, cancel and kill (experiment_lifecycle.cc). EndTrials moves the experiment to `state`
+  // (PAUSED or a stopping state) in one transaction with every trial that has a process and at
+  // most Slice() of the others (queued or idle); an activation (SetExperimentState) returns at
+  // most Slice() paused trials with its state. A large search's other trials follow in slices
+  // of their own, one transaction and one loop task each (FollowInSlices, ContinueMoving), so a
+  // decision about another experiment waits for one slice; meanwhile the queued allocations of
+  // a pause or stop stay unplaced (JobSpec::hold_queued), a decision about the experiment moves
+  // the rest first (Settle), and a restart moves what a crash left (RestoreExperiment).
+  struct Ending;
+  Status EndTrials(ExperimentRuntime& exp, core::RunState state) ON_RUNTIME;
+  Status StageEnding(ExperimentRuntime& exp, core::RunState state, size_t limit, Ending* e)
+      ON_RUNTIME;
+  Status AfterEnding(ExperimentRuntime& exp, core::RunState state, Ending& e) ON_RUNTIME;
+  void FollowInSlices(const ExperimentRuntime& exp) ON_RUNTIME;
+  // One slice of at most `limit` trials following the experiment's current state; false when
+  // none was left to move.
+  Result<bool> MoveTrialsSlice(ExperimentRuntime& exp, size_t limit) ON_RUNTIME;
+  Status MoveRemainingTrials(ExperimentRuntime& exp) ON_RUNTIME;
+  void PostMovingSlice(int64_t experiment_id);
+  void ContinueMoving(int64_t experiment_id) ON_RUNTIME;
+  // The states whose trials end with the experiment (and whose queued allocations wait), and
+  // the two of them that end it.
+  static bool IsEnding(core::RunState state);
+  static bool IsStopping(core::RunState state);
   // A journal record of what changed, or now and then a full snapshot (SearcherJournalService).
   Status PersistSnapshot(ExperimentRuntime& exp) ON_RUNTIME;
   // Queues the new experiment's full searcher state, with the staged trials (all of its trials),
@@ -239,11 +264,13 @@ class ExperimentService : public AllocationOwner {
   // source_checkpoint_uuid / source_trial_id's latest; "" when none.
   Result<std::string> WarmStartCheckpoint(const ExperimentRuntime& exp,
                                           const searcher::CreateAction& create);
-  // The experiment's paused trials back to ACTIVE and a new run for each active trial without
-  // an allocation, stored in one transaction with `extra` (one write per trial); `back` gets the
-  // returns to commit.
-  Status ResumeTrials(ExperimentRuntime& exp, store::DecisionWrites extra,
-                      TrialMoves* back) ON_RUNTIME;
+  // The experiment's paused trials (at most `limit`; `more` tells whether others are left)
+  // back to ACTIVE and a new run for each of them and, unless `paused_only`, each active trial
+  // without an allocation, stored in one transaction with `extra` (one write per trial); `back`
+  // gets the returns to commit.
+  Status ResumeTrials(ExperimentRuntime& exp, store::DecisionWrites extra, TrialMoves* back,
+                      size_t limit = SIZE_MAX, bool paused_only = false,
+                      bool* more = nullptr) ON_RUNTIME;
   // A new run of each trial, stored in one transaction with `extra` (a trial `extra` already
   // writes gets its new run in that write), then queued with a pending allocation (which has
   // no row until it is placed).
@@ -276,8 +303,9 @@ class ExperimentService : public AllocationOwner {
                      size_t limit = SIZE_MAX) ON_RUNTIME;
   // A new search's publication in slices (trial_creation.cc): PublishSlice publishes the next
   // slice and posts the one after, so a decision about another experiment waits for one slice,
-  // not for the whole search; Settle publishes the rest at once, before any decision about the
-  // experiment itself (FindExperiment, FindTrial), which therefore sees all of its trials.
+  // not for the whole search; Settle publishes the rest at once (and moves the rest of a sliced
+  // pause, stop or activation), before any decision about the experiment itself (FindExperiment,
+  // FindTrial), which therefore sees all of its trials.
   void PublishSlice(int64_t experiment_id) ON_RUNTIME;
   void Settle(int64_t experiment_id) ON_RUNTIME;
   void EndPublication(int64_t experiment_id) ON_RUNTIME;
@@ -301,7 +329,7 @@ class ExperimentService : public AllocationOwner {
   Status ReportEarlyExitNow(int64_t trial_id, const std::string& reason) ON_RUNTIME;
 
   int64_t Now() const { return deps_.clock->NowMicros(); }
-  size_t Slice() const { return std::max<size_t>(deps_.publish_slice, 1); }
+  size_t Slice() const { return std::max<size_t>(deps_.trial_slice, 1); }
 
   const Deps deps_;
   std::map<int64_t, std::unique_ptr<ExperimentRuntime>> experiments_ GUARDED_BY(runtime_role);
@@ -311,6 +339,8 @@ class ExperimentService : public AllocationOwner {
     std::function<void()> ended;  // after the last slice (the timing line)
   };
   std::map<int64_t, Publication> publishing_ GUARDED_BY(runtime_role);
+  // Experiments whose pause, stop or activation still has trials to move in later slices.
+  std::set<int64_t> moving_ GUARDED_BY(runtime_role);
 };
 
 }  // namespace det::master::server

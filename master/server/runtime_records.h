@@ -96,6 +96,9 @@ struct JobSpec {
   bool single_node = false;
   int64_t preemption_timeout_seconds = 0;
   bool terminal = false;
+  // Its queued allocations wait unplaced: the experiment is paused or stopping, and a large
+  // one's queued trials end in slices (ExperimentService::EndTrials), not all at once.
+  bool hold_queued = false;
 };
 
 struct AllocationRuntime {

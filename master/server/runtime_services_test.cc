@@ -42,7 +42,7 @@ MasterConfig TestConfig() {
 
 // Every service of the runtime, wired as the Master wires them, over `store`.
 struct Runtime {
-  explicit Runtime(FakeRuntimeStore* store, size_t publish_slice = 1000) : store(store) {
+  explicit Runtime(FakeRuntimeStore* store, size_t trial_slice = 1000) : store(store) {
     RuntimeContext runtime;
     runtime.config = &config;
     runtime.store = store;
@@ -63,7 +63,7 @@ struct Runtime {
     e.searcher_journal = &journal;
     e.unmanaged = &unmanaged;
     e.tasks = &tasks;
-    e.publish_slice = publish_slice;
+    e.trial_slice = trial_slice;
     experiments = std::make_unique<ExperimentService>(e);
     allocations->SetOwner(experiments.get());
     loop.SetHooks({[this] {
@@ -418,7 +418,7 @@ constexpr char kThirtyFive[] =
 // slice's transaction only; the last slice carries the activation.
 TEST(RuntimeServicesTest, ANewSearchIsStoredInSlicesTheLastOneActivatingIt) {
   FakeRuntimeStore store;
-  Runtime rt(&store, /*publish_slice=*/10);
+  Runtime rt(&store, /*trial_slice=*/10);
   int64_t id = rt.Create(kThirtyFive);
   std::vector<store::DecisionWrites> decisions = store.Decisions();
   ASSERT_EQ(decisions.size(), 4u);
@@ -441,7 +441,7 @@ TEST(RuntimeServicesTest, ASearchStoppedBetweenSlicesKeepsThemAndActivatesOnce) 
   for (bool restart : {false, true}) {
     SCOPED_TRACE(restart ? "after a restart" : "on the same master");
     FakeRuntimeStore store;
-    auto rt = std::make_unique<Runtime>(&store, /*publish_slice=*/10);
+    auto rt = std::make_unique<Runtime>(&store, /*trial_slice=*/10);
     store.FailNextDecision(/*after=*/2);
     CreateExperimentRequest req;
     req.config_yaml = kThirtyFive;
@@ -455,7 +455,7 @@ TEST(RuntimeServicesTest, ASearchStoppedBetweenSlicesKeepsThemAndActivatesOnce) 
     EXPECT_EQ(rows[0].state, "PAUSED");
     ASSERT_EQ(store.ListTrials(id)->size(), 20u);
     if (restart) {
-      rt = std::make_unique<Runtime>(&store, /*publish_slice=*/10);
+      rt = std::make_unique<Runtime>(&store, /*trial_slice=*/10);
       ASSERT_TRUE(rt->Restore().ok());
     }
     EXPECT_EQ(rt->view.PresentedExperimentState(id).value_or(""), "STATE_PAUSED");
@@ -482,7 +482,7 @@ TEST(RuntimeServicesTest, ASearchStoppedBetweenSlicesKeepsThemAndActivatesOnce) 
 // nothing to do.
 TEST(RuntimeServicesTest, ANewSearchIsPublishedInSlicesAndADecisionAboutItSeesEveryTrial) {
   FakeRuntimeStore store;
-  Runtime rt(&store, /*publish_slice=*/10);
+  Runtime rt(&store, /*trial_slice=*/10);
   rt.Create(kSearch);  // no loop thread yet: published before Create returns
   ASSERT_EQ(rt.allocations->ListAllocations().size(), 3u);
   rt.loop.Start();
@@ -504,9 +504,18 @@ TEST(RuntimeServicesTest, ANewSearchIsPublishedInSlicesAndADecisionAboutItSeesEv
   ASSERT_EQ(pause.wait_for(std::chrono::seconds(30)), std::future_status::ready);
   Status st = pause.get();
   ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_GT(store.Decisions().size(), decisions_before);
+  EXPECT_EQ(store.Decisions()[decisions_before].trials.size(), 10u) << "the pause's first slice";
+  // A second pause is a decision about the search too: the first one's slices end before it.
+  ASSERT_TRUE(rt.experiments->PauseExperiment(big).ok());
   std::vector<store::DecisionWrites> decisions = store.Decisions();
-  ASSERT_EQ(decisions.size(), decisions_before + 1);
-  EXPECT_EQ(decisions.back().trials.size(), 35u) << "the pause saw every trial of the search";
+  std::set<int64_t> paused_trials;
+  for (size_t i = decisions_before; i < decisions.size(); ++i) {
+    for (const store::TrialRunWrite& t : decisions[i].trials) {
+      if (t.state.value_or("") == "PAUSED") paused_trials.insert(t.trial_id);
+    }
+  }
+  EXPECT_EQ(paused_trials.size(), 35u) << "the pause saw every trial of the search";
   // The next slice, still queued when the pause published the rest, adds nothing.
   EXPECT_EQ(rt.loop.Read<size_t>([&] { return rt.allocations->ListAllocations().size(); }), 3u);
   for (int64_t trial = 4; trial < 4 + 35; ++trial) {
@@ -515,6 +524,223 @@ TEST(RuntimeServicesTest, ANewSearchIsPublishedInSlicesAndADecisionAboutItSeesEv
     EXPECT_EQ(t->experiment_id, big);
     EXPECT_EQ(t->state, core::RunState::kPaused) << trial;
   }
+}
+
+// The trial ids each decision since `from` moved to `state`, one set per decision.
+std::vector<std::set<int64_t>> MovedPerDecision(FakeRuntimeStore& store, size_t from,
+                                                const std::string& state) {
+  std::vector<store::DecisionWrites> decisions = store.Decisions();
+  std::vector<std::set<int64_t>> out;
+  for (size_t i = from; i < decisions.size(); ++i) {
+    std::set<int64_t> moved;
+    for (const store::TrialRunWrite& t : decisions[i].trials) {
+      if (t.state.value_or("") == state) moved.insert(t.trial_id);
+    }
+    out.push_back(std::move(moved));
+  }
+  return out;
+}
+
+// A kill of a large search stores its state with the running trial and a first slice of the
+// queued ones; the others end in slices of their own, each one transaction. The running one is
+// killed, no queued one is left, and the process's exit ends the experiment.
+TEST(RuntimeServicesTest, AKillOfALargeSearchEndsItsQueuedTrialsInSlices) {
+  FakeRuntimeStore store;
+  Runtime rt(&store, /*trial_slice=*/10);
+  int64_t id = rt.Create(kThirtyFive);
+  rt.RegisterAgent("a1", 1);
+  json started = rt.Commands("a1");
+  ASSERT_EQ(started.size(), 1u);
+  std::string alloc = started[0]["allocationId"];
+  ASSERT_TRUE(rt.Event("a1", "started", alloc).ok());
+  size_t before = store.Decisions().size();
+  ASSERT_TRUE(rt.experiments->KillExperiment(id).ok());
+  std::vector<store::DecisionWrites> decisions = store.Decisions();
+  ASSERT_EQ(decisions.size(), before + 4);
+  ASSERT_TRUE(decisions[before].experiment_state.has_value());
+  EXPECT_EQ(decisions[before].experiment_state->state, "STOPPING_KILLED");
+  for (size_t i = before + 1; i < decisions.size(); ++i) {
+    EXPECT_FALSE(decisions[i].experiment_state.has_value()) << "slice " << i - before;
+  }
+  std::vector<std::set<int64_t>> canceled = MovedPerDecision(store, before, "CANCELED");
+  std::vector<size_t> sizes;
+  std::set<int64_t> all;
+  for (const auto& ids : canceled) {
+    sizes.push_back(ids.size());
+    all.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(sizes, (std::vector<size_t>{10, 10, 10, 4}));
+  EXPECT_EQ(all.size(), 34u) << "every queued trial once";
+  EXPECT_EQ(MovedPerDecision(store, before, "STOPPING_KILLED")[0].size(), 1u) << "the running one";
+  std::vector<AllocationSummaryView> left = rt.allocations->ListAllocations();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].allocation_id, alloc);
+  bool killed = false;
+  for (const json& c : rt.Commands("a1")) {
+    killed = killed || (c["type"] == "kill" && c["allocationId"] == alloc);
+  }
+  EXPECT_TRUE(killed);
+  ASSERT_TRUE(rt.Event("a1", "exited", alloc, 137).ok());
+  EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_CANCELED");
+}
+
+// Between two slices of a kill other tasks run (a task posted after it sees part of the queue),
+// and the search's queued allocations stay unplaced: an agent that registers meanwhile is not
+// given one. A later decision about the search ends the rest first.
+TEST(RuntimeServicesTest, BetweenTheSlicesOfAKillNoQueuedTrialOfTheSearchStarts) {
+  FakeRuntimeStore store;
+  Runtime rt(&store, /*trial_slice=*/10);
+  int64_t id = rt.Create(kThirtyFive);
+  ASSERT_EQ(rt.allocations->ListAllocations().size(), 35u);
+  rt.loop.Start();
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  rt.loop.Post([released] { released.wait(); });  // the loop is busy until released
+  std::promise<Status> kill;
+  rt.experiments->KillExperiment(id, [&](Status st) { kill.set_value(std::move(st)); });
+  std::promise<Result<json>> registered;
+  json body = {{"slots", {{{"id", 0}, {"type", "cpu"}}}}, {"running", json::array()}};
+  rt.allocations->RegisterAgent("a2", body,
+                                [&](Result<json> r) { registered.set_value(std::move(r)); });
+  std::promise<size_t> queued_then;
+  rt.loop.Post([&] { queued_then.set_value(rt.allocations->ListAllocations().size()); });
+  release.set_value();
+  std::future<Status> killed = kill.get_future();
+  ASSERT_EQ(killed.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  Status st = killed.get();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::future<Result<json>> reg = registered.get_future();
+  ASSERT_EQ(reg.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  ASSERT_TRUE(reg.get().ok());
+  std::future<size_t> queued = queued_then.get_future();
+  ASSERT_EQ(queued.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(queued.get(), 25u) << "the task ran after the first slice, before the others";
+  // Settles the rest (a decision about the search), then nothing is queued or started.
+  ASSERT_TRUE(rt.experiments->KillExperiment(id).ok());
+  EXPECT_EQ(rt.loop.Read<size_t>([&] { return rt.allocations->ListAllocations().size(); }), 0u);
+  for (const json& c : rt.Commands("a2")) EXPECT_NE(c["type"], "start") << c.dump();
+  for (int64_t trial = 1; trial <= 35; ++trial) {
+    ASSERT_TRUE(rt.Trial(trial).has_value()) << trial;
+    EXPECT_EQ(rt.Trial(trial)->state, core::RunState::kCanceled) << trial;
+  }
+  EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_CANCELED");
+}
+
+// A pause, kill or activation whose later slice is refused (as a crash between two slices
+// would leave it) has stored the experiment's new state; the next decision about the search,
+// or a restart, moves the trials left behind, each once. A paused search then comes back whole.
+TEST(RuntimeServicesTest, APauseKillOrActivationCutShortBetweenSlicesIsFinishedLater) {
+  for (const std::string action : {"pause", "kill", "activate"}) {
+    for (bool restart : {false, true}) {
+      SCOPED_TRACE(action + (restart ? ", after a restart" : ", on the same master"));
+      FakeRuntimeStore store;
+      auto rt = std::make_unique<Runtime>(&store, /*trial_slice=*/10);
+      int64_t id = rt->Create(kThirtyFive);
+      auto act = [&]() {
+        if (action == "pause") return rt->experiments->PauseExperiment(id);
+        if (action == "kill") return rt->experiments->KillExperiment(id);
+        return rt->experiments->ActivateExperiment(id);
+      };
+      if (action == "activate") {
+        ASSERT_TRUE(rt->experiments->PauseExperiment(id).ok());
+      }
+      size_t before = store.Decisions().size();
+      store.FailNextDecision(/*after=*/1);
+      Status st = act();
+      ASSERT_TRUE(st.ok()) << "answered with its first slice: " << st.ToString();
+      ASSERT_EQ(store.Decisions().size(), before + 1);
+      const std::string moved_to =
+          action == "kill" ? "CANCELED" : (action == "pause" ? "PAUSED" : "ACTIVE");
+      std::vector<store::TrialRow> rows = *store.ListTrials(id);
+      size_t moved = 0;
+      for (const store::TrialRow& t : rows) moved += t.state == moved_to;
+      EXPECT_EQ(moved, 10u);
+      if (restart) {
+        rt = std::make_unique<Runtime>(&store, /*trial_slice=*/10);
+        ASSERT_TRUE(rt->Restore().ok());
+      } else {
+        // Any decision about the search (here the same request again) moves the rest first.
+        ASSERT_TRUE(act().ok());
+      }
+      rows = *store.ListTrials(id);
+      ASSERT_EQ(rows.size(), 35u);
+      for (const store::TrialRow& t : rows) EXPECT_EQ(t.state, moved_to) << t.id;
+      std::set<int64_t> once;
+      size_t writes = 0;
+      for (const auto& ids : MovedPerDecision(store, before, moved_to)) {
+        writes += ids.size();
+        once.insert(ids.begin(), ids.end());
+      }
+      EXPECT_EQ(writes, 35u) << "each trial moved once";
+      EXPECT_EQ(once.size(), 35u);
+      if (action == "kill") {
+        EXPECT_TRUE(rt->allocations->ListAllocations().empty());
+        EXPECT_EQ(rt->view.PresentedExperimentState(id).value_or(""), "STATE_CANCELED");
+        continue;
+      }
+      if (action == "pause") {
+        EXPECT_TRUE(rt->allocations->ListAllocations().empty());
+        EXPECT_EQ(rt->view.PresentedExperimentState(id).value_or(""), "STATE_PAUSED");
+        ASSERT_TRUE(rt->experiments->ActivateExperiment(id).ok());
+      }
+      EXPECT_EQ(rt->allocations->ListAllocations().size(), 35u) << "every trial queued once";
+      rows = *store.ListTrials(id);
+      for (const store::TrialRow& t : rows) {
+        EXPECT_EQ(t.state, "ACTIVE");
+        EXPECT_EQ(t.run_id, 2) << "one new run";
+      }
+    }
+  }
+}
+
+// An activation of a large paused search returns its first slice of trials with its state and
+// the others in slices of their own; a task posted after it runs between two slices.
+TEST(RuntimeServicesTest, AnActivationOfALargeSearchReturnsItsTrialsInSlices) {
+  FakeRuntimeStore store;
+  Runtime rt(&store, /*trial_slice=*/10);
+  int64_t id = rt.Create(kThirtyFive);
+  ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
+  size_t before = store.Decisions().size();
+  rt.loop.Start();
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  rt.loop.Post([released] { released.wait(); });  // the loop is busy until released
+  std::promise<Status> activated;
+  rt.experiments->ActivateExperiment(id, [&](Status st) { activated.set_value(std::move(st)); });
+  std::promise<size_t> queued_then;
+  rt.loop.Post([&] { queued_then.set_value(rt.allocations->ListAllocations().size()); });
+  release.set_value();
+  std::future<Status> answer = activated.get_future();
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  Status st = answer.get();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::future<size_t> queued = queued_then.get_future();
+  ASSERT_EQ(queued.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(queued.get(), 10u) << "the task ran after the first slice, before the others";
+  // A decision about the search (a pause) returns the rest first, then pauses all 35 (in
+  // slices too: the second pause settles them).
+  ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
+  ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
+  std::vector<store::DecisionWrites> decisions = store.Decisions();
+  ASSERT_TRUE(decisions[before].experiment_state.has_value());
+  EXPECT_EQ(decisions[before].experiment_state->state, "ACTIVE");
+  // 10 with the state, then slices of 10 until the pause returned the rest at once.
+  std::vector<std::set<int64_t>> returned = MovedPerDecision(store, before, "ACTIVE");
+  EXPECT_EQ(returned[0].size(), 10u);
+  std::set<int64_t> all;
+  size_t writes = 0;
+  for (const auto& ids : returned) {
+    writes += ids.size();
+    all.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(writes, 35u);
+  EXPECT_EQ(all.size(), 35u);
+  std::set<int64_t> paused;
+  for (const auto& ids : MovedPerDecision(store, before, "PAUSED")) {
+    paused.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(paused.size(), 35u);
+  EXPECT_EQ(rt.loop.Read<size_t>([&] { return rt.allocations->ListAllocations().size(); }), 0u);
 }
 
 TEST(RuntimeServicesTest, ARefusedWriteLeavesTheRuntimeAsItWas) {

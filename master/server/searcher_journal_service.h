@@ -1,8 +1,8 @@
 #pragma once
 // SearcherJournalService: persists each experiment's searcher state (the searcher itself and
-// the master's per-trial searcher bookkeeping) as a full snapshot in experiments.snapshot plus
-// an append-only journal of small records (store table searcher_events), instead of a full
-// snapshot after every event (3.4 MB at 10,000 adaptive_asha trials).
+// the master's per-trial searcher bookkeeping) as a full snapshot (store table
+// experiment_snapshots) plus an append-only journal of small records (searcher_events), instead
+// of a full snapshot after every event (3.4 MB at 10,000 adaptive_asha trials).
 //
 // Rules:
 //  1. Persist appends ONE record per call: the searcher events recorded since the last call

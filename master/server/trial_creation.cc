@@ -169,9 +169,20 @@ void ExperimentService::PublishSlice(int64_t experiment_id) {
 
 void ExperimentService::Settle(int64_t experiment_id) {
   auto it = publishing_.find(experiment_id);
-  if (it == publishing_.end()) return;
-  PublishStaged(*experiments_.at(experiment_id), &it->second.staged, nullptr);
-  EndPublication(experiment_id);
+  if (it != publishing_.end()) {
+    PublishStaged(*experiments_.at(experiment_id), &it->second.staged, nullptr);
+    EndPublication(experiment_id);
+  }
+  if (moving_.erase(experiment_id) > 0) {
+    auto exp = experiments_.find(experiment_id);
+    if (exp == experiments_.end()) return;
+    Status st = MoveRemainingTrials(*exp->second);
+    if (!st.ok()) {
+      spdlog::error("experiment {}: cannot move the rest of its trials: {}", experiment_id,
+                    st.ToString());
+      moving_.insert(experiment_id);
+    }
+  }
 }
 
 void ExperimentService::EndPublication(int64_t experiment_id) {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/test_dir.h"
+#include "master/store/decision_writes.h"
 #include "master/store/session_token.h"
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/store_backends.h"
@@ -191,7 +192,17 @@ TEST_P(StoreSuite, DeleteExperimentRemovesEverythingUnderIt) {
   link.trial_id = trial_id;
   link.checkpoint_uuid = "kept";
   ASSERT_TRUE(store_->AddTrialSourceInfo(link).ok());
+  ASSERT_TRUE(store_->WriteExperimentSnapshotText(exp_id, R"({"searcher":1})").ok());
+  ASSERT_TRUE(store_->WriteExperimentSnapshotText(other_exp, R"({"searcher":2})").ok());
   ASSERT_TRUE(store_->DeleteExperiment(exp_id).ok());
+  // Its model definition and snapshot, in tables of their own, go with it.
+  EXPECT_EQ(store_->GetModelDefinition(exp_id).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetExperimentSnapshotText(exp_id).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(*store_->GetModelDefinition(other_exp), "tgz-bytes");
+  EXPECT_EQ(*store_->GetExperimentSnapshotText(other_exp), R"({"searcher":2})");
+  // A snapshot written after the deletion (a writer that lagged) adds nothing.
+  ASSERT_TRUE(store_->WriteExperimentSnapshotText(exp_id, R"({"searcher":3})").ok());
+  EXPECT_EQ(store_->GetExperimentSnapshotText(exp_id).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(store_->ListTrialSourceInfos("gone", "")->empty());
   EXPECT_TRUE(store_->ListTrialSourceInfos("kept", "")->empty());
   EXPECT_EQ(store_->GetExperiment(exp_id).status().code(), StatusCode::kNotFound);
@@ -199,6 +210,29 @@ TEST_P(StoreSuite, DeleteExperimentRemovesEverythingUnderIt) {
   EXPECT_EQ(store_->GetCheckpoint("gone").status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(store_->GetExperiment(other_exp).ok());
   EXPECT_TRUE(store_->GetTrial(other_trial).ok());
+}
+
+// The searcher snapshot lives apart from the experiment's row: state and progress writes keep
+// it, a new snapshot replaces it, and the restore's listing returns it ("{}" before the first).
+TEST_P(StoreSuite, AnExperimentsSnapshotIsKeptApartFromItsRow) {
+  int64_t trial_id = 0;
+  int64_t id = MakeExperimentAndTrial(&trial_id);
+  EXPECT_EQ(*store_->GetExperimentSnapshotText(id), "{}");
+  ASSERT_TRUE(store_->WriteExperimentSnapshotText(id, R"({"searcher":"a"})").ok());
+  DecisionWrites w;
+  w.experiment_state = ExperimentStateWrite{id, "ACTIVE", std::nullopt};
+  w.experiment_progress = ExperimentProgressWrite{id, 0.5};
+  ASSERT_TRUE(store_->ApplyDecision(w).ok());
+  EXPECT_EQ(*store_->GetExperimentSnapshotText(id), R"({"searcher":"a"})");
+  ASSERT_TRUE(store_->WriteExperimentSnapshotText(id, R"({"searcher":"b"})").ok());
+  store_ = Reopen();
+  auto live = store_->ListNonTerminalExperiments();
+  ASSERT_TRUE(live.ok()) << live.status().ToString();
+  ASSERT_EQ(live->size(), 1u);
+  EXPECT_EQ((*live)[0].state, "ACTIVE");
+  EXPECT_DOUBLE_EQ((*live)[0].progress, 0.5);
+  EXPECT_EQ((*live)[0].snapshot, nlohmann::json({{"searcher", "b"}}));
+  EXPECT_EQ(*store_->GetModelDefinition(id), "tgz-bytes");
 }
 
 // Ensures trial-to-checkpoint links are stored once, filter by type, and survive a reopen.

@@ -27,9 +27,10 @@ json ParseJson(const std::string& text) {
 constexpr const char* kExperimentColumns =
     "id, state, config, original_config, owner_id, job_id, start_time, end_time, archived, "
     "progress, parent_id, notes";
+// With `experiment_snapshots s` left-joined (migration 0026 moved the snapshot there).
 constexpr const char* kExperimentColumnsWithSnapshot =
     "id, state, config, original_config, owner_id, job_id, start_time, end_time, archived, "
-    "progress, parent_id, notes, snapshot";
+    "progress, parent_id, notes, COALESCE(s.snapshot, '{}')";
 
 ExperimentRow ReadExperiment(const Statement& s) {
   ExperimentRow r;
@@ -291,21 +292,43 @@ Status SqliteStore::RevokeSession(const std::string& token) {
   return s.Bind(1, SessionTokenDigest(token)).Run();
 }
 
+Status SqliteStore::InsertExperimentBlobsLocked(int64_t id, const std::string& model_definition,
+                                                const nlohmann::json& snapshot) {
+  DET_PREPARE(m,
+              "INSERT INTO experiment_model_definitions (experiment_id, model_definition) "
+              "VALUES (?, ?)");
+  m.Bind(1, id).BindBlob(2, model_definition);
+  DET_RETURN_IF_ERROR(m.Run());
+  if (snapshot.is_null() || (snapshot.is_object() && snapshot.empty())) return Status::Ok();
+  DET_PREPARE(s, "INSERT INTO experiment_snapshots (experiment_id, snapshot) VALUES (?, ?)");
+  return s.Bind(1, id).Bind(2, snapshot.dump()).Run();
+}
+
 Result<int64_t> SqliteStore::InsertExperiment(const ExperimentRow& row,
                                               const std::string& model_definition) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s,
-              "INSERT INTO experiments (state, config, original_config, model_definition, "
-              "owner_id, job_id, start_time, end_time, archived, progress, parent_id, notes, "
-              "snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
-  s.Bind(1, row.state).Bind(2, row.config.dump()).Bind(3, row.original_config);
-  s.BindBlob(4, model_definition);
-  s.Bind(5, row.owner_id).Bind(6, row.job_id).Bind(7, row.start_time).Bind(8, row.end_time);
-  s.Bind(9, row.archived).Bind(10, row.progress).Bind(11, row.parent_id).Bind(12, row.notes);
-  s.Bind(13, row.snapshot.is_null() ? std::string("{}") : row.snapshot.dump());
-  DET_ASSIGN_OR_RETURN(bool inserted, s.Step());
-  if (!inserted) return Internal("insert experiment: no id returned");
-  return s.Int(0);
+  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  int64_t id = 0;
+  Status st = [&]() -> Status {
+    DET_PREPARE(s,
+                "INSERT INTO experiments (state, config, original_config, owner_id, job_id, "
+                "start_time, end_time, archived, progress, parent_id, notes) VALUES (?, ?, ?, ?, "
+                "?, ?, ?, ?, ?, ?, ?) RETURNING id");
+    s.Bind(1, row.state).Bind(2, row.config.dump()).Bind(3, row.original_config);
+    s.Bind(4, row.owner_id).Bind(5, row.job_id).Bind(6, row.start_time).Bind(7, row.end_time);
+    s.Bind(8, row.archived).Bind(9, row.progress).Bind(10, row.parent_id).Bind(11, row.notes);
+    DET_ASSIGN_OR_RETURN(bool inserted, s.Step());
+    if (!inserted) return Internal("insert experiment: no id returned");
+    id = s.Int(0);
+    s.Reset();
+    return InsertExperimentBlobsLocked(id, model_definition, row.snapshot);
+  }();
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return st;
+  }
+  DET_RETURN_IF_ERROR(Exec("COMMIT"));
+  return id;
 }
 
 Result<ExperimentRow> SqliteStore::GetExperiment(int64_t id) {
@@ -342,7 +365,8 @@ Result<std::vector<ExperimentRow>> SqliteStore::ListExperiments(std::optional<bo
 Result<std::vector<ExperimentRow>> SqliteStore::ListNonTerminalExperiments() {
   std::lock_guard<std::mutex> lock(mu_);
   std::string sql = std::string("SELECT ") + kExperimentColumnsWithSnapshot +
-                    " FROM experiments WHERE state IN ('ACTIVE', 'PAUSED', 'STOPPING_COMPLETED', "
+                    " FROM experiments LEFT JOIN experiment_snapshots s ON s.experiment_id = "
+                    "experiments.id WHERE state IN ('ACTIVE', 'PAUSED', 'STOPPING_COMPLETED', "
                     "'STOPPING_CANCELED', 'STOPPING_KILLED', 'STOPPING_ERROR') AND id NOT IN "
                     "(SELECT experiment_id FROM unmanaged_experiments) ORDER BY id";
   DET_PREPARE(s, sql.c_str());
@@ -351,7 +375,9 @@ Result<std::vector<ExperimentRow>> SqliteStore::ListNonTerminalExperiments() {
 
 Result<std::string> SqliteStore::GetModelDefinition(int64_t experiment_id) {
   Reader r = Read();
-  DET_PREPARE_ON(s, r.db(), "SELECT model_definition FROM experiments WHERE id = ?");
+  DET_PREPARE_ON(s, r.db(),
+                 "SELECT model_definition FROM experiment_model_definitions WHERE "
+                 "experiment_id = ?");
   s.Bind(1, experiment_id);
   DET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return NotFound("experiment " + std::to_string(experiment_id) + " not found");
@@ -404,6 +430,8 @@ Status SqliteStore::DeleteExperiment(int64_t id) {
       "DELETE FROM checkpoints WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
       "DELETE FROM allocations WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = ?)",
       "DELETE FROM trials WHERE experiment_id = ?",
+      "DELETE FROM experiment_model_definitions WHERE experiment_id = ?",
+      "DELETE FROM experiment_snapshots WHERE experiment_id = ?",
       "DELETE FROM experiments WHERE id = ?",
   };
   Status st = ExecEachWithIdLocked(kStatements, id);

@@ -286,6 +286,10 @@ class SqliteStore : public Store {
   };
   Status Migrate();
   Status Exec(const std::string& sql);
+  // An experiment's model definition and searcher snapshot (a null or empty one is not
+  // stored) go in tables of their own, off its row (migration 0026). REQUIRES: mu_ held.
+  Status InsertExperimentBlobsLocked(int64_t id, const std::string& model_definition,
+                                     const nlohmann::json& snapshot);
   // Writes the rows in one transaction, one status each (sqlite_store_metrics_ingest.cc).
   // REQUIRES: mu_ held, no transaction open.
   std::vector<Status> WriteMetricsLocked(std::span<const MetricRow* const> rows);

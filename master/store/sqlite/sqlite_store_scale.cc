@@ -37,20 +37,22 @@ Status SqliteStore::BulkInsert(const std::vector<ExperimentRow>& experiments,
   auto insert_all = [&]() -> Status {
     const Dialect d = db_->dialect();
     DET_PREPARE(e,
-                "INSERT INTO experiments (id, state, config, original_config, model_definition, "
-                "owner_id, job_id, start_time, end_time, archived, progress, parent_id, notes, "
-                "snapshot) VALUES (" +
-                    sql::IdOrNext(d, "experiments") + ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                "INSERT INTO experiments (id, state, config, original_config, owner_id, job_id, "
+                "start_time, end_time, archived, progress, parent_id, notes) VALUES (" +
+                    sql::IdOrNext(d, "experiments") +
+                    ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
     for (const ExperimentRow& row : experiments) {
       e.Reset();
       BindId(e, 1, row.id);
       e.Bind(2, row.state).Bind(3, row.config.dump()).Bind(4, row.original_config);
-      e.BindBlob(5, model_definition);
-      e.Bind(6, row.owner_id).Bind(7, row.job_id).Bind(8, row.start_time).Bind(9, row.end_time);
-      e.Bind(10, row.archived).Bind(11, row.progress).Bind(12, row.parent_id);
-      e.Bind(13, row.notes);
-      e.Bind(14, row.snapshot.is_null() ? std::string("{}") : row.snapshot.dump());
-      DET_RETURN_IF_ERROR(e.Run());
+      e.Bind(5, row.owner_id).Bind(6, row.job_id).Bind(7, row.start_time).Bind(8, row.end_time);
+      e.Bind(9, row.archived).Bind(10, row.progress).Bind(11, row.parent_id);
+      e.Bind(12, row.notes);
+      DET_ASSIGN_OR_RETURN(bool inserted, e.Step());
+      if (!inserted) return Internal("insert experiment: no id returned");
+      int64_t id = e.Int(0);
+      e.Reset();
+      DET_RETURN_IF_ERROR(InsertExperimentBlobsLocked(id, model_definition, row.snapshot));
     }
     DET_PREPARE(t,
                 "INSERT INTO trials (id, experiment_id, request_id, seed, hparams, state, "
