@@ -73,6 +73,7 @@ void AllocationService::ProvisionerTick() {
   for (const auto& [id, a] : allocations_) {
     if (a->state == AllocationRuntime::State::kTerminated) continue;
     if (a->state == AllocationRuntime::State::kPending) {
+      if (Held(*a)) continue;  // no demand while its experiment is paused or stopping
       std::string pool = PoolOf(*a);
       if (!provisioner->Provisions(pool)) continue;
       ProvisionerService::PoolDemand& d = input.pools[pool];

@@ -56,10 +56,8 @@ scheduler::ClusterSnapshot AllocationService::Snapshot() const {
   }
   for (const auto& [id, a] : allocations_) {
     if (a->state == AllocationRuntime::State::kTerminated) continue;
+    if (Held(*a)) continue;
     const JobSpec* spec = JobOf(*a);
-    if (a->state == AllocationRuntime::State::kPending && spec != nullptr && spec->hold_queued) {
-      continue;
-    }
     scheduler::AllocationRequest r;
     r.id = id;
     r.job_id = a->job_id;

@@ -61,6 +61,12 @@ const JobSpec* AllocationService::JobOf(const AllocationRuntime& alloc) const {
   return it == jobs_.end() ? nullptr : &it->second;
 }
 
+bool AllocationService::Held(const AllocationRuntime& alloc) const {
+  if (alloc.state != AllocationRuntime::State::kPending) return false;
+  const JobSpec* job = JobOf(alloc);
+  return job != nullptr && job->hold_queued;
+}
+
 std::string AllocationService::PoolOf(const AllocationRuntime& alloc) const {
   const JobSpec* job = JobOf(alloc);
   return job ? job->pool : ResolvePool("", alloc.slots);

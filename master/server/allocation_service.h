@@ -237,6 +237,9 @@ class AllocationService {
  private:
   std::string PoolOf(const AllocationRuntime& alloc) const ON_RUNTIME;
   const JobSpec* JobOf(const AllocationRuntime& alloc) const ON_RUNTIME;
+  // Pending, and its job holds its queued allocations (JobSpec::hold_queued): not placed, not
+  // submitted to Slurm, no demand for the provisioner.
+  bool Held(const AllocationRuntime& alloc) const ON_RUNTIME;
   static std::string ResourcesId(const AllocationRuntime& alloc, size_t rank);
   AllocationRuntime* Find(const std::string& allocation_id) ON_RUNTIME;
   void SetState(AllocationRuntime& alloc, AllocationRuntime::State state) ON_RUNTIME;

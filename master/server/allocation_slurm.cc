@@ -83,8 +83,8 @@ void AllocationService::SlurmPass() {
     AllocationRuntime* found = Find(id);
     if (found == nullptr || found->state != AllocationRuntime::State::kPending) continue;
     AllocationRuntime& alloc = *found;
+    if (Held(alloc)) continue;
     const JobSpec* job = JobOf(alloc);
-    if (job != nullptr && job->hold_queued) continue;
     std::string pool = PoolOf(alloc);
     if (!IsSlurmPool(pool) || slurm_->Tracks(id)) continue;
     slurm::JobRequest r;

@@ -33,12 +33,16 @@ ExperimentRuntime* ExperimentService::FindExperiment(int64_t id) {
 TrialRuntime* ExperimentService::FindTrial(int64_t id) {
   auto it = trials_.find(id);
   if (it == trials_.end()) {
-    // Stored but not yet published: its search publishes the rest first.
+    // Stored but not yet published: its search publishes the rest first. A search's trials are
+    // stored with ascending ids, so the unpublished ones lie in one range (another search's
+    // trial in that range only settles this one early).
     std::optional<int64_t> publishing;
     for (const auto& [exp_id, p] : publishing_) {
       const auto& entries = p.staged.entries;
-      for (size_t i = p.staged.published; i < entries.size() && !publishing; ++i) {
-        if (entries[i].trial->id == id) publishing = exp_id;
+      if (p.staged.published < entries.size() && entries[p.staged.published].trial->id <= id &&
+          id <= entries.back().trial->id) {
+        publishing = exp_id;
+        break;
       }
     }
     if (!publishing) return nullptr;

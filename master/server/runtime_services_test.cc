@@ -743,6 +743,35 @@ TEST(RuntimeServicesTest, AnActivationOfALargeSearchReturnsItsTrialsInSlices) {
   EXPECT_EQ(rt.loop.Read<size_t>([&] { return rt.allocations->ListAllocations().size(); }), 0u);
 }
 
+// A decision about a trial that is stored but not yet published (its search is published in
+// slices) publishes the rest of its search first, then finds it: `det trial kill` of the last
+// trial of a new search kills it rather than answering as if it had ended.
+TEST(RuntimeServicesTest, ADecisionAboutAnUnpublishedTrialPublishesItsSearchFirst) {
+  FakeRuntimeStore store;
+  Runtime rt(&store, /*trial_slice=*/10);
+  rt.Create(kSearch);  // trials 1-3, published before Create returns (no loop thread yet)
+  rt.loop.Start();
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  rt.loop.Post([released] { released.wait(); });  // the loop is busy until released
+  int64_t big = rt.Create(kThirtyFive);            // trials 4-38, published in slices of 10
+  ASSERT_NE(big, 0);
+  const int64_t last = 38;
+  ASSERT_EQ(store.GetTrial(last)->experiment_id, big);
+  std::promise<Status> killed;
+  rt.experiments->KillTrial(last, [&](Status st) { killed.set_value(std::move(st)); });
+  release.set_value();
+  std::future<Status> answer = killed.get_future();
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  Status st = answer.get();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_TRUE(rt.Trial(last).has_value());
+  EXPECT_NE(rt.Trial(last)->state, core::RunState::kActive) << "the kill reached it";
+  EXPECT_EQ(rt.loop.Read<size_t>([&] { return rt.allocations->ListAllocations().size(); }),
+            3u + 34u)
+      << "every other trial of the search published and queued";
+}
+
 TEST(RuntimeServicesTest, ARefusedWriteLeavesTheRuntimeAsItWas) {
   FakeRuntimeStore store;
   Runtime rt(&store);
