@@ -672,11 +672,15 @@ Result<bool> ExperimentService::MoveTrialsSlice(ExperimentRuntime& exp, size_t l
 
 // Also ends the trials the searcher creates meanwhile (a queued trial's end may make it create
 // another).
-Status ExperimentService::MoveRemainingTrials(ExperimentRuntime& exp) {
+Status ExperimentService::MoveEveryTrial(ExperimentRuntime& exp) {
   while (true) {
     DET_ASSIGN_OR_RETURN(bool moved, MoveTrialsSlice(exp, SIZE_MAX));
-    if (!moved) break;
+    if (!moved) return Status::Ok();
   }
+}
+
+Status ExperimentService::MoveRemainingTrials(ExperimentRuntime& exp) {
+  DET_RETURN_IF_ERROR(MoveEveryTrial(exp));
   return IsStopping(exp.state) ? MaybeFinishExperiment(exp) : Status::Ok();
 }
 

@@ -104,10 +104,7 @@ Status ExperimentService::RestoreExperiment(
   // that never started, PAUSED and not initialized, keeps its trials for its first activation.)
   if (IsStopping(ref.state) ||
       ((ref.state == RunState::kPaused || ref.state == RunState::kActive) && ref.initialized)) {
-    while (true) {
-      DET_ASSIGN_OR_RETURN(bool moved, MoveTrialsSlice(ref, SIZE_MAX));
-      if (!moved) break;
-    }
+    DET_RETURN_IF_ERROR(MoveEveryTrial(ref));  // whether it ended is decided below
   }
   if (ref.state == RunState::kActive) {
     DET_ASSIGN_OR_RETURN(std::vector<std::string> stored_ids,

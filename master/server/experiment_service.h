@@ -248,6 +248,9 @@ class ExperimentService : public AllocationOwner {
   // One slice of at most `limit` trials following the experiment's current state; false when
   // none was left to move.
   Result<bool> MoveTrialsSlice(ExperimentRuntime& exp, size_t limit) ON_RUNTIME;
+  // Every slice left, at once; the second also ends a stopping experiment whose trials all
+  // ended.
+  Status MoveEveryTrial(ExperimentRuntime& exp) ON_RUNTIME;
   Status MoveRemainingTrials(ExperimentRuntime& exp) ON_RUNTIME;
   void PostMovingSlice(int64_t experiment_id);
   void ContinueMoving(int64_t experiment_id) ON_RUNTIME;

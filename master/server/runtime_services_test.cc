@@ -112,6 +112,15 @@ struct Runtime {
     return allocations->HandleAgentEvents(agent_id, json{{"events", {ev}}});
   }
   std::optional<RuntimeView::Trial> Trial(int64_t id) { return view.FindTrial(id); }
+  // Starts the loop's thread busy with a task that waits for the returned promise, so what
+  // the test posts meanwhile queues up behind it.
+  std::promise<void> StartHeldLoop() {
+    loop.Start();
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    loop.Post([released] { released.wait(); });
+    return release;
+  }
   // What the master does at start-up, before its loop runs.
   Status Restore() {
     return loop.DecideAndWait([&]() -> Status {
@@ -373,10 +382,7 @@ TEST(RuntimeServicesTest, TheAgentListNeverWaitsForTheLoopAndFollowsItsSlots) {
   int64_t id = 0;
   std::string alloc = rt.StartOneOfThree(&id);
   ASSERT_FALSE(alloc.empty());
-  rt.loop.Start();
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  rt.loop.Post([released] { released.wait(); });  // the loop is busy until released
+  std::promise<void> release = rt.StartHeldLoop();
   auto listed = std::async(std::launch::async, [&] { return rt.allocations->ListAgents(); });
   bool answered = listed.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
   release.set_value();
@@ -485,10 +491,7 @@ TEST(RuntimeServicesTest, ANewSearchIsPublishedInSlicesAndADecisionAboutItSeesEv
   Runtime rt(&store, /*trial_slice=*/10);
   rt.Create(kSearch);  // no loop thread yet: published before Create returns
   ASSERT_EQ(rt.allocations->ListAllocations().size(), 3u);
-  rt.loop.Start();
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  rt.loop.Post([released] { released.wait(); });  // the loop is busy until released
+  std::promise<void> release = rt.StartHeldLoop();
   int64_t big = rt.Create(kThirtyFive);
   ASSERT_NE(big, 0);
   std::promise<size_t> queued_then;
@@ -592,10 +595,7 @@ TEST(RuntimeServicesTest, BetweenTheSlicesOfAKillNoQueuedTrialOfTheSearchStarts)
   Runtime rt(&store, /*trial_slice=*/10);
   int64_t id = rt.Create(kThirtyFive);
   ASSERT_EQ(rt.allocations->ListAllocations().size(), 35u);
-  rt.loop.Start();
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  rt.loop.Post([released] { released.wait(); });  // the loop is busy until released
+  std::promise<void> release = rt.StartHeldLoop();
   std::promise<Status> kill;
   rt.experiments->KillExperiment(id, [&](Status st) { kill.set_value(std::move(st)); });
   std::promise<Result<json>> registered;
@@ -701,10 +701,7 @@ TEST(RuntimeServicesTest, AnActivationOfALargeSearchReturnsItsTrialsInSlices) {
   int64_t id = rt.Create(kThirtyFive);
   ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
   size_t before = store.Decisions().size();
-  rt.loop.Start();
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  rt.loop.Post([released] { released.wait(); });  // the loop is busy until released
+  std::promise<void> release = rt.StartHeldLoop();
   std::promise<Status> activated;
   rt.experiments->ActivateExperiment(id, [&](Status st) { activated.set_value(std::move(st)); });
   std::promise<size_t> queued_then;
@@ -750,10 +747,7 @@ TEST(RuntimeServicesTest, ADecisionAboutAnUnpublishedTrialPublishesItsSearchFirs
   FakeRuntimeStore store;
   Runtime rt(&store, /*trial_slice=*/10);
   rt.Create(kSearch);  // trials 1-3, published before Create returns (no loop thread yet)
-  rt.loop.Start();
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  rt.loop.Post([released] { released.wait(); });  // the loop is busy until released
+  std::promise<void> release = rt.StartHeldLoop();
   int64_t big = rt.Create(kThirtyFive);            // trials 4-38, published in slices of 10
   ASSERT_NE(big, 0);
   const int64_t last = 38;

@@ -304,28 +304,31 @@ Status SqliteStore::InsertExperimentBlobsLocked(int64_t id, const std::string& m
   return s.Bind(1, id).Bind(2, snapshot.dump()).Run();
 }
 
+Result<int64_t> SqliteStore::InsertExperimentLocked(const ExperimentRow& row,
+                                                    const std::string& model_definition) {
+  DET_PREPARE(s,
+              "INSERT INTO experiments (state, config, original_config, owner_id, job_id, "
+              "start_time, end_time, archived, progress, parent_id, notes) VALUES (?, ?, ?, ?, "
+              "?, ?, ?, ?, ?, ?, ?) RETURNING id");
+  s.Bind(1, row.state).Bind(2, row.config.dump()).Bind(3, row.original_config);
+  s.Bind(4, row.owner_id).Bind(5, row.job_id).Bind(6, row.start_time).Bind(7, row.end_time);
+  s.Bind(8, row.archived).Bind(9, row.progress).Bind(10, row.parent_id).Bind(11, row.notes);
+  DET_ASSIGN_OR_RETURN(bool inserted, s.Step());
+  if (!inserted) return Internal("insert experiment: no id returned");
+  int64_t id = s.Int(0);
+  s.Reset();
+  DET_RETURN_IF_ERROR(InsertExperimentBlobsLocked(id, model_definition, row.snapshot));
+  return id;
+}
+
 Result<int64_t> SqliteStore::InsertExperiment(const ExperimentRow& row,
                                               const std::string& model_definition) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  int64_t id = 0;
-  Status st = [&]() -> Status {
-    DET_PREPARE(s,
-                "INSERT INTO experiments (state, config, original_config, owner_id, job_id, "
-                "start_time, end_time, archived, progress, parent_id, notes) VALUES (?, ?, ?, ?, "
-                "?, ?, ?, ?, ?, ?, ?) RETURNING id");
-    s.Bind(1, row.state).Bind(2, row.config.dump()).Bind(3, row.original_config);
-    s.Bind(4, row.owner_id).Bind(5, row.job_id).Bind(6, row.start_time).Bind(7, row.end_time);
-    s.Bind(8, row.archived).Bind(9, row.progress).Bind(10, row.parent_id).Bind(11, row.notes);
-    DET_ASSIGN_OR_RETURN(bool inserted, s.Step());
-    if (!inserted) return Internal("insert experiment: no id returned");
-    id = s.Int(0);
-    s.Reset();
-    return InsertExperimentBlobsLocked(id, model_definition, row.snapshot);
-  }();
-  if (!st.ok()) {
+  Result<int64_t> id = InsertExperimentLocked(row, model_definition);
+  if (!id.ok()) {
     (void)Exec("ROLLBACK");
-    return st;
+    return id;
   }
   DET_RETURN_IF_ERROR(Exec("COMMIT"));
   return id;

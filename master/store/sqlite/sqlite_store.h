@@ -290,6 +290,9 @@ class SqliteStore : public Store {
   // stored) go in tables of their own, off its row (migration 0026). REQUIRES: mu_ held.
   Status InsertExperimentBlobsLocked(int64_t id, const std::string& model_definition,
                                      const nlohmann::json& snapshot);
+  // The experiment's row and its blobs; its new id. REQUIRES: mu_ held, inside a transaction.
+  Result<int64_t> InsertExperimentLocked(const ExperimentRow& row,
+                                         const std::string& model_definition);
   // Writes the rows in one transaction, one status each (sqlite_store_metrics_ingest.cc).
   // REQUIRES: mu_ held, no transaction open.
   std::vector<Status> WriteMetricsLocked(std::span<const MetricRow* const> rows);

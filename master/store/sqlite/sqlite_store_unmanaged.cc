@@ -55,18 +55,7 @@ Result<int64_t> SqliteStore::UpsertUnmanagedExperiment(
         return upd.Bind(1, row.config.dump()).Bind(2, row.original_config).Bind(3, id).Run();
       }
     }
-    DET_PREPARE(ins,
-                "INSERT INTO experiments (state, config, original_config, owner_id, job_id, "
-                "start_time, end_time, archived, progress, parent_id, notes) VALUES (?, ?, ?, "
-                "?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
-    ins.Bind(1, row.state).Bind(2, row.config.dump()).Bind(3, row.original_config);
-    ins.Bind(4, row.owner_id).Bind(5, row.job_id).Bind(6, row.start_time).Bind(7, row.end_time);
-    ins.Bind(8, row.archived).Bind(9, row.progress).Bind(10, row.parent_id).Bind(11, row.notes);
-    DET_ASSIGN_OR_RETURN(bool inserted, ins.Step());
-    if (!inserted) return Internal("insert experiment: no id returned");
-    id = ins.Int(0);
-    ins.Reset();
-    DET_RETURN_IF_ERROR(InsertExperimentBlobsLocked(id, model_definition, row.snapshot));
+    DET_ASSIGN_OR_RETURN(id, InsertExperimentLocked(row, model_definition));
     DET_PREPARE(mark,
                 "INSERT INTO unmanaged_experiments (experiment_id, external_id) VALUES (?, ?)");
     DET_RETURN_IF_ERROR(mark.Bind(1, id).Bind(2, external_id).Run());
