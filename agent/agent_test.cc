@@ -169,9 +169,10 @@ TEST_F(AgentTest, RegistersRunsShipsLogsAndReportsExit) {
   EXPECT_TRUE(std::filesystem::exists(workdir + "/train.sh"));
 
   // A duplicate start (at-least-once delivery) does not run it again.
+  // The context is served before the start that fetches it is queued.
+  master_.SetContext("2.task", "", "tok-a2");
   master_.QueueCommand(StartCommand("a1", "sh train.sh"));
   master_.QueueCommand(StartCommand("a2", nlohmann::json::array({"sh", "-c", "exit 0"}), "2.task"));
-  master_.SetContext("2.task", "", "tok-a2");
   ASSERT_TRUE(WaitEvent("exited", "a2"));
   int a1_exits = 0;
   for (const auto& e : master_.events()) {
