@@ -121,6 +121,22 @@ struct Runtime {
     loop.Post([released] { released.wait(); });
     return release;
   }
+  // Posts a task that counts the queued allocations when the loop gets to it.
+  std::future<Result<size_t>> QueuedWhenRun() {
+    auto count = std::make_shared<std::promise<Result<size_t>>>();
+    std::future<Result<size_t>> f = count->get_future();
+    loop.Post([this, count] { count->set_value(allocations->ListAllocations().size()); });
+    return f;
+  }
+  // What a task on the released loop hands back (a Status or a Result); an error if nothing
+  // came within 30 s.
+  template <typename T>
+  static T Await(std::future<T> f) {
+    if (f.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+      return T(Internal("no answer from the loop within 30 s"));
+    }
+    return f.get();
+  }
   // What the master does at start-up, before its loop runs.
   Status Restore() {
     return loop.DecideAndWait([&]() -> Status {
@@ -494,18 +510,15 @@ TEST(RuntimeServicesTest, ANewSearchIsPublishedInSlicesAndADecisionAboutItSeesEv
   std::promise<void> release = rt.StartHeldLoop();
   int64_t big = rt.Create(kThirtyFive);
   ASSERT_NE(big, 0);
-  std::promise<size_t> queued_then;
-  rt.loop.Post([&] { queued_then.set_value(rt.allocations->ListAllocations().size()); });
+  std::future<Result<size_t>> queued_then = rt.QueuedWhenRun();
   std::promise<Status> paused;
   rt.experiments->PauseExperiment(big, [&](Status st) { paused.set_value(std::move(st)); });
   size_t decisions_before = store.Decisions().size();
   release.set_value();
-  std::future<size_t> queued = queued_then.get_future();
-  ASSERT_EQ(queued.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  EXPECT_EQ(queued.get(), 3u + 10u) << "the task ran after the first slice, before the others";
-  std::future<Status> pause = paused.get_future();
-  ASSERT_EQ(pause.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  Status st = pause.get();
+  Result<size_t> queued = Runtime::Await(std::move(queued_then));
+  ASSERT_TRUE(queued.ok()) << queued.status().ToString();
+  EXPECT_EQ(*queued, 3u + 10u) << "the task ran after the first slice, before the others";
+  Status st = Runtime::Await(paused.get_future());
   ASSERT_TRUE(st.ok()) << st.ToString();
   ASSERT_GT(store.Decisions().size(), decisions_before);
   EXPECT_EQ(store.Decisions()[decisions_before].trials.size(), 10u) << "the pause's first slice";
@@ -602,19 +615,14 @@ TEST(RuntimeServicesTest, BetweenTheSlicesOfAKillNoQueuedTrialOfTheSearchStarts)
   json body = {{"slots", {{{"id", 0}, {"type", "cpu"}}}}, {"running", json::array()}};
   rt.allocations->RegisterAgent("a2", body,
                                 [&](Result<json> r) { registered.set_value(std::move(r)); });
-  std::promise<size_t> queued_then;
-  rt.loop.Post([&] { queued_then.set_value(rt.allocations->ListAllocations().size()); });
+  std::future<Result<size_t>> queued_then = rt.QueuedWhenRun();
   release.set_value();
-  std::future<Status> killed = kill.get_future();
-  ASSERT_EQ(killed.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  Status st = killed.get();
+  Status st = Runtime::Await(kill.get_future());
   ASSERT_TRUE(st.ok()) << st.ToString();
-  std::future<Result<json>> reg = registered.get_future();
-  ASSERT_EQ(reg.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  ASSERT_TRUE(reg.get().ok());
-  std::future<size_t> queued = queued_then.get_future();
-  ASSERT_EQ(queued.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  EXPECT_EQ(queued.get(), 25u) << "the task ran after the first slice, before the others";
+  ASSERT_TRUE(Runtime::Await(registered.get_future()).ok());
+  Result<size_t> queued = Runtime::Await(std::move(queued_then));
+  ASSERT_TRUE(queued.ok()) << queued.status().ToString();
+  EXPECT_EQ(*queued, 25u) << "the task ran after the first slice, before the others";
   // Settles the rest (a decision about the search), then nothing is queued or started.
   ASSERT_TRUE(rt.experiments->KillExperiment(id).ok());
   EXPECT_EQ(rt.loop.Read<size_t>([&] { return rt.allocations->ListAllocations().size(); }), 0u);
@@ -704,16 +712,13 @@ TEST(RuntimeServicesTest, AnActivationOfALargeSearchReturnsItsTrialsInSlices) {
   std::promise<void> release = rt.StartHeldLoop();
   std::promise<Status> activated;
   rt.experiments->ActivateExperiment(id, [&](Status st) { activated.set_value(std::move(st)); });
-  std::promise<size_t> queued_then;
-  rt.loop.Post([&] { queued_then.set_value(rt.allocations->ListAllocations().size()); });
+  std::future<Result<size_t>> queued_then = rt.QueuedWhenRun();
   release.set_value();
-  std::future<Status> answer = activated.get_future();
-  ASSERT_EQ(answer.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  Status st = answer.get();
+  Status st = Runtime::Await(activated.get_future());
   ASSERT_TRUE(st.ok()) << st.ToString();
-  std::future<size_t> queued = queued_then.get_future();
-  ASSERT_EQ(queued.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  EXPECT_EQ(queued.get(), 10u) << "the task ran after the first slice, before the others";
+  Result<size_t> queued = Runtime::Await(std::move(queued_then));
+  ASSERT_TRUE(queued.ok()) << queued.status().ToString();
+  EXPECT_EQ(*queued, 10u) << "the task ran after the first slice, before the others";
   // A decision about the search (a pause) returns the rest first, then pauses all 35 (in
   // slices too: the second pause settles them).
   ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
@@ -755,9 +760,7 @@ TEST(RuntimeServicesTest, ADecisionAboutAnUnpublishedTrialPublishesItsSearchFirs
   std::promise<Status> killed;
   rt.experiments->KillTrial(last, [&](Status st) { killed.set_value(std::move(st)); });
   release.set_value();
-  std::future<Status> answer = killed.get_future();
-  ASSERT_EQ(answer.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  Status st = answer.get();
+  Status st = Runtime::Await(killed.get_future());
   ASSERT_TRUE(st.ok()) << st.ToString();
   ASSERT_TRUE(rt.Trial(last).has_value());
   EXPECT_NE(rt.Trial(last)->state, core::RunState::kActive) << "the kill reached it";
