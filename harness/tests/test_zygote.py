@@ -40,8 +40,30 @@ def test_shadowed_module_finds_an_earlier_copy(tmp_path):
     assert zygote._shadowed_module([str(clean), harness] + sys.path, base) is None
     shadow = tmp_path / "shadow"
     (shadow / "determined").mkdir(parents=True)
+    # A directory without __init__ is a namespace portion: the harness's package still wins.
+    assert zygote._shadowed_module([str(shadow), harness] + sys.path, base) is None
+    (shadow / "determined" / "__init__.py").write_text("")
     why = zygote._shadowed_module([str(shadow), harness] + sys.path, base)
     assert why is not None and why.startswith("'determined' would come from " + str(shadow)), why
+
+
+def test_only_what_python_imports_shadows_a_module(tmp_path):
+    # make demo's example: a `random.yaml` beside train.py is no module (the warm start refused
+    # it as "'random' would come from ..."); a random.py or an extension module is one.
+    import importlib.machinery
+    import random  # noqa: F401  (loaded from the standard library, so it can be shadowed)
+
+    base = {m.split(".")[0] for m in sys.modules} - {"random"}
+    ctx = tmp_path / "ctx"
+    ctx.mkdir()
+    (ctx / "random.yaml").write_text("x: 1\n")
+    (ctx / "random.txt").write_text("")
+    assert zygote._shadowed_module([str(ctx)] + sys.path, base) is None
+    for name in ["random.py", "random" + importlib.machinery.EXTENSION_SUFFIXES[0]]:
+        (ctx / name).write_text("")
+        why = zygote._shadowed_module([str(ctx)] + sys.path, base)
+        assert why is not None and why.startswith("'random' would come from " + str(ctx)), why
+        (ctx / name).unlink()
 
 
 def _start_zygote(tmp_path):

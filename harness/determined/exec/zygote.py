@@ -328,12 +328,35 @@ def _dedup(path: List[str]) -> List[str]:
     return out
 
 
+_MODULE_SUFFIXES = tuple(importlib.machinery.SOURCE_SUFFIXES +
+                         importlib.machinery.BYTECODE_SUFFIXES +
+                         importlib.machinery.EXTENSION_SUFFIXES)
+
+
+def _importable_name(entry: str, name: str) -> Optional[str]:
+    """The module name `entry/name` would be imported as, or None when no import finds it there.
+    Only a module file or a regular package shadows: other files (a `random.yaml` beside
+    train.py) are no module, and a directory without __init__ is a namespace portion, which a
+    module found later on the path still wins over."""
+    for suffix in _MODULE_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)]
+    if "." not in name:
+        package = os.path.join(entry, name)
+        for suffix in _MODULE_SUFFIXES:
+            if os.path.isfile(os.path.join(package, "__init__" + suffix)):
+                return name
+    return None
+
+
 def _names_in(entry: str, cache: Dict[str, Set[str]]) -> Set[str]:
     if entry not in cache:
         names = set()
         try:
             for name in os.listdir(entry):
-                names.add(name.split(".")[0])
+                module = _importable_name(entry, name)
+                if module is not None:
+                    names.add(module)
         except OSError:
             pass
         cache[entry] = names
