@@ -29,6 +29,9 @@ ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_re
   if (exit.out_of_ops) {
     return {ExitDecision::kIdle, restarts, "waiting for the searcher's next operation"};
   }
+  if (exit.op_given_after_exit) {
+    return {ExitDecision::kRescheduleFree, restarts, "the searcher has a new operation"};
+  }
   if (exit.preemption_acked) {
     if (trial_state == RunState::kPaused) return {ExitDecision::kIdle, restarts, "paused"};
     return {ExitDecision::kRescheduleFree, restarts, "preempted"};

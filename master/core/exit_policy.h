@@ -16,6 +16,9 @@ struct AllocationExit {
   bool invalid_hp = false;         // the trial reported an InvalidHP early exit
   bool searcher_closed = false;    // the searcher already finished with this trial
   bool out_of_ops = false;         // told it had no searcher operation for now (awaits one)
+  // Told it had no operation for now, and the searcher has given one since: the process left
+  // because it was told to, so the new operation runs in a new process (the lost promotion).
+  bool op_given_after_exit = false;
 };
 
 enum class ExitDecision {

@@ -41,6 +41,19 @@ TEST(ExitPolicyTest, OutOfOpsWaitsForTheSearcher) {
   EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, failed).decision, ExitDecision::kRestart);
 }
 
+// The lost promotion: the process was told "no operation for now" and left; the searcher's
+// promotion came before its exit did. The trial runs again, no restart counted.
+TEST(ExitPolicyTest, AnOperationGivenAfterTheProcessWasToldNoneRunsAgain) {
+  AllocationExit e{.op_given_after_exit = true};
+  ExitOutcome out = InterpretExit(RunState::kActive, 2, 5, e);
+  EXPECT_EQ(out.decision, ExitDecision::kRescheduleFree);
+  EXPECT_EQ(out.restarts, 2);
+  e.searcher_closed = true;
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, e).decision, ExitDecision::kComplete);
+  AllocationExit failed{.exit_code = 1, .op_given_after_exit = true};
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, failed).decision, ExitDecision::kRestart);
+}
+
 TEST(ExitPolicyTest, StoppingTrialsEndTerminal) {
   AllocationExit killed{.exit_code = 137, .killed_by_user = true};
   EXPECT_EQ(InterpretExit(RunState::kStoppingKilled, 0, 5, killed).decision,

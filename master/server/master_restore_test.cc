@@ -2,12 +2,14 @@
 // change stored but the searcher snapshot that follows it not. The search must carry on.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/test_dir.h"
@@ -171,6 +173,65 @@ TEST_F(MasterRestoreTest, ReadoptedAllocationExitingWithoutAnOperationLeavesTheT
   auto trial = master_->experiments()->GetTrial(first.trial_id);
   ASSERT_TRUE(trial.ok());
   EXPECT_EQ(trial->row.state, "ACTIVE") << "the trial waits for the searcher, it is not done";
+}
+
+// The lost promotion (issue #33): trial A finishes its rung, is told "no operation for now" and
+// its process leaves; before its exit arrives, trial B's result promotes A. The exit must not
+// complete A with the promotion pending: A runs again, without counting a restart.
+TEST_F(MasterRestoreTest, APromotionGivenBeforeTheToldNoneExitArrivesRunsAgain) {
+  StartMaster();
+  Create(
+      "entrypoint: python3 train.py\n"
+      "hyperparameters: {x: {type: double, minval: 0, maxval: 1}}\n"
+      "searcher: {name: async_halving, metric: loss, num_rungs: 2, divisor: 2, max_trials: 2,\n"
+      "           max_concurrent_trials: 2, max_length: {batches: 100}}\n");
+  json agent = {{"slots", {{{"id", 0}, {"type", "cpu"}}, {{"id", 1}, {"type", "cpu"}}}}};
+  ASSERT_TRUE(master_->allocations()->RegisterAgent("a1", agent).ok());
+  auto open = OpenStore()->ListOpenAllocations();
+  ASSERT_TRUE(open.ok());
+  ASSERT_EQ(open->size(), 2u);
+  for (const store::AllocationRow& a : *open) {
+    ASSERT_TRUE(
+        master_->allocations()
+            ->HandleAgentEvents(
+                "a1", {{"events",
+                        {{{"type", "started"}, {"allocationId", a.allocation_id}, {"pid", 100}}}}})
+            .ok());
+  }
+  const store::AllocationRow a = open->at(0);
+  const store::AllocationRow b = open->at(1);
+  ASSERT_TRUE(master_->experiments()->CompleteSearcherOperation(a.trial_id, 50, 0.1).ok());
+  const Result<SearcherOpView> none = SearcherOp(master_.get(), a.trial_id);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  ASSERT_FALSE(none->length.has_value()) << "nothing to promote with one result";
+  // B's worse result promotes A while A's process is on its way out.
+  ASSERT_TRUE(master_->experiments()->CompleteSearcherOperation(b.trial_id, 50, 0.9).ok());
+  ASSERT_TRUE(
+      master_->allocations()
+          ->HandleAgentEvents(
+              "a1", {{"events",
+                      {{{"type", "exited"}, {"allocationId", a.allocation_id}, {"exitCode", 0}}}}})
+          .ok());
+  auto trial = master_->experiments()->GetTrial(a.trial_id);
+  ASSERT_TRUE(trial.ok());
+  EXPECT_EQ(trial->row.state, "ACTIVE") << "the promoted trial must run its next rung";
+  EXPECT_EQ(trial->row.restarts, 0) << "a run the searcher asked for is no restart";
+  const Result<SearcherOpView> next = SearcherOp(master_.get(), a.trial_id);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  ASSERT_TRUE(next->length.has_value());
+  EXPECT_EQ(*next->length, 100u);
+  // A pending allocation has no row until it is placed: the agent's freed slot takes it.
+  bool placed_again = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!placed_again && std::chrono::steady_clock::now() < deadline) {
+    auto reopened = OpenStore()->ListOpenAllocations();
+    ASSERT_TRUE(reopened.ok());
+    for (const store::AllocationRow& r : *reopened) {
+      placed_again |= r.trial_id == a.trial_id && r.allocation_id != a.allocation_id;
+    }
+    if (!placed_again) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(placed_again) << "the promoted trial has a new allocation";
 }
 
 // Allocation tokens are stored as their digest. A pending allocation has no row, but an earlier

@@ -98,6 +98,7 @@ Status ExperimentService::AllocationEnded(const AllocationRuntime& alloc, const 
   e.invalid_hp = trial.searcher().exited_early;
   e.searcher_closed = trial.searcher().closed;
   e.out_of_ops = end.maybe_out_of_ops && trial.searcher().ops.empty();
+  e.op_given_after_exit = end.maybe_out_of_ops && !trial.searcher().ops.empty();
   core::ExitOutcome outcome =
       core::InterpretExit(trial.state, trial.restarts, exp.config.max_restarts, e);
   if (!end.never_started) {
