@@ -13,9 +13,11 @@
 #include "common/version.h"
 #include "master/api/routes.h"
 #include "master/server/agent_token_file.h"
+#include "master/server/data_dir_lock.h"
 #include "master/server/db_config.h"
 #include "master/server/http_server.h"
 #include "master/server/master.h"
+#include "master/server/store_record.h"
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/store_copy.h"
 
@@ -107,8 +109,12 @@ int main(int argc, char** argv) {
   if (port) config.port = *port;
   if (bind) config.bind_address = *bind;
   if (data_dir) config.data_dir = *data_dir;
-  if (store) config.store = *store;
+  if (store) {
+    config.store = *store;
+    config.store_given = true;
+  }
   if (db_url) {
+    config.store_given = true;
     auto target = det::master::server::ParseDbUrl(*db_url);
     if (!target.ok()) return Fail("--db: " + target.status().message());
     config.store = target->store;
@@ -134,6 +140,12 @@ int main(int argc, char** argv) {
   if (det::Status st = det::master::server::MaterializeInlineAgentToken(&config); !st.ok()) {
     return Fail(st.message());
   }
+  // The data dir is this process's alone, before anything in it (the store above all) is read.
+  auto data_dir_lock = det::master::server::DataDirLock::Acquire(config.data_dir);
+  if (!data_dir_lock.ok()) return Fail(data_dir_lock.status().message());
+  auto new_record = det::master::server::ReconcileStore(config.data_dir, config.store_given,
+                                                        &config.store, &config.db_path);
+  if (!new_record.ok()) return Fail(new_record.status().message());
   det::master::store::SqliteOptions db_options;
   auto sync = det::master::store::ParseSqliteSynchronous(config.db_synchronous);
   if (!sync.ok()) return Fail(sync.status().message());
@@ -145,6 +157,14 @@ int main(int argc, char** argv) {
                     ? det::master::store::SqliteStore::OpenPostgres(config.db_path)
                     : det::master::store::SqliteStore::Open(config.db_path, db_options);
   if (!opened.ok()) return Fail(opened.status().message());
+  if (*new_record) {
+    if (det::Status st = det::master::server::WriteStoreRecord(config.data_dir, **new_record);
+        !st.ok()) {
+      return Fail(st.message());
+    }
+    spdlog::info("data dir {} records its store: the {}", config.data_dir,
+                 (*new_record)->Describe());
+  }
 
   // Block the stop signals before any thread starts so only sigwait sees them.
   sigset_t signals;
