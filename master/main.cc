@@ -57,6 +57,17 @@ int MigrateStore(const std::string& from, const std::string& to) {
     total += n;
   }
   std::printf("copied %lld rows from %s\n", static_cast<long long>(total), src->path.c_str());
+  // The data dir that recorded the copied file now belongs to the copy (store_record.h).
+  std::string dir = std::filesystem::absolute(src->path).parent_path().string();
+  auto recorded = det::master::server::ReadStoreRecord(dir);
+  auto from_record = det::master::server::StoreRecordFor("sqlite", src->path);
+  auto to_record = det::master::server::StoreRecordFor("postgres", dst->conninfo);
+  if (recorded.ok() && *recorded && from_record.ok() && to_record.ok() &&
+      (*recorded)->SameStore(*from_record)) {
+    det::Status st = det::master::server::WriteStoreRecord(dir, *to_record);
+    if (!st.ok()) return Fail(st.message());
+    std::printf("data dir %s now records the %s\n", dir.c_str(), to_record->Describe().c_str());
+  }
   return 0;
 }
 
