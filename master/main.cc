@@ -109,6 +109,8 @@ int main(int argc, char** argv) {
   if (*migrate) return MigrateStore(migrate_from, migrate_to);
 
   MasterConfig config;
+  // Whether the config file or a flag names the store; when not, the data dir's record decides.
+  bool store_given = store.has_value() || db_url.has_value();
   if (!config_file.empty()) {
     std::ifstream f(config_file);
     if (!f) return Fail("cannot read --config-file " + config_file);
@@ -116,16 +118,13 @@ int main(int argc, char** argv) {
     ss << f.rdbuf();
     det::Status st = det::master::server::ApplyMasterYaml(ss.str(), &config);
     if (!st.ok()) return Fail("invalid master config " + config_file + ":\n" + st.message());
+    store_given = store_given || det::master::server::ConfigNamesStore(ss.str());
   }
   if (port) config.port = *port;
   if (bind) config.bind_address = *bind;
   if (data_dir) config.data_dir = *data_dir;
-  if (store) {
-    config.store = *store;
-    config.store_given = true;
-  }
+  if (store) config.store = *store;
   if (db_url) {
-    config.store_given = true;
     auto target = det::master::server::ParseDbUrl(*db_url);
     if (!target.ok()) return Fail("--db: " + target.status().message());
     config.store = target->store;
@@ -154,7 +153,7 @@ int main(int argc, char** argv) {
   // The data dir is this process's alone, before anything in it (the store above all) is read.
   auto data_dir_lock = det::master::server::DataDirLock::Acquire(config.data_dir);
   if (!data_dir_lock.ok()) return Fail(data_dir_lock.status().message());
-  auto new_record = det::master::server::ReconcileStore(config.data_dir, config.store_given,
+  auto new_record = det::master::server::ReconcileStore(config.data_dir, store_given,
                                                         &config.store, &config.db_path);
   if (!new_record.ok()) return Fail(new_record.status().message());
   det::master::store::SqliteOptions db_options;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "master/server/password_verifications.h"
 #include "master/server/passwords.h"
 #include "master/store/session_token.h"
 
@@ -68,7 +69,7 @@ Result<std::pair<std::string, store::UserRow>> AuthService::Login(const std::str
   std::string throttled = "user '" + username + "'" +
                           (client_address.empty() ? "" : " from client address " + client_address);
   if (!client_address.empty()) {
-    int64_t by_address = address_throttle_.RetryAfter(address_key, now);
+    int64_t by_address = throttle_.RetryAfter(address_key, now);
     if (by_address > wait) {
       wait = by_address;
       throttled = "client address " + client_address;
@@ -82,7 +83,7 @@ Result<std::pair<std::string, store::UserRow>> AuthService::Login(const std::str
   }
   auto fail = [&]() -> Status {
     throttle_.RecordFailure(user_key, now);
-    if (!client_address.empty()) address_throttle_.RecordFailure(address_key, now);
+    if (!client_address.empty()) throttle_.RecordFailure(address_key, now);
     return Unauthenticated("invalid credentials");
   };
   Result<store::UserRow> user = store_->GetUserByName(username);

@@ -6,8 +6,7 @@
 //
 // A cached session never outlives its row: it ends at the session's expiry, and logout,
 // deactivation and every change of a user drop it here at once (no cache window). Failed logins
-// are throttled per username and client address together, and per client address (LoginThrottle);
-// an unknown username costs the same bcrypt check as a known one. An allocation's token is
+// are throttled per username and per client address (LoginThrottle). An allocation's token is
 // valid only while the allocation runs.
 
 #include <cstdint>
@@ -40,21 +39,13 @@ struct Principal {
 struct AuthOptions {
   // How long a login session lasts (master config security.token_lifetime; Determined's 7 days).
   int64_t session_lifetime_micros = 7ll * 24 * 3600 * 1000000;
-  // Failed logins of one username from one client address: a stranger elsewhere cannot lock
-  // the user out.
   LoginThrottleOptions throttle;
-  // Failed logins from one client address, whatever the username (guessing across users).
-  LoginThrottleOptions address_throttle{.free_failures = 20};
 };
 
 class AuthService {
  public:
   AuthService(store::Store* store, const Clock* clock, AuthOptions options = {})
-      : store_(store),
-        clock_(clock),
-        options_(options),
-        throttle_(options.throttle),
-        address_throttle_(options.address_throttle) {}
+      : store_(store), clock_(clock), options_(options), throttle_(options.throttle) {}
 
   // Creates the built-in users admin and determined on a fresh store (with
   // `initial_password`'s hash when set), then refuses a non-loopback `bind_address` while either
@@ -63,8 +54,8 @@ class AuthService {
                             const std::string& bind_address) EXCLUDES(mu_);
 
   // A new session token for the user, or Unauthenticated("invalid credentials"), or
-  // ResourceExhausted naming when to retry after repeated failures for the username from this
-  // client address, or from the address for any username (then *retry_after_seconds is set).
+  // ResourceExhausted naming when to retry after repeated failures for the username or the
+  // client address (then *retry_after_seconds is set when given).
   Result<std::pair<std::string, store::UserRow>> Login(const std::string& username,
                                                        const std::string& client_hash,
                                                        const std::string& client_address = "",
@@ -105,8 +96,7 @@ class AuthService {
   store::Store* const store_;
   const Clock* const clock_;
   const AuthOptions options_;
-  LoginThrottle throttle_;  // by username and client address
-  LoginThrottle address_throttle_;
+  LoginThrottle throttle_;
   Mutex mu_;
   std::map<std::string, CachedSession> sessions_ GUARDED_BY(mu_);
   // Bumped by every revocation, so a lookup that raced one does not cache what it read.

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/test_dir.h"
+#include "master/server/password_verifications.h"
 #include "master/server/passwords.h"
 #include "master/store/session_token.h"
 #include "master/store/sqlite/sqlite_store.h"
@@ -147,7 +148,7 @@ TEST_F(AuthServiceTest, AStrangersFailuresDoNotLockAUserOutFromHerOwnAddress) {
 
 TEST_F(AuthServiceTest, OneAddressGuessingAcrossUsernamesIsThrottledByTheAddress) {
   ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 5; ++i) {
     auto r = auth_->Login("user" + std::to_string(i), ClientPasswordHash("x"), "10.0.0.7");
     EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
   }

@@ -128,5 +128,12 @@ TEST(StoreRecord, AZeroLengthSqliteFileIsRefusedEvenWithoutARecord) {
   EXPECT_FALSE(fs::exists(dir / kStoreRecordFile));
 }
 
+TEST(StoreRecord, OnlyConfigFieldsThatNameAStoreCountAsGivingOne) {
+  EXPECT_FALSE(ConfigNamesStore("port: 8080\n"));
+  EXPECT_FALSE(ConfigNamesStore("db:\n  synchronous: normal\n"));
+  EXPECT_TRUE(ConfigNamesStore("db:\n  type: sqlite\n"));
+  EXPECT_TRUE(ConfigNamesStore("db:\n  host: 127.0.0.1\n"));
+}
+
 }  // namespace
 }  // namespace det::master::server

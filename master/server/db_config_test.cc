@@ -61,18 +61,5 @@ TEST(DbConfig, MasterYamlSelectsPostgres) {
   EXPECT_FALSE(FinalizeMasterConfig(&bad).ok());
 }
 
-TEST(DbConfig, OnlyFieldsThatNameAStoreCountAsGivingOne) {
-  // Without one, the data dir's store record decides (store_record.h).
-  MasterConfig tuning;
-  ASSERT_TRUE(ApplyMasterYaml("db:\n  synchronous: normal\n", &tuning).ok());
-  EXPECT_FALSE(tuning.store_given);
-  MasterConfig sqlite;
-  ASSERT_TRUE(ApplyMasterYaml("db:\n  type: sqlite\n", &sqlite).ok());
-  EXPECT_TRUE(sqlite.store_given);
-  MasterConfig pg;
-  ASSERT_TRUE(ApplyMasterYaml("db:\n  host: 127.0.0.1\n", &pg).ok());
-  EXPECT_TRUE(pg.store_given);
-}
-
 }  // namespace
 }  // namespace det::master::server

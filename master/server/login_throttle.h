@@ -1,9 +1,8 @@
 #pragma once
 // LoginThrottle: slows password guessing. After `free_failures` failed logins in a row for one
-// key (AuthService uses a username together with the client address, and a client address
-// alone), each further attempt for that key waits an exponential back-off (1 s, 2 s, 4 s, ... up
-// to `max_delay`) counted from the latest failure; RecordSuccess clears a key, and a key with no
-// failure for `forget_after` starts over. No I/O; time comes from the caller.
+// key (a username, or a client address), each further attempt for that key waits an exponential
+// back-off (1 s, 2 s, 4 s, ... up to `max_delay`) counted from the latest failure; a successful
+// login clears the username's count and the address's. No I/O; time comes from the caller.
 
 #include <cstdint>
 #include <map>
@@ -18,7 +17,6 @@ struct LoginThrottleOptions {
   int64_t base_delay_micros = 1'000'000;
   int64_t max_delay_micros = 15ll * 60 * 1'000'000;
   size_t max_tracked_keys = 100'000;  // beyond this, the oldest entries are dropped
-  int64_t forget_after_micros = 3600ll * 1'000'000;
 };
 
 class LoginThrottle {

@@ -112,10 +112,6 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
     if (doc.contains("cluster_name")) config->cluster_name = doc["cluster_name"].get<std::string>();
     if (doc.contains("db")) {
       const json& db = doc["db"];
-      for (const char* k : {"type", "path", "host", "port", "name", "user", "password", "ssl_mode",
-                            "ssl_root_cert"}) {
-        config->store_given = config->store_given || db.contains(k);
-      }
       if (db.contains("type")) config->store = db["type"].get<std::string>();
       if (db.contains("path")) config->db_path = db["path"].get<std::string>();
       if (db.contains("synchronous")) {

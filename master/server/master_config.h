@@ -19,9 +19,6 @@ struct MasterConfig {
   std::string data_dir = "./det-data";  // SQLite db, default checkpoints
   std::string store = "sqlite";         // sqlite (postgres: later)
   std::string db_path;                  // Default: <data_dir>/determined.db
-  // db.type, db.path or a PostgreSQL field (or --store/--db) named the store; when not, the
-  // data dir's store record (store_record.h) decides.
-  bool store_given = false;
   // db.synchronous: "full" syncs SQLite's log at every commit (a commit survives power loss);
   // "normal" at checkpoints only (a commit survives kill -9; power loss may take the latest).
   std::string db_synchronous = "full";

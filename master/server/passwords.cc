@@ -9,6 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "master/server/password_verifications.h"
+
 namespace det::master::server {
 namespace {
 

@@ -2,7 +2,6 @@
 // Password and token helpers. Clients send sha512_hex(salt + password) ("client hash"); the
 // store keeps bcrypt of that, so the plain password never reaches the master's disk.
 
-#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -14,15 +13,8 @@ namespace det::master::server {
 std::string ClientPasswordHash(const std::string& password);
 // bcrypt ($2b$, cost 10) of a client hash.
 Result<std::string> BcryptHash(const std::string& client_hash);
-// Whether `client_hash` matches the stored hash; a blank (nullopt) hash matches only "". Every
-// call runs one bcrypt check of cost 10 (a blank hash checks DummyPasswordHash), so its time
-// does not tell what was stored.
+// Whether `client_hash` matches the stored hash; a blank (nullopt) hash matches only "".
 bool VerifyPassword(const std::string& client_hash, const std::optional<std::string>& stored);
-// A bcrypt hash of the same cost as BcryptHash's, of a random secret nobody knows: what a login
-// for an unknown username is checked against.
-const std::string& DummyPasswordHash();
-// How many bcrypt checks VerifyPassword has run in this process (a test seam).
-uint64_t PasswordVerifications();
 // 32 random bytes from the OS, hex encoded.
 std::string NewToken();
 // Whether `address` is a loopback address (127.0.0.0/8, ::1, localhost).

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "master/config/experiment_config.h"
 #include "master/store/sqlite/db.h"
 
 namespace det::master::server {
@@ -55,6 +56,19 @@ Status Mismatch(const std::string& data_dir, const StoreRecord& recorded,
 }
 
 }  // namespace
+
+bool ConfigNamesStore(const std::string& yaml_text) {
+  Result<nlohmann::json> doc = config::YamlToJson(yaml_text);
+  if (!doc.ok() || !doc->is_object() || !doc->contains("db") || !(*doc)["db"].is_object()) {
+    return false;
+  }
+  const nlohmann::json& db = (*doc)["db"];
+  for (const char* k : {"type", "path", "host", "port", "name", "user", "password", "ssl_mode",
+                        "ssl_root_cert"}) {
+    if (db.contains(k)) return true;
+  }
+  return false;
+}
 
 std::string StoreRecord::Describe() const {
   if (store == "sqlite") return "SQLite database " + sqlite_path;

@@ -29,6 +29,10 @@ struct StoreRecord {
   std::string Conninfo() const;
 };
 
+// Whether a master.yaml names the store (db.type, db.path or a PostgreSQL field); when neither it
+// nor --store/--db does, the data dir's record decides.
+bool ConfigNamesStore(const std::string& yaml_text);
+
 // The record for `store` ("sqlite" or "postgres") at `db_path` (a file, or a libpq conninfo/URI).
 Result<StoreRecord> StoreRecordFor(const std::string& store, const std::string& db_path);
 
