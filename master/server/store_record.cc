@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "master/config/experiment_config.h"
-#include "master/store/sqlite/db.h"
 
 namespace det::master::server {
 namespace fs = std::filesystem;
@@ -35,15 +34,24 @@ std::string Quote(const std::string& v) {
   return out + "'";
 }
 
-// Whether the PostgreSQL database holds this master's schema (its migrations table).
+// Whether the PostgreSQL database holds this master's schema (its migrations table). A bare
+// libpq session: nothing is created in a database that is about to be refused.
 Result<bool> PostgresHasSchema(const std::string& conninfo) {
-  DET_ASSIGN_OR_RETURN(std::unique_ptr<store::Db> db, store::OpenPostgresDb(conninfo));
-  auto s = db->Prepare(
-      "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations' "
-      "AND table_schema = current_schema()");
-  DET_RETURN_IF_ERROR(s->prepared());
-  DET_ASSIGN_OR_RETURN(bool row, s->Step());
-  return row && s->Int(0) > 0;
+  PGconn* conn = PQconnectdb(conninfo.c_str());
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string why = PQerrorMessage(conn);
+    PQfinish(conn);
+    while (!why.empty() && why.back() == '\n') why.pop_back();
+    return Unavailable("cannot connect to PostgreSQL: " + why);
+  }
+  PGresult* res = PQexec(conn, "SELECT to_regclass('schema_migrations') IS NOT NULL");
+  bool ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
+  bool has = ok && std::string(PQgetvalue(res, 0, 0)) == "t";
+  std::string why = ok ? "" : PQresultErrorMessage(res);
+  PQclear(res);
+  PQfinish(conn);
+  if (!ok) return Internal("cannot read the PostgreSQL catalog: " + why);
+  return has;
 }
 
 Status Mismatch(const std::string& data_dir, const StoreRecord& recorded,
