@@ -146,13 +146,13 @@ int main(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) return Fail("cannot create data dir " + config.data_dir + ": " + ec.message());
+  // The data dir is this process's alone, before anything in it is read or written.
+  auto data_dir_lock = det::master::server::DataDirLock::Acquire(config.data_dir);
+  if (!data_dir_lock.ok()) return Fail(data_dir_lock.status().message());
   // Agents the master launches (Slurm, provisioner) get an inline secret through a 0600 file.
   if (det::Status st = det::master::server::MaterializeInlineAgentToken(&config); !st.ok()) {
     return Fail(st.message());
   }
-  // The data dir is this process's alone, before anything in it (the store above all) is read.
-  auto data_dir_lock = det::master::server::DataDirLock::Acquire(config.data_dir);
-  if (!data_dir_lock.ok()) return Fail(data_dir_lock.status().message());
   auto new_record = det::master::server::ReconcileStore(config.data_dir, store_given,
                                                         &config.store, &config.db_path);
   if (!new_record.ok()) return Fail(new_record.status().message());
