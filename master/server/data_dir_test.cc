@@ -30,7 +30,7 @@ TEST(DataDirLock, ASecondHolderIsRefusedNamingTheFirstsPid) {
   auto second = DataDirLock::Acquire(dir.string());
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
-  const std::string& msg = second.status().message();
+  const std::string msg = second.status().message();
   EXPECT_NE(msg.find("in use by another determined-master"), std::string::npos) << msg;
   EXPECT_NE(msg.find("pid " + std::to_string(getpid())), std::string::npos) << msg;
   EXPECT_NE(msg.find(dir.string()), std::string::npos) << msg;
@@ -85,7 +85,7 @@ TEST(StoreRecord, AStartNamingAnotherStoreIsRefusedNamingBoth) {
   auto r = ReconcileStore(dir.string(), true, &store, &path);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
-  const std::string& msg = r.status().message();
+  const std::string msg = r.status().message();
   EXPECT_NE(msg.find("PostgreSQL database cluster on db.local:5433 as user det"),
             std::string::npos)
       << msg;
