@@ -346,6 +346,24 @@ std::unique_ptr<HttpClient> LocalMasterClient(const ClusterUpOptions& options) {
 
 }  // namespace
 
+namespace {
+
+// "postgres" when the data dir recorded its store as the PostgreSQL det-postgres keeps under it
+// (so it is started again), else "" (the master reads the record itself).
+std::string RecordedLocalDb(const std::string& dir) {
+  std::ifstream in(dir + "/store.json");
+  if (!in) return "";
+  nlohmann::json r = nlohmann::json::parse(in, nullptr, false);
+  std::error_code ec;
+  if (r.is_object() && r.value("store", "") == "postgres" &&
+      fs::exists(dir + "/postgres/data/PG_VERSION", ec)) {
+    return "postgres";
+  }
+  return "";
+}
+
+}  // namespace
+
 Status MasterUp(const ClusterUpOptions& options) {
   std::error_code ec;
   std::string dir = NormalizedDir(options.data_dir);
@@ -359,17 +377,22 @@ Status MasterUp(const ClusterUpOptions& options) {
   DET_ASSIGN_OR_RETURN(std::string master_bin, FindSiblingBinary("determined-master"));
   std::vector<std::string> master_argv = {master_bin, "--port", std::to_string(options.master_port),
                                           "--data-dir", dir};
-  if (options.db == "postgres") {
+  std::string db = options.db.empty() ? RecordedLocalDb(dir) : options.db;
+  if (db.empty()) {
+    // No --db: the master reuses the store its data dir recorded (sqlite on a first start).
+  } else if (db == "sqlite") {
+    master_argv.insert(master_argv.end(), {"--store", "sqlite"});
+  } else if (db == "postgres") {
     DET_ASSIGN_OR_RETURN(std::string url, RunDetPostgres("start", dir));
     Print("PostgreSQL is up (" + dir + "/postgres, log " + dir + "/postgres/postgres.log)\n");
     master_argv.push_back("--db");
     master_argv.push_back(url);
-  } else if (IsPostgresUrl(options.db)) {
+  } else if (IsPostgresUrl(db)) {
     // A server someone else runs (and stops): the master gets the URL as given.
     master_argv.push_back("--db");
-    master_argv.push_back(options.db);
-  } else if (options.db != "sqlite") {
-    return InvalidArgument(std::string("--db: ") + kDbRule + " (got '" + options.db + "')");
+    master_argv.push_back(db);
+  } else {
+    return InvalidArgument(std::string("--db: ") + kDbRule + " (got '" + db + "')");
   }
   if (!options.master_config_path.empty()) {
     std::string cfg = fs::absolute(options.master_config_path, ec).string();
@@ -586,8 +609,9 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
   up_cmd->add_option("--master-config-path", up->master_config_path, "master config file");
   up_cmd
       ->add_option("--db", up->db,
-                   "sqlite (default: embedded), postgres (a PostgreSQL under the data dir) or "
-                   "postgres://user@host:port/name (an existing database)")
+                   "sqlite (embedded), postgres (a PostgreSQL under the data dir) or "
+                   "postgres://user@host:port/name (an existing database); default: the store "
+                   "the data dir recorded, else sqlite")
       ->check(DbChoice());
   up_cmd->add_option("--resource-pool", up->resource_pool,
                      "resource pool the agents join (default: the master's default pool)");
@@ -605,7 +629,8 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx) {
   mu->add_option("--data-dir", master_up->data_dir, "state, logs and pid files");
   mu->add_option("--master-config-path", master_up->master_config_path, "master config file");
   mu->add_option("--db", master_up->db,
-                 "sqlite (default), postgres (under the data dir) or postgres://... (existing)")
+                 "sqlite, postgres (under the data dir) or postgres://... (existing); default: "
+                 "the store the data dir recorded, else sqlite")
       ->check(DbChoice());
   mu->add_option("--tls-cert", master_up->tls_cert, "serve HTTPS with this PEM certificate chain");
   mu->add_option("--tls-key", master_up->tls_key, "the private key of --tls-cert");

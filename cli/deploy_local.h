@@ -25,8 +25,9 @@ struct ClusterUpOptions {
   std::string resource_pool;       // agents join this pool; empty: the master's default
   // "sqlite" (default): the master's embedded store; "postgres": a PostgreSQL started under
   // <data dir>/postgres by det-postgres (stopped by cluster-down); a postgres:// URL: an
-  // existing database, passed to the master as is (cluster-down leaves its server alone).
-  std::string db = "sqlite";
+  // existing database, passed to the master as is (cluster-down leaves its server alone);
+  // empty (no --db): the store the data dir recorded (<data dir>/store.json), else sqlite.
+  std::string db;
   // agent: the master and agents; slurm: a local Slurm (deploy_local_slurm.h) and the master.
   std::string resource_manager = "agent";
   // HTTPS: the master's certificate and key (cluster-up, master-up); agent-up needs only the

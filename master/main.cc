@@ -13,9 +13,11 @@
 #include "common/version.h"
 #include "master/api/routes.h"
 #include "master/server/agent_token_file.h"
+#include "master/server/data_dir_lock.h"
 #include "master/server/db_config.h"
 #include "master/server/http_server.h"
 #include "master/server/master.h"
+#include "master/server/store_record.h"
 #include "master/store/sqlite/sqlite_store.h"
 #include "master/store/store_copy.h"
 
@@ -55,6 +57,17 @@ int MigrateStore(const std::string& from, const std::string& to) {
     total += n;
   }
   std::printf("copied %lld rows from %s\n", static_cast<long long>(total), src->path.c_str());
+  // The data dir that recorded the copied file now belongs to the copy (store_record.h).
+  std::string dir = std::filesystem::absolute(src->path).parent_path().string();
+  auto recorded = det::master::server::ReadStoreRecord(dir);
+  auto from_record = det::master::server::StoreRecordFor("sqlite", src->path);
+  auto to_record = det::master::server::StoreRecordFor("postgres", dst->conninfo);
+  if (recorded.ok() && *recorded && from_record.ok() && to_record.ok() &&
+      (*recorded)->SameStore(*from_record)) {
+    det::Status st = det::master::server::WriteStoreRecord(dir, *to_record);
+    if (!st.ok()) return Fail(st.message());
+    std::printf("data dir %s now records the %s\n", dir.c_str(), to_record->Describe().c_str());
+  }
   return 0;
 }
 
@@ -96,6 +109,8 @@ int main(int argc, char** argv) {
   if (*migrate) return MigrateStore(migrate_from, migrate_to);
 
   MasterConfig config;
+  // Whether the config file or a flag names the store; when not, the data dir's record decides.
+  bool store_given = store.has_value() || db_url.has_value();
   if (!config_file.empty()) {
     std::ifstream f(config_file);
     if (!f) return Fail("cannot read --config-file " + config_file);
@@ -103,6 +118,7 @@ int main(int argc, char** argv) {
     ss << f.rdbuf();
     det::Status st = det::master::server::ApplyMasterYaml(ss.str(), &config);
     if (!st.ok()) return Fail("invalid master config " + config_file + ":\n" + st.message());
+    store_given = store_given || det::master::server::ConfigNamesStore(ss.str());
   }
   if (port) config.port = *port;
   if (bind) config.bind_address = *bind;
@@ -130,10 +146,16 @@ int main(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) return Fail("cannot create data dir " + config.data_dir + ": " + ec.message());
+  // The data dir is this process's alone, before anything in it is read or written.
+  auto data_dir_lock = det::master::server::DataDirLock::Acquire(config.data_dir);
+  if (!data_dir_lock.ok()) return Fail(data_dir_lock.status().message());
   // Agents the master launches (Slurm, provisioner) get an inline secret through a 0600 file.
   if (det::Status st = det::master::server::MaterializeInlineAgentToken(&config); !st.ok()) {
     return Fail(st.message());
   }
+  auto new_record = det::master::server::ReconcileStore(config.data_dir, store_given,
+                                                        &config.store, &config.db_path);
+  if (!new_record.ok()) return Fail(new_record.status().message());
   det::master::store::SqliteOptions db_options;
   auto sync = det::master::store::ParseSqliteSynchronous(config.db_synchronous);
   if (!sync.ok()) return Fail(sync.status().message());
@@ -145,6 +167,14 @@ int main(int argc, char** argv) {
                     ? det::master::store::SqliteStore::OpenPostgres(config.db_path)
                     : det::master::store::SqliteStore::Open(config.db_path, db_options);
   if (!opened.ok()) return Fail(opened.status().message());
+  if (*new_record) {
+    if (det::Status st = det::master::server::WriteStoreRecord(config.data_dir, **new_record);
+        !st.ok()) {
+      return Fail(st.message());
+    }
+    spdlog::info("data dir {} records its store: the {}", config.data_dir,
+                 (*new_record)->Describe());
+  }
 
   // Block the stop signals before any thread starts so only sigwait sees them.
   sigset_t signals;

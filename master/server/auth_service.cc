@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "master/server/password_verifications.h"
 #include "master/server/passwords.h"
 #include "master/store/session_token.h"
 
@@ -60,10 +61,13 @@ Result<std::pair<std::string, store::UserRow>> AuthService::Login(const std::str
                                                                   const std::string& client_address,
                                                                   int64_t* retry_after_seconds) {
   const int64_t now = clock_->NowMicros();
-  const std::string user_key = "user:" + username;
+  // Keyed by the user together with the address: failures from one address never lock the user
+  // out of another.
+  const std::string user_key = "user:" + username + "\naddress:" + client_address;
   const std::string address_key = "address:" + client_address;
   int64_t wait = throttle_.RetryAfter(user_key, now);
-  std::string throttled = "user '" + username + "'";
+  std::string throttled = "user '" + username + "'" +
+                          (client_address.empty() ? "" : " from client address " + client_address);
   if (!client_address.empty()) {
     int64_t by_address = throttle_.RetryAfter(address_key, now);
     if (by_address > wait) {
@@ -84,12 +88,15 @@ Result<std::pair<std::string, store::UserRow>> AuthService::Login(const std::str
   };
   Result<store::UserRow> user = store_->GetUserByName(username);
   if (!user.ok()) {
-    if (user.status().code() == StatusCode::kNotFound) return fail();
-    return user.status();
+    if (user.status().code() != StatusCode::kNotFound) return user.status();
+    // The same bcrypt work as for a known user, so the answer's time does not tell which
+    // usernames exist.
+    (void)VerifyPassword(client_hash, DummyPasswordHash());
+    return fail();
   }
   if (!VerifyPassword(client_hash, user->password_hash)) return fail();
+  // The address's count stays: a guesser cannot reset it by logging in to an account of its own.
   throttle_.RecordSuccess(user_key);
-  if (!client_address.empty()) throttle_.RecordSuccess(address_key);
   if (!user->active) return PermissionDenied("user " + username + " is not active");
   DET_ASSIGN_OR_RETURN(std::string token, CreateSession(user->id));
   return std::make_pair(token, user.value());

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/test_dir.h"
+#include "master/server/password_verifications.h"
 #include "master/server/passwords.h"
 #include "master/store/session_token.h"
 #include "master/store/sqlite/sqlite_store.h"
@@ -119,19 +120,73 @@ TEST_F(AuthServiceTest, RepeatedFailedLoginsAreThrottledPerUserAndAddress) {
     EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
   }
   int64_t retry = 0;
-  auto throttled = auth_->Login("admin", ClientPasswordHash(""), "10.0.0.2", &retry);
+  auto throttled = auth_->Login("admin", ClientPasswordHash(""), "10.0.0.1", &retry);
   EXPECT_EQ(throttled.status().code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(retry, 1);
-  EXPECT_EQ(throttled.status().message(), "too many failed logins for user 'admin'; retry in 1 s");
-  // Another user from the same address is throttled by the address.
-  retry = 0;
-  auto by_address = auth_->Login("determined", ClientPasswordHash(""), "10.0.0.1", &retry);
-  EXPECT_EQ(by_address.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(by_address.status().message().find("client address 10.0.0.1"), std::string::npos);
+  EXPECT_EQ(throttled.status().message(),
+            "too many failed logins for user 'admin' from client address 10.0.0.1; retry in 1 s");
+  // The guesser's failures do not lock admin out from another address.
+  EXPECT_TRUE(auth_->Login("admin", ClientPasswordHash(""), "10.0.0.2").ok());
   // After the wait, the right password works and clears the count.
   clock_.Advance(1000001);
-  LoginOk("admin", "");
-  EXPECT_TRUE(auth_->Login("admin", ClientPasswordHash(""), "10.0.0.3").ok());
+  EXPECT_TRUE(auth_->Login("admin", ClientPasswordHash(""), "10.0.0.1").ok());
+  EXPECT_TRUE(auth_->Login("admin", ClientPasswordHash(""), "10.0.0.1").ok());
+}
+
+TEST_F(AuthServiceTest, AStrangersFailuresDoNotLockAUserOutFromHerOwnAddress) {
+  ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
+  // bob's address guesses alice's (here: admin's) password until throttled for her...
+  for (int i = 0; i < 12; ++i) (void)auth_->Login("admin", ClientPasswordHash("x"), "10.9.9.9");
+  EXPECT_EQ(auth_->Login("admin", ClientPasswordHash(""), "10.9.9.9").status().code(),
+            StatusCode::kResourceExhausted);
+  // ...and she still logs in from hers, again and again.
+  for (int i = 0; i < 3; ++i) {
+    auto mine = auth_->Login("admin", ClientPasswordHash(""), "10.1.1.1");
+    EXPECT_TRUE(mine.ok()) << mine.status().ToString();
+  }
+}
+
+TEST_F(AuthServiceTest, OneAddressGuessingAcrossUsernamesIsThrottledByTheAddress) {
+  ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
+  for (int i = 0; i < 5; ++i) {
+    auto r = auth_->Login("user" + std::to_string(i), ClientPasswordHash("x"), "10.0.0.7");
+    EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
+  }
+  int64_t retry = 0;
+  auto by_address = auth_->Login("determined", ClientPasswordHash(""), "10.0.0.7", &retry);
+  EXPECT_EQ(by_address.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(by_address.status().message().find("client address 10.0.0.7"), std::string::npos);
+  EXPECT_EQ(retry, 1);
+  // Logging in to an account of its own does not reset the address's count.
+  clock_.Advance(1000001);
+  EXPECT_TRUE(auth_->Login("determined", ClientPasswordHash(""), "10.0.0.7").ok());
+  (void)auth_->Login("user99", ClientPasswordHash("x"), "10.0.0.7");
+  EXPECT_EQ(auth_->Login("determined", ClientPasswordHash(""), "10.0.0.7").status().code(),
+            StatusCode::kResourceExhausted);
+  // Other addresses are not affected.
+  EXPECT_TRUE(auth_->Login("determined", ClientPasswordHash(""), "10.0.0.8").ok());
+}
+
+TEST_F(AuthServiceTest, AnUnknownUsernameCostsTheSameBcryptCheckAsAKnownOne) {
+  ASSERT_TRUE(auth_->EnsureBuiltinUsers(std::nullopt, "127.0.0.1").ok());
+  (void)DummyPasswordHash();  // made once, before counting
+  uint64_t before = PasswordVerifications();
+  EXPECT_EQ(auth_->Login("nobody", ClientPasswordHash("x"), "10.0.0.1").status().code(),
+            StatusCode::kUnauthenticated);
+  EXPECT_EQ(PasswordVerifications() - before, 1u);
+  before = PasswordVerifications();
+  EXPECT_EQ(auth_->Login("admin", ClientPasswordHash("x"), "10.0.0.1").status().code(),
+            StatusCode::kUnauthenticated);
+  EXPECT_EQ(PasswordVerifications() - before, 1u);
+  // A blank stored password (admin's here) is checked at the same cost too.
+  before = PasswordVerifications();
+  EXPECT_TRUE(auth_->Login("admin", ClientPasswordHash(""), "10.0.0.1").ok());
+  EXPECT_EQ(PasswordVerifications() - before, 1u);
+  // The dummy hash is bcrypt of the cost real hashes have.
+  Result<std::string> real = BcryptHash(ClientPasswordHash("pw"));
+  ASSERT_TRUE(real.ok());
+  EXPECT_EQ(DummyPasswordHash().substr(0, 7), real->substr(0, 7));  // "$2b$10$"
+  EXPECT_EQ(DummyPasswordHash().size(), real->size());
 }
 
 TEST_F(AuthServiceTest, AnEndedAllocationsTokenIsRefused) {

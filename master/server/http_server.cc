@@ -466,6 +466,11 @@ bool HttpServer::tls() const { return core_->tls != nullptr; }
 
 namespace {
 
+constexpr char kTls12Ciphers[] =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
 // A server context from PEM files; the error names the file and OpenSSL's reason.
 Result<std::unique_ptr<net::ssl::context>> LoadTlsContext(const HttpServerOptions& options) {
   if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
@@ -479,6 +484,11 @@ Result<std::unique_ptr<net::ssl::context>> LoadTlsContext(const HttpServerOption
                        net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
                        net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use,
                    ec);
+  // TLS 1.2 suites limited to AEAD ciphers with forward secrecy (TLS 1.3's are all of that).
+  if (SSL_CTX_set_cipher_list(ctx->native_handle(), kTls12Ciphers) != 1) {
+    return Internal(std::string("cannot set the TLS 1.2 cipher list ") + kTls12Ciphers);
+  }
+  SSL_CTX_set_options(ctx->native_handle(), SSL_OP_CIPHER_SERVER_PREFERENCE);
   ctx->use_certificate_chain_file(options.tls_cert_file, ec);
   if (ec) {
     return InvalidArgument("security.tls.cert: cannot load certificate chain '" +

@@ -2,6 +2,8 @@
 // det::HttpClient (libcurl) as det and the agent use it.
 #include <gtest/gtest.h>
 
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <cstdlib>
 #include <string>
 
@@ -19,6 +21,27 @@ void MakeCert(const std::filesystem::path& dir, const std::string& name) {
                     (dir / (name + ".key")).string() + " -out " + (dir / (name + ".crt")).string() +
                     " >/dev/null 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+// Whether a TLS 1.2 client offering only `ciphers` (OpenSSL names) completes a handshake with
+// the server on `port`; `error` gets the reason when not.
+bool Tls12HandshakeWith(int port, const std::string& ciphers, std::string* error) {
+  namespace net = boost::asio;
+  net::io_context io;
+  net::ssl::context ctx(net::ssl::context::tls_client);
+  SSL_CTX_set_max_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+  if (SSL_CTX_set_cipher_list(ctx.native_handle(), ciphers.c_str()) != 1) {
+    *error = "this OpenSSL cannot offer " + ciphers;
+    return false;
+  }
+  ctx.set_verify_mode(net::ssl::verify_none);
+  net::ssl::stream<net::ip::tcp::socket> stream(io, ctx);
+  boost::system::error_code ec;
+  stream.lowest_layer().connect(
+      net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<uint16_t>(port)), ec);
+  if (!ec) stream.handshake(net::ssl::stream_base::client, ec);
+  if (ec) *error = ec.message();
+  return !ec;
 }
 
 class HttpsServerTest : public ::testing::Test {
@@ -111,6 +134,23 @@ TEST_F(HttpsServerTest, PlainHttpToAnHttpsServerFailsAndTheServerKeepsServing) {
   auto ok = client.Request("GET", "/ping");
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_EQ(ok->status, 200);
+}
+
+TEST_F(HttpsServerTest, Tls12AcceptsOnlyAeadCiphersWithForwardSecrecy) {
+  HttpServer server("127.0.0.1", 0, &router_, TlsOptions());
+  ASSERT_TRUE(server.Start().ok());
+  std::string error;
+  // CBC with RSA key exchange: neither AEAD nor forward secret.
+  EXPECT_FALSE(Tls12HandshakeWith(server.port(), "AES128-SHA", &error));
+  EXPECT_FALSE(Tls12HandshakeWith(server.port(), "ECDHE-RSA-AES128-SHA", &error));  // CBC
+  EXPECT_FALSE(Tls12HandshakeWith(server.port(), "AES128-GCM-SHA256", &error));  // no ECDHE
+  EXPECT_TRUE(Tls12HandshakeWith(server.port(), "ECDHE-RSA-AES128-GCM-SHA256", &error)) << error;
+  EXPECT_TRUE(Tls12HandshakeWith(server.port(), "ECDHE-RSA-CHACHA20-POLY1305", &error)) << error;
+  // Refused handshakes leave the server serving.
+  HttpClient client("https://127.0.0.1:" + std::to_string(server.port()));
+  client.SetTls({(dir_ / "master.crt").string(), "", false});
+  auto ok = client.Request("GET", "/ping");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
 }
 
 TEST_F(HttpsServerTest, BadCertificateFilesFailStartNamingTheField) {

@@ -3,6 +3,12 @@
 #include <algorithm>
 
 namespace det::master::server {
+namespace {
+
+// A key with no failure for this long starts over (a typo last week is not a strike today).
+constexpr int64_t kForgetAfterMicros = 3600ll * 1'000'000;
+
+}  // namespace
 
 int64_t LoginThrottle::DelayFor(int failures) const {
   int over = failures - options_.free_failures;
@@ -16,6 +22,7 @@ int64_t LoginThrottle::RetryAfter(const std::string& key, int64_t now_micros) co
   MutexLock lock(&mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return 0;
+  if (now_micros - it->second.last_failure > kForgetAfterMicros) return 0;
   if (it->second.failures < options_.free_failures) return 0;
   int64_t until = it->second.last_failure + DelayFor(it->second.failures);
   return std::max<int64_t>(0, until - now_micros);
@@ -31,6 +38,7 @@ void LoginThrottle::RecordFailure(const std::string& key, int64_t now_micros) {
     if (oldest != entries_.end()) entries_.erase(oldest);
   }
   Entry& e = entries_[key];
+  if (now_micros - e.last_failure > kForgetAfterMicros) e.failures = 0;
   e.failures++;
   e.last_failure = now_micros;
 }

@@ -52,5 +52,15 @@ TEST(LoginThrottleTest, TrackedKeysAreBounded) {
   EXPECT_GT(t.RetryAfter("c", 3), 0);
 }
 
+TEST(LoginThrottleTest, FailuresAreForgottenAfterAQuietHour) {
+  LoginThrottle t;
+  for (int i = 0; i < 7; ++i) t.RecordFailure("k", kSecond);
+  EXPECT_GT(t.RetryAfter("k", 2 * kSecond), 0);
+  const int64_t later = kSecond + 3601 * kSecond;
+  EXPECT_EQ(t.RetryAfter("k", later), 0);
+  t.RecordFailure("k", later);  // counts from one again
+  EXPECT_EQ(t.RetryAfter("k", later), 0);
+}
+
 }  // namespace
 }  // namespace det::master::server

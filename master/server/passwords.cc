@@ -5,8 +5,11 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
+
+#include "master/server/password_verifications.h"
 
 namespace det::master::server {
 namespace {
@@ -48,15 +51,44 @@ Result<std::string> BcryptHash(const std::string& client_hash) {
   return std::string(out);
 }
 
-bool VerifyPassword(const std::string& client_hash, const std::optional<std::string>& stored) {
-  if (!stored.has_value() || stored->empty()) return client_hash.empty();
+namespace {
+
+std::atomic<uint64_t> verifications{0};
+
+// The stored bcrypt hash `stored` recomputed from `client_hash` (empty on a malformed hash).
+std::string Bcrypt(const std::string& client_hash, const std::string& stored) {
+  verifications.fetch_add(1, std::memory_order_relaxed);
   std::string input = client_hash.substr(0, 72);
   struct crypt_data data;
   memset(&data, 0, sizeof(data));
-  const char* out = crypt_r(input.c_str(), stored->c_str(), &data);
-  if (out == nullptr || out[0] == '*') return false;
-  return *stored == out;
+  const char* out = crypt_r(input.c_str(), stored.c_str(), &data);
+  if (out == nullptr || out[0] == '*') return "";
+  return out;
 }
+
+}  // namespace
+
+bool VerifyPassword(const std::string& client_hash, const std::optional<std::string>& stored) {
+  if (!stored.has_value() || stored->empty()) {
+    (void)Bcrypt(client_hash, DummyPasswordHash());
+    return client_hash.empty();
+  }
+  std::string out = Bcrypt(client_hash, *stored);
+  return !out.empty() && out.size() == stored->size() &&
+         CRYPTO_memcmp(out.data(), stored->data(), out.size()) == 0;
+}
+
+const std::string& DummyPasswordHash() {
+  static const std::string hash = [] {
+    Result<std::string> h = BcryptHash(NewToken());
+    // Without a salt source no password can be set either; a fixed cost-10 hash still costs
+    // the same to check.
+    return h.ok() ? *h : std::string("$2b$10$abcdefghijklmnopqrstuuK5pVq3Nt1sZbVjZ8n9mV3nC2Wb3sJ6e");
+  }();
+  return hash;
+}
+
+uint64_t PasswordVerifications() { return verifications.load(std::memory_order_relaxed); }
 
 std::string NewToken() {
   // Drawn from a per-thread block of the OS generator's bytes: one RAND_bytes call per 128

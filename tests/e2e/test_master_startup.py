@@ -141,3 +141,99 @@ def test_master_up_reports_a_master_that_cannot_listen(tmp_path):
     assert elapsed < 30, f"took {elapsed:.1f}s: the exit should be noticed at the next poll"
     pid = int((data / "master.pid").read_text().split()[0])
     assert not pid_running(pid)
+
+
+# The data dir belongs to one master and records its store (docs/operations.md, "The data dir")
+
+def master_cmd(data_dir, port, *args):
+    return [str(BIN / "determined-master"), "--port", str(port), "--data-dir", str(data_dir),
+            *args]
+
+
+def answers_info(port: int) -> bool:
+    import urllib.request
+    try:
+        return urllib.request.urlopen(f"http://127.0.0.1:{port}/info", timeout=2).status == 200
+    except OSError:
+        return False
+
+
+def test_a_second_master_on_one_data_dir_exits_naming_the_first(tmp_path):
+    from cluster import wait_for
+
+    data = tmp_path / "data"
+    port = free_port()
+    first = subprocess.Popen(master_cmd(data, port), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: answers_info(port), 30, "the first master to answer /info")
+        second = subprocess.run(master_cmd(data, free_port()), capture_output=True, text=True,
+                                timeout=30)
+        out = second.stdout + second.stderr
+        assert second.returncode != 0, out
+        assert "in use by another determined-master" in out, out
+        assert f"pid {first.pid}" in out, out
+        # The first keeps serving, alone.
+        assert first.poll() is None
+        assert answers_info(port)
+    finally:
+        first.terminate()
+        first.wait(timeout=30)
+    # Once the first is gone the data dir is free again.
+    port = free_port()
+    again = subprocess.Popen(master_cmd(data, port), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: answers_info(port), 30, "a master after the first stopped")
+    finally:
+        again.terminate()
+        again.wait(timeout=30)
+
+
+def test_a_zero_length_database_refuses_to_start(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "determined.db").write_bytes(b"")
+    proc = subprocess.run(master_cmd(data, free_port()), capture_output=True, text=True,
+                          timeout=30)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "is empty (zero bytes)" in out and str(data / "determined.db") in out, out
+    assert (data / "determined.db").stat().st_size == 0, "the empty file was written to"
+    assert not (data / "store.json").exists()
+
+
+def test_the_data_dir_records_its_store_and_refuses_another(tmp_path):
+    import json
+
+    from cluster import wait_for
+
+    data = tmp_path / "data"
+    port = free_port()
+    proc = subprocess.Popen(master_cmd(data, port), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: answers_info(port), 30, "the master to answer /info")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    record = json.loads((data / "store.json").read_text())
+    assert record == {"store": "sqlite", "path": str((data / "determined.db").resolve())}, record
+    # Another store on this data dir is refused, naming both; nothing is connected to.
+    other = subprocess.run(
+        master_cmd(data, free_port(), "--db", "postgres://det:pw-123@127.0.0.1:1/elsewhere"),
+        capture_output=True, text=True, timeout=30)
+    out = other.stdout + other.stderr
+    assert other.returncode != 0, out
+    assert "SQLite database " + str((data / "determined.db").resolve()) in out, out
+    assert "PostgreSQL database elsewhere on 127.0.0.1:1 as user det" in out, out
+    assert "pw-123" not in out
+    # The recorded file gone while the record says it existed: refused, not a fresh cluster.
+    (data / "determined.db").rename(tmp_path / "moved.db")
+    for suffix in ("-wal", "-shm"):
+        (data / ("determined.db" + suffix)).unlink(missing_ok=True)
+    gone = subprocess.run(master_cmd(data, free_port()), capture_output=True, text=True,
+                          timeout=30)
+    assert gone.returncode != 0
+    assert "that file is missing" in gone.stdout + gone.stderr, gone.stdout + gone.stderr
+    assert not (data / "determined.db").exists()

@@ -222,3 +222,43 @@ def test_migrate_store_copies_a_sqlite_installation(tmp_path):
             shutil.rmtree(pg_dir, ignore_errors=True)
     finally:
         src.cleanup()
+
+
+def test_master_up_after_a_crash_reuses_the_recorded_postgres(tmp_path):
+    """cluster-up --db postgres, a master crash, then master-up naming no store: the data dir
+    recorded PostgreSQL (never its password), so the master comes back on it, not on a fresh
+    SQLite file; a start naming SQLite is refused."""
+    c = Cluster(agents=0, slots=1, up_args=("--db", "postgres"))
+    c.up()
+    try:
+        record = json.loads((c.data_dir / "store.json").read_text())
+        assert record["store"] == "postgres" and record["dbname"] == "determined", record
+        assert record["user"] == "determined" and record["host"] == "127.0.0.1", record
+        assert "password" not in json.dumps(record)
+        (tmp_path / "c.yaml").write_text(
+            "name: recorded-store\nentrypoint: sleep 600\n"
+            "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n")
+        exp_id = c.create(tmp_path / "c.yaml", tmp_path)
+        pid = c.master_pid()
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
+        # Plain det (Cluster.det would add the suite's --db under DET_E2E_DB=postgres).
+        def master_up(*extra):
+            return subprocess.run(
+                [str(BIN / "det"), "deploy", "local", "master-up", "--master-port", str(c.port),
+                 "--data-dir", str(c.data_dir), *extra],
+                env=c.env, capture_output=True, text=True, timeout=120)
+        up = master_up()
+        assert up.returncode == 0, up.stdout + up.stderr
+        c._token = None
+        assert c.experiment(exp_id)["id"] == exp_id
+        assert not (c.data_dir / "determined.db").exists(), "the master opened SQLite"
+        c.det("deploy", "local", "master-down", "--data-dir", str(c.data_dir))
+        refused = master_up("--db", "sqlite")
+        assert refused.returncode != 0
+        text = refused.stdout + refused.stderr
+        assert "PostgreSQL database determined on 127.0.0.1" in text, text
+        assert "SQLite database " in text, text
+        assert not (c.data_dir / "determined.db").exists()
+    finally:
+        c.cleanup()
