@@ -1,9 +1,12 @@
 // determined-master: flags -> MasterConfig -> store -> Master -> HTTP server.
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -69,6 +72,24 @@ int MigrateStore(const std::string& from, const std::string& to) {
     std::printf("data dir %s now records the %s\n", dir.c_str(), to_record->Describe().c_str());
   }
   return 0;
+}
+
+// Every connection holds a descriptor and the usual soft limit of 1,024 would cap the master
+// far below max_connections: raise it toward the hard limit, as the Go runtime does for the
+// upstream master (to 65,536 at most: enough, and children inherit it). The HTTP server
+// lowers its cap to whatever limit remains.
+void RaiseOpenFileLimit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  rlim_t want = rl.rlim_max == RLIM_INFINITY ? 65536 : std::min<rlim_t>(rl.rlim_max, 65536);
+  if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want) return;
+  rlim_t before = rl.rlim_cur;
+  rl.rlim_cur = want;
+  if (setrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    spdlog::info("open-file limit raised from {} to {}", before, want);
+  } else {
+    spdlog::warn("cannot raise the open-file limit from {}: {}", before, std::strerror(errno));
+  }
 }
 
 }  // namespace
@@ -142,6 +163,7 @@ int main(int argc, char** argv) {
     return Fail(st.message());
   }
   spdlog::set_level(spdlog::level::from_str(config.log_level));
+  RaiseOpenFileLimit();
 
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);

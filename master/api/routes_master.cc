@@ -138,12 +138,14 @@ void RegisterMasterRoutes(server::Router* router, server::Master* master) {
             ++sent;
           }
           if (!follow) return;
-          // Until the client goes away (a failed write) or the limit is reached. While idle, a
-          // single space every few seconds finds a gone client; line-based JSON readers take it
-          // as leading whitespace of the next line.
+          // Until the client goes away (a failed write) or the limit is reached. While idle,
+          // Write("") checks every second that the client is still there, and a single space
+          // every few seconds keeps proxies from timing the connection out; line-based JSON
+          // readers take it as leading whitespace of the next line.
           int idle_seconds = 0;
           while (max == 0 || sent < max) {
             if (!logs->WaitAfter(last, 1000)) {
+              if (!out.Write("")) return;
               if (++idle_seconds >= 5) {
                 idle_seconds = 0;
                 if (!out.Write(" ")) return;

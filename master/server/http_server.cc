@@ -1,6 +1,10 @@
 #include "master/server/http_server.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -41,7 +45,20 @@ struct HttpServerCore {
   std::condition_variable cv;
   size_t in_flight = 0;  // requests read and not yet answered
   std::map<Session*, std::weak_ptr<Session>> sessions;
-  std::vector<std::thread> stream_threads;  // chunked responses (log follow)
+  // Threads of chunked responses (log follow) and takeovers: running ones by id; a thread that
+  // ends moves its own handle to `ended_streams`, joined by the next stream's start or Stop.
+  // (A thread never joined keeps its stack mapped: 8 MB a stream, until the master aborts.)
+  std::map<uint64_t, std::thread> stream_threads;
+  std::vector<std::thread> ended_streams;
+  uint64_t next_stream_id = 0;
+
+  // Accepting (the acceptor's strand only): after a failure (out of descriptors) accepting
+  // pauses, doubling up to 1 s; failures are logged at most once per interval.
+  std::unique_ptr<net::steady_timer> accept_timer;
+  std::chrono::milliseconds accept_backoff{0};
+  std::chrono::steady_clock::time_point accept_logged{};
+  uint64_t accept_unlogged = 0;
+  std::atomic<uint64_t> accept_failures{0};
 
   void BeginRequest() {
     std::lock_guard<std::mutex> lock(mu);
@@ -53,6 +70,37 @@ struct HttpServerCore {
     cv.notify_all();
   }
   void DoAccept(std::shared_ptr<HttpServerCore> self);
+  void OnAcceptFailed(const std::shared_ptr<HttpServerCore>& self, const beast::error_code& ec);
+
+  // Runs `body` on a thread of its own, unless max_streams are running (false).
+  bool StartStreamThread(const std::shared_ptr<HttpServerCore>& self, std::function<void()> body) {
+    std::vector<std::thread> ended;
+    bool started = false;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ended.swap(ended_streams);
+      if (stream_threads.size() < options.max_streams && !draining.load()) {
+        uint64_t id = ++next_stream_id;
+        // The thread waits for `mu` (held here) before touching the map, so its handle is in.
+        stream_threads.emplace(id, std::thread([self, id, body = std::move(body)]() mutable {
+                                 body();
+                                 body = nullptr;  // the session and the response go first
+                                 self->EndStreamThread(id);
+                               }));
+        started = true;
+      }
+    }
+    for (auto& t : ended) t.join();
+    return started;
+  }
+  void EndStreamThread(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = stream_threads.find(id);
+    if (it == stream_threads.end()) return;  // detached by Stop
+    ended_streams.push_back(std::move(it->second));
+    stream_threads.erase(it);
+    cv.notify_all();
+  }
 };
 
 namespace {
@@ -62,6 +110,45 @@ HttpResponse InternalError() {
   resp.status = 500;
   resp.body = ErrorJson(13, "Internal", "internal error");
   return resp;
+}
+
+HttpResponse TooManyStreams(const HttpServerCore& core) {
+  HttpResponse resp;
+  resp.status = 503;
+  resp.body = ErrorJson(14, "Unavailable",
+                        core.draining.load()
+                            ? std::string("the master is shutting down; retry later")
+                            : "the master is serving " + std::to_string(core.options.max_streams) +
+                                  " streamed responses, its maximum; retry later");
+  return resp;
+}
+
+// Whether the peer of `fd` may still read what we write: no FIN, reset or error seen. Data it
+// sent (a pipelined request) does not count as leaving.
+bool PeerConnected(int fd) {
+  pollfd p{fd, POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) < 0) return errno == EINTR;
+  return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) == 0;
+}
+
+// A streamed connection may sit idle for hours: TCP keep-alive finds a peer that vanished
+// without a FIN (its host gone) in about a minute, and the socket then reports an error.
+void KeepAliveProbes(int fd) {
+  int on = 1, idle = 30, interval = 10, count = 3;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
+
+// The connection cap the open-file limit allows: a quarter of it (64 to 1,024 descriptors) is
+// kept for the store, files, agents' work and the 503 answers beyond the cap.
+size_t ConnectionsAllowedByFdLimit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  size_t soft = static_cast<size_t>(rl.rlim_cur);
+  size_t reserve = std::clamp<size_t>(soft / 4, 64, 1024);
+  return soft > 2 * reserve ? soft - reserve : std::max<size_t>(1, soft / 2);
 }
 
 }  // namespace
@@ -107,6 +194,7 @@ class Session : public std::enable_shared_from_this<Session> {
       if (!self->busy_) {
         self->Close();
       } else if (self->streaming_.load()) {
+        self->stream_cancelled_ = true;
         self->Shutdown();
       }
     });
@@ -116,6 +204,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void ForceClose() {
     net::post(stream_.get_executor(), [self = shared_from_this()] {
       if (self->streaming_.load()) {
+        self->stream_cancelled_ = true;
         self->Shutdown();
       } else {
         self->Close();
@@ -325,25 +414,34 @@ class Session : public std::enable_shared_from_this<Session> {
   template <typename SyncStream>
   class ChunkWriter : public ResponseStream {
    public:
-    explicit ChunkWriter(SyncStream& stream) : stream_(stream) {}
+    ChunkWriter(SyncStream& stream, Session& session) : stream_(stream), session_(session) {}
     bool Write(const std::string& chunk) override {
-      if (chunk.empty()) return true;  // an empty chunk would end the stream
+      if (failed_ || session_.stream_cancelled_.load()) return false;
+      int fd = session_.stream_.socket().native_handle();
+      // An empty chunk would end the stream, and writing nothing never notices a gone client.
+      if (chunk.empty()) return !(failed_ = !PeerConnected(fd));
       beast::error_code ec;
       net::write(stream_, http::make_chunk(net::buffer(chunk)), ec);
-      return !ec;
+      failed_ = ec.failed();
+      return !failed_;
     }
+    bool failed() const { return failed_; }
 
    private:
     SyncStream& stream_;
+    Session& session_;
+    bool failed_ = false;
   };
 
   // A chunked stream writes synchronously from a thread of its own: no async operation is
   // pending on the socket meanwhile (the connection reads its next request only afterwards).
   void StartStream(HttpResponse resp, bool keep_alive, unsigned version) {
     streaming_ = true;
-    std::lock_guard<std::mutex> lock(core_->mu);
-    core_->stream_threads.emplace_back(
-        [self = shared_from_this(), resp = std::move(resp), keep_alive, version]() mutable {
+    KeepAliveProbes(stream_.socket().native_handle());
+    auto resp_ptr = std::make_shared<HttpResponse>(std::move(resp));
+    bool started = core_->StartStreamThread(
+        core_, [self = shared_from_this(), resp_ptr, keep_alive, version]() mutable {
+          HttpResponse& resp = *resp_ptr;
           http::response<http::empty_body> res{static_cast<http::status>(resp.status), version};
           res.set(http::field::content_type, resp.content_type);
           for (const auto& [k, v] : resp.headers) res.set(k, v);
@@ -353,13 +451,14 @@ class Session : public std::enable_shared_from_this<Session> {
           auto write_all = [&](auto& out) {
             http::write_header(out, sr, ec);
             if (ec) return;
-            ChunkWriter<std::remove_reference_t<decltype(out)>> writer(out);
+            ChunkWriter<std::remove_reference_t<decltype(out)>> writer(out, *self);
             try {
               resp.stream(writer);
             } catch (const std::exception& e) {
               spdlog::error("response stream threw: {}", e.what());
               ec = net::error::broken_pipe;
             }
+            if (writer.failed()) ec = net::error::broken_pipe;  // no last chunk to a gone client
             if (!ec) net::write(out, http::make_chunk_last(), ec);
           };
           if (self->ssl_) {
@@ -367,11 +466,16 @@ class Session : public std::enable_shared_from_this<Session> {
           } else {
             write_all(self->stream_.socket());
           }
+          if (!ec && self->stream_cancelled_.load()) ec = net::error::operation_aborted;
           net::post(self->stream_.get_executor(), [self, ec, keep_alive] {
             self->streaming_ = false;
             self->OnWritten(ec, keep_alive && !self->core_->draining.load());
           });
         });
+    if (!started) {
+      streaming_ = false;
+      PostWrite(TooManyStreams(*core_), false, version);
+    }
   }
 
   // Like a stream: the connection belongs to `takeover`'s thread until it returns.
@@ -379,9 +483,8 @@ class Session : public std::enable_shared_from_this<Session> {
     streaming_ = true;
     std::string read_ahead = beast::buffers_to_string(buffer_.data());
     buffer_.consume(buffer_.size());
-    std::lock_guard<std::mutex> lock(core_->mu);
-    core_->stream_threads.emplace_back(
-        [self = shared_from_this(), takeover = std::move(takeover), read_ahead]() {
+    bool started = core_->StartStreamThread(
+        core_, [self = shared_from_this(), takeover = std::move(takeover), read_ahead]() {
           try {
             takeover(self->stream_.socket().native_handle(), read_ahead);
           } catch (const std::exception& e) {
@@ -392,6 +495,10 @@ class Session : public std::enable_shared_from_this<Session> {
             self->OnWritten(net::error::eof, false);
           });
         });
+    if (!started) {
+      streaming_ = false;
+      Write(TooManyStreams(*core_), false, 11);
+    }
   }
 
   // shutdown(2) without close: safe while a stream thread writes on the descriptor; every
@@ -422,19 +529,47 @@ class Session : public std::enable_shared_from_this<Session> {
   bool busy_ = false;    // a request is being handled (strand only)
   bool closed_ = false;  // strand only
   std::atomic<bool> streaming_{false};
+  std::atomic<bool> stream_cancelled_{false};  // the server stops: the stream's Write fails
 };
 
 void HttpServerCore::DoAccept(std::shared_ptr<HttpServerCore> self) {
   acceptor->async_accept(net::make_strand(ioc), [self](beast::error_code ec, tcp::socket socket) {
     if (ec) {
       if (self->draining.load() || ec == net::error::operation_aborted) return;
-      spdlog::warn("accept failed: {}", ec.message());
-    } else {
-      socket.set_option(tcp::no_delay(true), ec);
-      bool reject = self->connections.load() >= self->options.max_connections;
-      std::make_shared<Session>(std::move(socket), self, reject)->Start();
+      return self->OnAcceptFailed(self, ec);
     }
+    self->accept_backoff = std::chrono::milliseconds(0);
+    socket.set_option(tcp::no_delay(true), ec);
+    bool reject = self->connections.load() >= self->options.max_connections;
+    std::make_shared<Session>(std::move(socket), self, reject)->Start();
     if (!self->draining.load()) self->DoAccept(self);
+  });
+}
+
+// Out of descriptors the listening socket stays readable and accept() fails at once: retrying
+// at once spins a core and floods the log. Accepting pauses (100 ms, doubling to 1 s) while
+// connections close; one log line per interval says how many failed.
+void HttpServerCore::OnAcceptFailed(const std::shared_ptr<HttpServerCore>& self,
+                                    const beast::error_code& ec) {
+  using std::chrono::milliseconds;
+  accept_failures++;
+  accept_backoff = std::clamp(accept_backoff * 2, milliseconds(100), milliseconds(1000));
+  auto now = std::chrono::steady_clock::now();
+  if (now - accept_logged >= std::chrono::seconds(10)) {
+    spdlog::warn(
+        "accept failed: {} ({} more failure(s) since the last message; {} connections open, cap "
+        "{}); accepting pauses for {} ms",
+        ec.message(), accept_unlogged, connections.load(), options.max_connections,
+        accept_backoff.count());
+    accept_logged = now;
+    accept_unlogged = 0;
+  } else {
+    ++accept_unlogged;
+  }
+  accept_timer->expires_after(accept_backoff);
+  accept_timer->async_wait([self](beast::error_code wait_ec) {
+    if (wait_ec || self->draining.load() || !self->acceptor->is_open()) return;
+    self->DoAccept(self);
   });
 }
 
@@ -462,6 +597,18 @@ size_t HttpServer::in_flight() const {
 
 int HttpServer::io_threads() const { return core_->options.io_threads; }
 int HttpServer::worker_threads() const { return core_->options.worker_threads; }
+size_t HttpServer::max_connections() const { return core_->options.max_connections; }
+uint64_t HttpServer::accept_failures() const { return core_->accept_failures.load(); }
+
+size_t HttpServer::streams() const {
+  std::lock_guard<std::mutex> lock(core_->mu);
+  return core_->stream_threads.size();
+}
+
+size_t HttpServer::unjoined_stream_threads() const {
+  std::lock_guard<std::mutex> lock(core_->mu);
+  return core_->stream_threads.size() + core_->ended_streams.size();
+}
 bool HttpServer::tls() const { return core_->tls != nullptr; }
 
 namespace {
@@ -528,6 +675,14 @@ Status HttpServer::Start() {
                        ec.message());
   }
   port_ = core_->acceptor->local_endpoint().port();
+  core_->accept_timer = std::make_unique<net::steady_timer>(core_->acceptor->get_executor());
+  if (size_t fd_cap = ConnectionsAllowedByFdLimit(); fd_cap < core_->options.max_connections) {
+    spdlog::warn(
+        "the open-file limit (ulimit -n) allows {} connections; max_connections lowered from {} "
+        "(raise the limit to serve more)",
+        fd_cap, core_->options.max_connections);
+    core_->options.max_connections = fd_cap;
+  }
   core_->workers = std::make_unique<net::thread_pool>(core_->options.worker_threads);
   core_->DoAccept(core_);
   core_->work.emplace(core_->ioc.get_executor());
@@ -544,6 +699,7 @@ void HttpServer::Stop() {
   net::post(core->acceptor->get_executor(), [core] {
     beast::error_code ec;
     core->acceptor->close(ec);
+    core->accept_timer->cancel();
   });
   std::vector<std::shared_ptr<Session>> sessions;
   {
@@ -575,12 +731,21 @@ void HttpServer::Stop() {
   core->workers->join();
   // No stream starts after the workers ended; one started meanwhile is cut as well.
   for (auto& s : snapshot()) s->ForceClose();
-  std::vector<std::thread> streams;
+  std::vector<std::thread> ended;
   {
-    std::lock_guard<std::mutex> lock(core->mu);
-    streams.swap(core->stream_threads);
+    // A stream ends at its next Write, which fails now; one that never writes is left running
+    // (detached) rather than holding the shutdown forever.
+    std::unique_lock<std::mutex> lock(core->mu);
+    if (!core->cv.wait_for(lock, std::chrono::seconds(5),
+                           [&] { return core->stream_threads.empty(); })) {
+      spdlog::error("HTTP stop: {} streamed response(s) did not end; leaving them behind",
+                    core->stream_threads.size());
+      for (auto& [id, t] : core->stream_threads) t.detach();
+      core->stream_threads.clear();
+    }
+    ended.swap(core->ended_streams);
   }
-  for (auto& t : streams) t.join();
+  for (auto& t : ended) t.join();
   core->work.reset();
   {
     // Every connection closes on its strand once its last operation fails.

@@ -38,7 +38,10 @@ struct HttpRequest {
   std::vector<std::string> QueryAll(const std::string& name) const;
 };
 
-// Lets a streaming handler write chunks; Write returns false once the client is gone.
+// Lets a streaming handler write chunks; Write returns false once the client is gone or the
+// server is stopping, and the handler should then return. Write("") sends nothing and only
+// checks that: a following handler calls it every second or so while it has nothing to send,
+// so a departed client (whose socket shows its FIN or an error) frees the thread within seconds.
 class ResponseStream {
  public:
   virtual ~ResponseStream() = default;
@@ -56,7 +59,8 @@ struct HttpResponse {
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
   // When set, the body is produced by this function as a chunked stream. It runs on a thread of
-  // its own (it may block between chunks).
+  // its own (it may block between chunks), joined once it returns; at most
+  // HttpServerOptions::max_streams run at once, one more is answered 503.
   std::function<void(ResponseStream&)> stream;
   // When set, the response is given later: the server calls this with a Responder right after
   // the handler returns, and the connection waits (holding no thread) until it is called.
@@ -131,7 +135,11 @@ class Router {
 struct HttpServerOptions {
   int io_threads = 0;              // 0: hardware_concurrency, at least 2
   int worker_threads = 0;          // handlers (they may block on the store); 0: 16 x io threads
-  size_t max_connections = 10000;  // open connections; one more is answered 503 and closed
+  // Open connections; one more is answered 503 and closed. Start lowers it to fit the open-file
+  // limit (RLIMIT_NOFILE less a reserve for the store, files and the 503 answers).
+  size_t max_connections = 10000;
+  // Streamed responses and connection takeovers running at once (a thread each); one more: 503.
+  size_t max_streams = 1000;
   // Context uploads are limited to 95 MiB of file content; base64 inflates that by 4/3.
   uint64_t max_body_bytes = 160ull << 20;  // larger: 413
   uint32_t max_header_bytes = 64u << 10;   // request line and headers; larger: 431
@@ -156,7 +164,9 @@ class HttpServer {
   Status Start();
   // Stops accepting, closes idle connections, waits up to drain_timeout for running requests
   // (deferred ones included) to be answered, then closes every connection and joins all
-  // threads. Idempotent.
+  // threads. Streamed responses are told to end at once (their next Write fails); a stream
+  // function still running a few seconds later is left behind detached, so Stop always
+  // returns in bounded time. Idempotent.
   void Stop();
   int port() const { return port_; }
   // Open connections and requests read but not yet answered (tests, metrics).
@@ -164,6 +174,13 @@ class HttpServer {
   size_t in_flight() const;
   int io_threads() const;
   int worker_threads() const;
+  // The connection cap in force (options.max_connections lowered to the open-file limit).
+  size_t max_connections() const;
+  // Streamed responses and takeovers running, and their threads not yet joined (tests).
+  size_t streams() const;
+  size_t unjoined_stream_threads() const;
+  // accept() calls that failed (e.g. out of descriptors); each failure pauses accepting.
+  uint64_t accept_failures() const;
   bool tls() const;  // serving HTTPS
 
  private:
