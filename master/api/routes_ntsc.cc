@@ -223,7 +223,7 @@ HttpResponse Launch(server::Master* master, const Kind& kind, HttpRequest& req,
   Result<TaskView> v = master->tasks()->Launch(launch, who);
   if (!v.ok()) return ErrorResponse(v.status());
   return JsonResponse(
-      {{kind.singular, TaskJson(*v)}, {"config", v->row.config}, {"warnings", json::array()}});
+      {{kind.singular, TaskJson(*v)}, {"config", ShownConfig(master, v->row.config)}, {"warnings", json::array()}});
 }
 
 // ndjson log lines of a task ({"result": TaskLog}), followed until the task ends.
@@ -306,7 +306,7 @@ void RegisterNtscRoutes(server::Router* router, server::Master* master) {
                     return ErrorResponse(NotFound(std::string(kind.singular) + " " +
                                                   req.params[kind.id_param] + " not found"));
                   }
-                  json out = {{kind.singular, TaskJson(*v)}, {"config", v->row.config}};
+                  json out = {{kind.singular, TaskJson(*v)}, {"config", ShownConfig(master, v->row.config)}};
                   return JsonResponse(out);
                 }));
     router->Add(

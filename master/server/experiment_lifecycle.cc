@@ -99,6 +99,7 @@ Result<CreateExperimentResult> ExperimentService::CreateExperiment(
   const MasterConfig& config = *deps_.config;
   config::ConfigDefaults defaults;
   defaults.checkpoint_storage = config.checkpoint_storage;
+  defaults.storage_allowed_roots = config.checkpoint_storage_allowed_roots;
   // Determined's seed is an int32 (0..2^31-1); the unix time in seconds fits until 2038.
   defaults.experiment_seed = static_cast<uint32_t>((Now() / 1000000) & 0x7fffffff);
   defaults.preemption_timeout = config.preemption_timeout_seconds;

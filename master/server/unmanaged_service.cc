@@ -79,6 +79,7 @@ Result<UnmanagedService::CreatedExperiment> UnmanagedService::CreateExperiment(
   if (!has_entrypoint) raw["entrypoint"] = kPlaceholderEntrypoint;
   config::ConfigDefaults defaults;
   defaults.checkpoint_storage = config_->checkpoint_storage;
+  defaults.storage_allowed_roots = config_->checkpoint_storage_allowed_roots;
   defaults.experiment_seed = static_cast<uint32_t>((clock_->NowMicros() / 1000000) & 0x7fffffff);
   defaults.preemption_timeout = config_->preemption_timeout_seconds;
   defaults.task_container_defaults = config_->task_container_defaults;
