@@ -32,7 +32,7 @@ std::string StorageBaseDir(const json& storage) {
 }
 
 void CheckStorageRoots(const json& storage, const std::vector<std::string>& allowed_roots,
-                       Problems* problems) {
+                       internal::Problems* problems) {
   if (allowed_roots.empty() || !storage.is_object()) return;
   std::string type = StringField(storage, "type");
   std::vector<std::string> keys;

@@ -23,6 +23,6 @@ std::string StorageBaseDir(const nlohmann::json& storage);
 // allowed roots when a path the master would read is not inside one of `allowed_roots`
 // (component-wise, after "." and ".." are folded). No roots: no limit.
 void CheckStorageRoots(const nlohmann::json& storage, const std::vector<std::string>& allowed_roots,
-                       Problems* problems);
+                       internal::Problems* problems);
 
 }  // namespace det::master::config

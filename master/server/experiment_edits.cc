@@ -207,7 +207,7 @@ Status ExperimentService::ContinueExperimentNow(int64_t id, const json& override
                               row.state + ")");
   }
   MergeInto(row.config, overrides);
-  config::Problems problems;  // overrides may name a storage path too
+  config::internal::Problems problems;  // overrides may name a storage path too
   config::CheckStorageRoots(row.config.value("checkpoint_storage", json()),
                             deps_.config->checkpoint_storage_allowed_roots, &problems);
   DET_RETURN_IF_ERROR(problems.ToStatus());

@@ -48,7 +48,7 @@ def trial(cluster, trial_id):
 
 def test_detached_script_reports_an_unmanaged_experiment(cluster):
     name = f"detached-{uuid.uuid4().hex[:8]}"
-    storage = cluster.tmp / f"ckpt-{name}"
+    storage = cluster.data_dir / "checkpoints" / f"ckpt-{name}"  # under the allowed roots
     go = cluster.tmp / f"go-{name}"
     proc = subprocess.Popen(
         [PYTHON, str(FIXTURES / "train.py")],
@@ -221,7 +221,7 @@ def test_the_rest_calls_of_determined_detached_clients(cluster):
 
 def test_the_detached_example_runs_and_resumes(cluster):
     example = FIXTURES.parents[3] / "examples" / "detached"
-    storage = cluster.tmp / "example-ckpts"
+    storage = cluster.data_dir / "checkpoints" / "example-ckpts"  # under the allowed roots
     script = (example / "train.py").read_text().replace(
         "/tmp/determined-detached-checkpoints", str(storage))
     copy = cluster.tmp / "detached_example.py"
