@@ -182,7 +182,7 @@ TEST_F(RoutesPathsTest, ALinkPlantedInTheStorageIsNotFollowed) {
 
 TEST_F(RoutesPathsTest, ExperimentsNameStorageOnlyUnderTheAllowedRoots) {
   server::MasterConfig config;
-  config.checkpoint_storage_allowed_roots = {(dir_ / "shared").string()};
+  config.checkpoint_storage_allowed_roots = std::vector<std::string>{(dir_ / "shared").string()};
   StartWith(config);
   server::Principal bob;
   bob.user_id = bob_id_;

@@ -415,7 +415,9 @@ ExperimentConfig Normalize(const json& in, const ConfigDefaults& defaults, Probl
       internal::MergeCheckpointStorage(FieldOrNull(in, "checkpoint_storage"),
                                        defaults.checkpoint_storage),
       problems);
-  CheckStorageRoots(cfg.checkpoint_storage, defaults.storage_allowed_roots, problems);
+  if (defaults.storage_allowed_roots) {
+    CheckStorageRoots(cfg.checkpoint_storage, *defaults.storage_allowed_roots, problems);
+  }
   out["checkpoint_storage"] = cfg.checkpoint_storage;
 
   cfg.min_validation_period =

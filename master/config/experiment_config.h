@@ -147,8 +147,8 @@ struct ConfigDefaults {
   nlohmann::json task_container_defaults;
   int64_t preemption_timeout = 3600;  // seconds; task_container_defaults.preemption_timeout
   // Absolute directories a file storage's paths must lie under (config/storage_roots.h); the
-  // master passes checkpoint_storage_allowed_roots. Empty: no limit.
-  std::vector<std::string> storage_allowed_roots;
+  // master passes checkpoint_storage_allowed_roots. Unset: no limit.
+  std::optional<std::vector<std::string>> storage_allowed_roots;
 };
 
 // Parses and validates `yaml_text`. On failure the status is kInvalidArgument and its message

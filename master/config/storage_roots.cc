@@ -33,7 +33,7 @@ std::string StorageBaseDir(const json& storage) {
 
 void CheckStorageRoots(const json& storage, const std::vector<std::string>& allowed_roots,
                        internal::Problems* problems) {
-  if (allowed_roots.empty() || !storage.is_object()) return;
+  if (!storage.is_object()) return;
   std::string type = StringField(storage, "type");
   std::vector<std::string> keys;
   if (type == "shared_fs") keys = {"host_path", "storage_path"};

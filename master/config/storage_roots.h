@@ -21,7 +21,7 @@ std::string StorageBaseDir(const nlohmann::json& storage);
 
 // Adds a problem naming checkpoint_storage.host_path / container_path, the value and the
 // allowed roots when a path the master would read is not inside one of `allowed_roots`
-// (component-wise, after "." and ".." are folded). No roots: no limit.
+// (component-wise, after "." and ".." are folded). No roots: no file storage path is allowed.
 void CheckStorageRoots(const nlohmann::json& storage, const std::vector<std::string>& allowed_roots,
                        internal::Problems* problems);
 

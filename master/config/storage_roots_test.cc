@@ -16,7 +16,7 @@ constexpr char kBase[] =
 ConfigDefaults Defaults() {
   ConfigDefaults d;
   d.checkpoint_storage = {{"type", "shared_fs"}, {"host_path", "/srv/det/checkpoints"}};
-  d.storage_allowed_roots = {"/srv/det/checkpoints", "/shared"};
+  d.storage_allowed_roots = std::vector<std::string>{"/srv/det/checkpoints", "/shared"};
   return d;
 }
 
@@ -65,9 +65,16 @@ TEST(StorageRoots, PathsInsideTheRootsAndObjectStoragePass) {
     auto cfg = ParseExperimentConfig(std::string(kBase) + storage + "\n", Defaults());
     EXPECT_TRUE(cfg.ok()) << storage << ": " << cfg.status().ToString();
   }
-  // No roots: no limit (a config read without a master).
+  // No roots (an object-storage master without any): no file storage path at all.
+  ConfigDefaults none = Defaults();
+  none.storage_allowed_roots = std::vector<std::string>{};
+  EXPECT_FALSE(ParseExperimentConfig(std::string(kBase) +
+                                         "checkpoint_storage: {type: shared_fs, host_path: /x}\n",
+                                     none)
+                   .ok());
+  // Unset: no limit (a config read without a master).
   ConfigDefaults open = Defaults();
-  open.storage_allowed_roots.clear();
+  open.storage_allowed_roots.reset();
   EXPECT_TRUE(ParseExperimentConfig(std::string(kBase) +
                                         "checkpoint_storage: {type: shared_fs, host_path: /x}\n",
                                     open)

@@ -34,7 +34,7 @@ int64_t BackoffMillis(int64_t attempts) {
 
 CheckpointGcRunner::CheckpointGcRunner(store::Store* store, const Clock* clock, std::string python,
                                        std::string harness_dir,
-                                       std::vector<std::string> storage_roots)
+                                       std::optional<std::vector<std::string>> storage_roots)
     : store_(store), clock_(clock), python_(std::move(python)),
       harness_dir_(std::move(harness_dir)), storage_roots_(std::move(storage_roots)) {}
 

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,9 +29,10 @@ namespace det::master::server {
 
 class CheckpointGcRunner {
  public:
-  // Files are deleted only under `storage_roots` (empty: anywhere).
+  // Files are deleted only under `storage_roots` (unset: anywhere).
   CheckpointGcRunner(store::Store* store, const Clock* clock, std::string python,
-                     std::string harness_dir, std::vector<std::string> storage_roots = {});
+                     std::string harness_dir,
+                     std::optional<std::vector<std::string>> storage_roots = std::nullopt);
   ~CheckpointGcRunner();
 
   void Start();
@@ -56,7 +58,7 @@ class CheckpointGcRunner {
   const Clock* clock_;
   std::string python_;
   std::string harness_dir_;
-  std::vector<std::string> storage_roots_;
+  std::optional<std::vector<std::string>> storage_roots_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,15 +14,16 @@
 namespace det::master::server {
 
 // `storage`'s base directory (config::StorageBaseDir), resolved, when it lies inside one of
-// `roots` (each resolved too); empty `roots`: no limit. FailedPrecondition naming the path and
+// `roots` (each resolved too); unset `roots`: no limit. FailedPrecondition naming the path and
 // the roots otherwise; InvalidArgument for storage that is not on files.
+using StorageRoots = std::optional<std::vector<std::string>>;
 Result<std::filesystem::path> ResolvedStorageBase(const nlohmann::json& storage,
-                                                  const std::vector<std::string>& roots);
+                                                  const StorageRoots& roots);
 
 // <base>/<uuid>, resolved, for a valid checkpoint uuid whose directory does not leave the base
 // (e.g. through a link a trial left).
 Result<std::filesystem::path> CheckpointDirectory(const nlohmann::json& storage,
-                                                  const std::vector<std::string>& roots,
+                                                  const StorageRoots& roots,
                                                   const std::string& uuid);
 
 }  // namespace det::master::server

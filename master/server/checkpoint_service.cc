@@ -38,7 +38,7 @@ int64_t SizeOf(const json& resources) {
 
 CheckpointService::CheckpointService(store::Store* store, const Clock* clock, std::string python,
                                      std::string harness_dir,
-                                     std::vector<std::string> storage_roots)
+                                     std::optional<std::vector<std::string>> storage_roots)
     : store_(store),
       clock_(clock),
       python_(std::move(python)),

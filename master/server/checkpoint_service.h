@@ -23,10 +23,11 @@ namespace det::master::server {
 class CheckpointService {
  public:
   // `python` and `harness_dir` run the Python GC task and the storage reader; files are
-  // deleted only under `storage_roots` (MasterConfig::checkpoint_storage_allowed_roots; empty:
-  // anywhere, for tests).
+  // deleted only under `storage_roots` (MasterConfig::checkpoint_storage_allowed_roots; unset:
+  // unset: anywhere, for tests).
   CheckpointService(store::Store* store, const Clock* clock, std::string python,
-                    std::string harness_dir, std::vector<std::string> storage_roots = {});
+                    std::string harness_dir,
+                    std::optional<std::vector<std::string>> storage_roots = std::nullopt);
 
   // Starts and stops the GC runner (requests left by an earlier run resume on Start).
   void Start();

@@ -285,18 +285,19 @@ Status FinalizeMasterConfig(MasterConfig* config) {
   std::vector<std::string> roots;
   std::string own = config::StorageBaseDir(config->checkpoint_storage);
   if (!own.empty()) roots.push_back(own);
-  roots.insert(roots.end(), config->checkpoint_storage_allowed_roots.begin(),
-               config->checkpoint_storage_allowed_roots.end());
-  config->checkpoint_storage_allowed_roots.clear();
+  if (config->checkpoint_storage_allowed_roots) {
+    roots.insert(roots.end(), config->checkpoint_storage_allowed_roots->begin(),
+                 config->checkpoint_storage_allowed_roots->end());
+  }
+  std::vector<std::string> normalized;
   for (const std::string& r : roots) {
     std::string n = fs::path(r).lexically_normal().string();
     if (n.size() > 1 && n.back() == '/') n.pop_back();
-    if (std::find(config->checkpoint_storage_allowed_roots.begin(),
-                  config->checkpoint_storage_allowed_roots.end(),
-                  n) == config->checkpoint_storage_allowed_roots.end()) {
-      config->checkpoint_storage_allowed_roots.push_back(n);
+    if (std::find(normalized.begin(), normalized.end(), n) == normalized.end()) {
+      normalized.push_back(n);
     }
   }
+  config->checkpoint_storage_allowed_roots = std::move(normalized);
   return Status::Ok();
 }
 

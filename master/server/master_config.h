@@ -32,8 +32,10 @@ struct MasterConfig {
   // checkpoint_storage_allowed_roots: the only directories (absolute) under which an
   // experiment's shared_fs host_path/storage_path or directory container_path may lie, since
   // the master reads and deletes checkpoints there. FinalizeMasterConfig normalizes them and
-  // always adds the master's own checkpoint_storage directory (alone by default).
-  std::vector<std::string> checkpoint_storage_allowed_roots;
+  // always adds the master's own checkpoint_storage directory (alone by default), so a
+  // finalized config always has a value (empty: no file storage path is allowed, e.g. an s3
+  // master without roots). Unset (a config never finalized, in tests): no limit.
+  std::optional<std::vector<std::string>> checkpoint_storage_allowed_roots;
   int64_t agent_timeout_seconds = 30;  // an agent silent this long is considered lost
   int64_t preemption_timeout_seconds = 3600;
   nlohmann::json task_container_defaults;  // merged under each experiment's environment etc.

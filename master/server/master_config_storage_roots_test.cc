@@ -10,7 +10,8 @@ TEST(MasterConfigStorageRoots, DefaultIsTheMastersOwnStorage) {
   MasterConfig config;
   config.data_dir = "/srv/det";
   ASSERT_TRUE(FinalizeMasterConfig(&config).ok());
-  EXPECT_EQ(config.checkpoint_storage_allowed_roots,
+  ASSERT_TRUE(config.checkpoint_storage_allowed_roots.has_value());
+  EXPECT_EQ(*config.checkpoint_storage_allowed_roots,
             std::vector<std::string>{"/srv/det/checkpoints"});
 }
 
@@ -23,8 +24,18 @@ TEST(MasterConfigStorageRoots, AdminRootsAreAddedToTheMastersStorage) {
                               &config)
                   .ok());
   ASSERT_TRUE(FinalizeMasterConfig(&config).ok());
-  EXPECT_EQ(config.checkpoint_storage_allowed_roots,
+  ASSERT_TRUE(config.checkpoint_storage_allowed_roots.has_value());
+  EXPECT_EQ(*config.checkpoint_storage_allowed_roots,
             (std::vector<std::string>{"/mnt/ckpt/det", "/shared", "/data"}));
+}
+
+TEST(MasterConfigStorageRoots, AnObjectStorageMasterWithoutRootsAllowsNoFilePath) {
+  MasterConfig config;
+  config.data_dir = "/srv/det";
+  config.checkpoint_storage = {{"type", "s3"}, {"bucket", "b"}};
+  ASSERT_TRUE(FinalizeMasterConfig(&config).ok());
+  ASSERT_TRUE(config.checkpoint_storage_allowed_roots.has_value());
+  EXPECT_TRUE(config.checkpoint_storage_allowed_roots->empty());
 }
 
 TEST(MasterConfigStorageRoots, BadRootsNameTheFieldAndValue) {

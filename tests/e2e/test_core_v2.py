@@ -126,7 +126,7 @@ def test_detached_script_reports_an_unmanaged_experiment(cluster):
 def test_detached_script_that_raises_ends_in_error(cluster):
     external = f"raises-{uuid.uuid4().hex[:8]}"
     proc = run_script(cluster, "raises.py", timeout=60, CORE_V2_EXTERNAL_ID=external,
-                      CORE_V2_STORAGE=str(cluster.tmp / f"ckpt-{external}"))
+                      CORE_V2_STORAGE=str(cluster.data_dir / "checkpoints" / f"ckpt-{external}"))
     assert proc.returncode != 0, proc.stdout + proc.stderr
     assert "ValueError: oops at step 15" in proc.stderr
     (exp,) = [e for e in listed(cluster).values() if e.get("externalExperimentId") == external]
@@ -141,7 +141,7 @@ def test_detached_script_that_raises_ends_in_error(cluster):
 def test_rerun_with_external_ids_resumes_the_same_trial(cluster):
     external = f"resume-{uuid.uuid4().hex[:8]}"
     extra = {"CORE_V2_NAME": external, "CORE_V2_EXTERNAL_ID": external,
-             "CORE_V2_STORAGE": str(cluster.tmp / f"ckpt-{external}")}
+             "CORE_V2_STORAGE": str(cluster.data_dir / "checkpoints" / f"ckpt-{external}")}
     first = run_script(cluster, "train.py", **extra)
     assert first.returncode == 0, first.stdout + first.stderr
     # The second run logs in through the SDK's Determined() client.
