@@ -39,7 +39,7 @@ TEST(StorageRoots, PathsOutsideTheRootsAreRefusedNamingFieldValueAndRoots) {
         "checkpoint_storage: {type: directory, container_path: /srv/det}"}) {
     auto cfg = ParseExperimentConfig(std::string(kBase) + storage + "\n", Defaults());
     ASSERT_FALSE(cfg.ok()) << storage;
-    const std::string& m = cfg.status().message();
+    const std::string m = cfg.status().message();
     EXPECT_EQ(cfg.status().code(), StatusCode::kInvalidArgument);
     EXPECT_TRUE(m.find("checkpoint_storage.host_path") != std::string::npos ||
                 m.find("checkpoint_storage.container_path") != std::string::npos)
