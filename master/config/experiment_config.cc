@@ -17,7 +17,6 @@
 #include "master/config/resources_parse.h"
 #include "master/config/searcher_config_parse.h"
 #include "master/config/sections_parse.h"
-#include "master/config/storage_roots.h"
 
 namespace det::master::config {
 
@@ -415,9 +414,6 @@ ExperimentConfig Normalize(const json& in, const ConfigDefaults& defaults, Probl
       internal::MergeCheckpointStorage(FieldOrNull(in, "checkpoint_storage"),
                                        defaults.checkpoint_storage),
       problems);
-  if (defaults.storage_allowed_roots) {
-    CheckStorageRoots(cfg.checkpoint_storage, *defaults.storage_allowed_roots, problems);
-  }
   out["checkpoint_storage"] = cfg.checkpoint_storage;
 
   cfg.min_validation_period =

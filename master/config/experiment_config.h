@@ -146,9 +146,6 @@ struct ConfigDefaults {
   // drop_capabilities, bind_mounts, devices, log_policies, shm_size. Null means none.
   nlohmann::json task_container_defaults;
   int64_t preemption_timeout = 3600;  // seconds; task_container_defaults.preemption_timeout
-  // Absolute directories a file storage's paths must lie under (config/storage_roots.h); the
-  // master passes checkpoint_storage_allowed_roots. Unset: no limit.
-  std::optional<std::vector<std::string>> storage_allowed_roots;
 };
 
 // Parses and validates `yaml_text`. On failure the status is kInvalidArgument and its message

@@ -61,4 +61,14 @@ void CheckStorageRoots(const json& storage, const std::vector<std::string>& allo
   }
 }
 
+Status CheckConfigStorageRoots(const json& config,
+                               const std::optional<std::vector<std::string>>& allowed_roots) {
+  if (!allowed_roots || !config.is_object() || !config.contains("checkpoint_storage")) {
+    return Status::Ok();
+  }
+  internal::Problems problems;
+  CheckStorageRoots(config["checkpoint_storage"], *allowed_roots, &problems);
+  return problems.ToStatus();
+}
+
 }  // namespace det::master::config

@@ -7,9 +7,11 @@
 // (server/checkpoint_paths.h).
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "master/config/problems.h"
 
 namespace det::master::config {
@@ -24,5 +26,10 @@ std::string StorageBaseDir(const nlohmann::json& storage);
 // (component-wise, after "." and ".." are folded). No roots: no file storage path is allowed.
 void CheckStorageRoots(const nlohmann::json& storage, const std::vector<std::string>& allowed_roots,
                        internal::Problems* problems);
+
+// The same for a whole (defaulted) experiment config, as a status: InvalidArgument listing the
+// problems. Unset `allowed_roots` (a master config never finalized, in tests): no limit.
+Status CheckConfigStorageRoots(const nlohmann::json& config,
+                               const std::optional<std::vector<std::string>>& allowed_roots);
 
 }  // namespace det::master::config

@@ -13,11 +13,20 @@ constexpr char kBase[] =
     "name: x\nentrypoint: python3 train.py\nsearcher: {name: single, metric: m, max_length: "
     "{batches: 1}}\n";
 
+const std::vector<std::string> kRoots = {"/srv/det/checkpoints", "/shared"};
+
 ConfigDefaults Defaults() {
   ConfigDefaults d;
   d.checkpoint_storage = {{"type", "shared_fs"}, {"host_path", "/srv/det/checkpoints"}};
-  d.storage_allowed_roots = std::vector<std::string>{"/srv/det/checkpoints", "/shared"};
   return d;
+}
+
+// The parsed config's storage checked against `roots` (what the master does after parsing).
+Status Check(const std::string& storage,
+             const std::optional<std::vector<std::string>>& roots = kRoots) {
+  auto cfg = ParseExperimentConfig(std::string(kBase) + storage + "\n", Defaults());
+  if (!cfg.ok()) return cfg.status();
+  return CheckConfigStorageRoots(cfg->defaulted, roots);
 }
 
 TEST(StorageRoots, BaseDirOfEachFileStorage) {
@@ -37,23 +46,20 @@ TEST(StorageRoots, PathsOutsideTheRootsAreRefusedNamingFieldValueAndRoots) {
         "checkpoint_storage: {type: shared_fs, host_path: /shared2}",
         "checkpoint_storage: {type: shared_fs, host_path: /shared/../etc}",
         "checkpoint_storage: {type: directory, container_path: /srv/det}"}) {
-    auto cfg = ParseExperimentConfig(std::string(kBase) + storage + "\n", Defaults());
-    ASSERT_FALSE(cfg.ok()) << storage;
-    const std::string m = cfg.status().message();
-    EXPECT_EQ(cfg.status().code(), StatusCode::kInvalidArgument);
+    Status st = Check(storage);
+    ASSERT_FALSE(st.ok()) << storage;
+    const std::string m = st.message();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
     EXPECT_TRUE(m.find("checkpoint_storage.host_path") != std::string::npos ||
                 m.find("checkpoint_storage.container_path") != std::string::npos)
         << m;
     EXPECT_NE(m.find("[/srv/det/checkpoints, /shared]"), std::string::npos) << m;
     EXPECT_NE(m.find("checkpoint_storage_allowed_roots"), std::string::npos) << m;
   }
-  auto abs_sp = ParseExperimentConfig(
-      std::string(kBase) +
-          "checkpoint_storage: {type: shared_fs, host_path: /, storage_path: /etc}\n",
-      Defaults());
+  Status abs_sp = Check("checkpoint_storage: {type: shared_fs, host_path: /, storage_path: /etc}");
   ASSERT_FALSE(abs_sp.ok());
-  EXPECT_NE(abs_sp.status().message().find("checkpoint_storage.storage_path"), std::string::npos)
-      << abs_sp.status().message();
+  EXPECT_NE(abs_sp.message().find("checkpoint_storage.storage_path"), std::string::npos)
+      << abs_sp.message();
 }
 
 TEST(StorageRoots, PathsInsideTheRootsAndObjectStoragePass) {
@@ -62,23 +68,16 @@ TEST(StorageRoots, PathsInsideTheRootsAndObjectStoragePass) {
         "checkpoint_storage: {type: shared_fs, host_path: /shared/bob, storage_path: runs}",
         "checkpoint_storage: {type: directory, container_path: /shared/dir}",
         "checkpoint_storage: {type: s3, bucket: b}"}) {
-    auto cfg = ParseExperimentConfig(std::string(kBase) + storage + "\n", Defaults());
-    EXPECT_TRUE(cfg.ok()) << storage << ": " << cfg.status().ToString();
+    Status st = Check(storage);
+    EXPECT_TRUE(st.ok()) << storage << ": " << st.ToString();
   }
   // No roots (an object-storage master without any): no file storage path at all.
-  ConfigDefaults none = Defaults();
-  none.storage_allowed_roots = std::vector<std::string>{};
-  EXPECT_FALSE(ParseExperimentConfig(std::string(kBase) +
-                                         "checkpoint_storage: {type: shared_fs, host_path: /x}\n",
-                                     none)
+  EXPECT_FALSE(Check("checkpoint_storage: {type: shared_fs, host_path: /x}",
+                     std::vector<std::string>{})
                    .ok());
-  // Unset: no limit (a config read without a master).
-  ConfigDefaults open = Defaults();
-  open.storage_allowed_roots.reset();
-  EXPECT_TRUE(ParseExperimentConfig(std::string(kBase) +
-                                        "checkpoint_storage: {type: shared_fs, host_path: /x}\n",
-                                    open)
-                  .ok());
+  EXPECT_TRUE(Check("checkpoint_storage: {type: s3, bucket: b}", std::vector<std::string>{}).ok());
+  // Unset: no limit (a master config never finalized).
+  EXPECT_TRUE(Check("checkpoint_storage: {type: shared_fs, host_path: /x}", std::nullopt).ok());
 }
 
 }  // namespace

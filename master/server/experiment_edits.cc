@@ -207,12 +207,9 @@ Status ExperimentService::ContinueExperimentNow(int64_t id, const json& override
                               row.state + ")");
   }
   MergeInto(row.config, overrides);
-  if (deps_.config->checkpoint_storage_allowed_roots) {
-    config::internal::Problems problems;  // overrides may name a storage path too
-    config::CheckStorageRoots(row.config.value("checkpoint_storage", json()),
-                              *deps_.config->checkpoint_storage_allowed_roots, &problems);
-    DET_RETURN_IF_ERROR(problems.ToStatus());
-  }
+  // Overrides may name a storage path too.
+  DET_RETURN_IF_ERROR(
+      config::CheckConfigStorageRoots(row.config, deps_.config->checkpoint_storage_allowed_roots));
   DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg, config::ExperimentConfigFromJson(row.config));
   if (FindExperiment(id) == nullptr) {
     DET_RETURN_IF_ERROR(RestoreExperiment(row, {}));

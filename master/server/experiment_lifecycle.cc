@@ -5,6 +5,7 @@
 #include <future>
 #include <unordered_map>
 
+#include "master/config/storage_roots.h"
 #include "master/core/lifecycle.h"
 #include "master/searcher/journaled_searcher.h"
 #include "master/server/checkpoint_service.h"
@@ -99,13 +100,14 @@ Result<CreateExperimentResult> ExperimentService::CreateExperiment(
   const MasterConfig& config = *deps_.config;
   config::ConfigDefaults defaults;
   defaults.checkpoint_storage = config.checkpoint_storage;
-  defaults.storage_allowed_roots = config.checkpoint_storage_allowed_roots;
   // Determined's seed is an int32 (0..2^31-1); the unix time in seconds fits until 2038.
   defaults.experiment_seed = static_cast<uint32_t>((Now() / 1000000) & 0x7fffffff);
   defaults.preemption_timeout = config.preemption_timeout_seconds;
   defaults.task_container_defaults = config.task_container_defaults;
   DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg,
                        config::ParseExperimentConfig(req.config_yaml, defaults));
+  DET_RETURN_IF_ERROR(config::CheckConfigStorageRoots(cfg.defaulted,
+                                                      config.checkpoint_storage_allowed_roots));
   Result<std::unique_ptr<searcher::Searcher>> search = searcher::Searcher::Create(cfg);
   if (!search.ok()) return InvalidArgument(search.status().message());
   DET_RETURN_IF_ERROR(deps_.allocations->CheckPoolExists(cfg.resources.resource_pool));

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "master/config/experiment_config.h"
+#include "master/config/storage_roots.h"
 #include "master/core/states.h"
 #include "master/core/unmanaged_states.h"
 #include "master/server/passwords.h"
@@ -79,13 +80,14 @@ Result<UnmanagedService::CreatedExperiment> UnmanagedService::CreateExperiment(
   if (!has_entrypoint) raw["entrypoint"] = kPlaceholderEntrypoint;
   config::ConfigDefaults defaults;
   defaults.checkpoint_storage = config_->checkpoint_storage;
-  defaults.storage_allowed_roots = config_->checkpoint_storage_allowed_roots;
   defaults.experiment_seed = static_cast<uint32_t>((clock_->NowMicros() / 1000000) & 0x7fffffff);
   defaults.preemption_timeout = config_->preemption_timeout_seconds;
   defaults.task_container_defaults = config_->task_container_defaults;
   // JSON is YAML: the parser reads the config with the placeholder in place.
   DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg,
                        config::ParseExperimentConfig(raw.dump(), defaults));
+  DET_RETURN_IF_ERROR(config::CheckConfigStorageRoots(cfg.defaulted,
+                                                      config_->checkpoint_storage_allowed_roots));
   CreatedExperiment out;
   out.config = cfg.defaulted;
   if (!has_entrypoint) out.config["entrypoint"] = nullptr;
