@@ -134,8 +134,8 @@ TEST_F(RoutesPathsTest, AUuidThatIsAPathIsRefusedAndNothingIsReadOrDeleted) {
   EXPECT_NE(get.body.find("8-4-4-4-12"), std::string::npos) << get.body;
 
   for (const std::string& uuid : {"../../home/alice/.ssh", "..", "", "/"}) {
-    HttpResponse del =
-        Call("DELETE", "/api/v1/checkpoints", json{{"checkpointUuids", {uuid}}}.dump());
+    HttpResponse del = Call("DELETE", "/api/v1/checkpoints",
+                            json{{"checkpointUuids", json::array({uuid})}}.dump());
     EXPECT_EQ(del.status, 400) << uuid << ": " << del.body;
   }
   HttpResponse report = Call("POST", "/api/v1/checkpoints",
@@ -157,7 +157,8 @@ TEST_F(RoutesPathsTest, AStorageOutsideTheAllowedRootsIsNeitherReadNorDeleted) {
   EXPECT_NE(get.status, 200);
   EXPECT_EQ(get.body.find("PRIVATE KEY"), std::string::npos);
   EXPECT_NE(get.body.find("not inside the storage roots"), std::string::npos) << get.body;
-  HttpResponse del = Call("DELETE", "/api/v1/checkpoints", json{{"checkpointUuids", {kUuid}}}.dump());
+  HttpResponse del =
+      Call("DELETE", "/api/v1/checkpoints", json{{"checkpointUuids", json::array({kUuid})}}.dump());
   EXPECT_NE(del.status, 200) << del.body;
   EXPECT_EQ(PendingGc(), 0u);
   EXPECT_TRUE(fs::exists(secret / kUuid / "weights"));
@@ -174,7 +175,8 @@ TEST_F(RoutesPathsTest, ALinkPlantedInTheStorageIsNotFollowed) {
   HttpResponse get = Call("GET", std::string("/checkpoints/") + kUuid);
   EXPECT_NE(get.status, 200);
   EXPECT_EQ(get.body.find("PRIVATE KEY"), std::string::npos);
-  HttpResponse del = Call("DELETE", "/api/v1/checkpoints", json{{"checkpointUuids", {kUuid}}}.dump());
+  HttpResponse del =
+      Call("DELETE", "/api/v1/checkpoints", json{{"checkpointUuids", json::array({kUuid})}}.dump());
   EXPECT_NE(del.status, 200) << del.body;
   EXPECT_EQ(PendingGc(), 0u);
   EXPECT_TRUE(fs::exists(secret / "id_rsa"));
