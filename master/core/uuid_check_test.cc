@@ -12,10 +12,11 @@ TEST(UuidCheck, AcceptsUuidsInEitherCase) {
 }
 
 TEST(UuidCheck, RefusesPathsAndNearMisses) {
-  for (const char* bad : {"", "..", "../../x", "..%2F..%2Fx", "/etc/passwd", "a/b", "ckpt-1",
-                          "0b9c5a0e-1c2d-4e5f-8a9b-0c1d2e3f4a5", "0b9c5a0e-1c2d-4e5f-8a9b-0c1d2e3f4a5bb",
-                          "0b9c5a0e_1c2d-4e5f-8a9b-0c1d2e3f4a5b", "0b9c5a0e-1c2d-4e5f-8a9b-0c1d2e3f4a5/",
-                          "zb9c5a0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"}) {
+  for (const char* bad :
+       {"", "..", "../../x", "..%2F..%2Fx", "/etc/passwd", "a/b", "ckpt-1",
+        "0b9c5a0e-1c2d-4e5f-8a9b-0c1d2e3f4a5", "0b9c5a0e-1c2d-4e5f-8a9b-0c1d2e3f4a5bb",
+        "0b9c5a0e_1c2d-4e5f-8a9b-0c1d2e3f4a5b", "0b9c5a0e-1c2d-4e5f-8a9b-0c1d2e3f4a5/",
+        "zb9c5a0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"}) {
     EXPECT_FALSE(IsUuid(bad)) << bad;
   }
   Status st = CheckCheckpointUuid("../../x", "checkpointUuids");
