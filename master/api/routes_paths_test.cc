@@ -122,7 +122,7 @@ TEST_F(RoutesPathsTest, AUuidThatIsAPathIsRefusedAndNothingIsReadOrDeleted) {
   json storage = {{"type", "shared_fs"}, {"host_path", checkpoints.string()}};
   SeedCheckpoint(storage, "../../home/alice/.ssh");
 
-  for (const std::string& path : {"/checkpoints/../../home/alice/.ssh",
+  for (const char* path : {"/checkpoints/../../home/alice/.ssh",
                                   "/checkpoints/..%2F..%2Fhome%2Falice%2F.ssh",
                                   "/api/v1/checkpoints/../../home/alice/.ssh"}) {
     HttpResponse r = Call("GET", path);
@@ -133,7 +133,7 @@ TEST_F(RoutesPathsTest, AUuidThatIsAPathIsRefusedAndNothingIsReadOrDeleted) {
   EXPECT_EQ(get.status, 400) << get.body;
   EXPECT_NE(get.body.find("8-4-4-4-12"), std::string::npos) << get.body;
 
-  for (const std::string& uuid : {"../../home/alice/.ssh", "..", "", "/"}) {
+  for (const char* uuid : {"../../home/alice/.ssh", "..", "", "/"}) {
     HttpResponse del = Call("DELETE", "/api/v1/checkpoints",
                             json{{"checkpointUuids", json::array({uuid})}}.dump());
     EXPECT_EQ(del.status, 400) << uuid << ": " << del.body;

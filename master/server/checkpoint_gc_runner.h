@@ -38,7 +38,8 @@ class CheckpointGcRunner {
   void Start();
   void Stop();
   // Refuses (before persisting anything) a uuid that is not a uuid and a file storage whose
-  // directory is not inside the storage roots. Persists and schedules the deletion of `uuids` (all their files, or those matching `globs`).
+  // directory is not inside the storage roots. Persists and schedules the deletion of `uuids`
+  // (all their files, or those matching `globs`).
   // With `delete_experiment`, the experiment's rows are removed once its files are gone (also
   // when `uuids` is empty). With `delete_tensorboards`, the experiment's TensorBoard files go
   // too (deleting an experiment always deletes them).

@@ -33,8 +33,8 @@ class CheckpointService {
   void Start();
   void Stop();
 
-  // Checks a reported checkpoint: a valid uuid (core::CheckCheckpointUuid) and an integer metadata.steps_completed, which it
-  // copies into the row.
+  // Checks a reported checkpoint: a valid uuid (core::CheckCheckpointUuid) and an integer
+  // metadata.steps_completed, which it copies into the row.
   static Status Validate(store::CheckpointRow* row);
   // Stores a validated checkpoint of a known trial: state defaults to COMPLETED (a STATE_ prefix
   // is dropped), report time to now, size to the sum of its resources' sizes.
