@@ -2,6 +2,7 @@
 
 #include "common/clock.h"
 #include "common/version.h"
+#include "master/core/secret_redact.h"
 
 namespace det::master::api {
 
@@ -26,7 +27,7 @@ std::string TimeOrNull(std::optional<int64_t> micros) {
   return micros ? FormatRfc3339(*micros) : "";
 }
 
-json ExperimentJson(const server::ExperimentView& v) {
+json ExperimentJson(const server::ExperimentView& v, const json& master_task_defaults) {
   const store::ExperimentRow& r = v.row;
   const json& cfg = r.config;
   json labels = cfg.value("labels", json::array());
@@ -46,7 +47,7 @@ json ExperimentJson(const server::ExperimentView& v) {
               {"labels", labels},
               {"state", v.presented_state},
               {"archived", r.archived},
-              {"config", cfg},
+              {"config", core::ShownConfig(cfg, master_task_defaults)},
               {"originalConfig", r.original_config},
               {"numTrials", v.num_trials},
               {"progress", r.progress},

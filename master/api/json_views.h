@@ -9,7 +9,10 @@
 
 namespace det::master::api {
 
-nlohmann::json ExperimentJson(const server::ExperimentView& v);
+// `master_task_defaults`: the master's task_container_defaults, whose environment variables
+// are masked in the config shown (core::ShownConfig).
+nlohmann::json ExperimentJson(const server::ExperimentView& v,
+                              const nlohmann::json& master_task_defaults);
 nlohmann::json TrialJson(const server::TrialView& v);
 nlohmann::json CheckpointJson(const store::CheckpointRow& c, const nlohmann::json& training);
 nlohmann::json MetricsJson(const store::MetricRow& m);

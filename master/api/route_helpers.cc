@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "master/api/json_views.h"
+#include "master/core/uuid_check.h"
 #include "master/server/task_service.h"
 #include "master/server/workspace_service.h"
 
@@ -134,6 +135,8 @@ Result<core::Resource> ResolveResource(server::Master* master, const Access& acc
       return r;
     }
     case Target::kCheckpoint: {
+      // A uuid names a directory on storage: never look up or join anything else.
+      DET_RETURN_IF_ERROR(core::CheckCheckpointUuid(key, access.param ? access.param : "uuid"));
       r.readable_by_owner_trials = true;
       if (who.is_allocation || owner_needed) {
         DET_ASSIGN_OR_RETURN(o, master->ownership()->OfCheckpoint(key));

@@ -63,6 +63,9 @@ server::HttpResponse ListExperimentsResponse(server::Master* master, server::Htt
                                              std::optional<int64_t> project_id);
 // ExperimentJson with the project and workspace the experiment is in (routes_workspaces.cc).
 nlohmann::json PlacedExperimentJson(server::Master* master, const server::ExperimentView& v);
+// An experiment's or task's stored config as the API shows it: storage keys and the master's
+// environment variables masked (core::ShownConfig); trials get the stored one.
+nlohmann::json ShownConfig(server::Master* master, const nlohmann::json& config);
 
 // The training block of a checkpoint's JSON (trial, experiment, config, metrics at its step).
 nlohmann::json CheckpointTrainingJson(server::Master* master, const store::CheckpointRow& c);

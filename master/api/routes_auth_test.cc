@@ -53,7 +53,7 @@ struct Seeded {
   int64_t bob_id = 0;
   int64_t experiment_id = 0;
   int64_t trial_id = 0;
-  std::string checkpoint_uuid = "0b9c5a0e-auth-walk";
+  std::string checkpoint_uuid = "0b9c5a0e-a07a-4a11-8000-00000000a11c";
   int64_t workspace_id = 0;
   int64_t project_id = 0;
 };

@@ -12,6 +12,8 @@
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/config/searcher_metric.h"
+#include "master/core/uuid_check.h"
+#include "master/server/checkpoint_paths.h"
 
 namespace det::master::api {
 
@@ -43,7 +45,7 @@ json TrainingOf(server::Master* master, const store::CheckpointRow& c) {
   training["experimentId"] = t->row.experiment_id;
   training["hparams"] = t->row.hparams;
   auto e = master->experiments()->GetExperiment(t->row.experiment_id);
-  if (e.ok()) training["experimentConfig"] = e->row.config;
+  if (e.ok()) training["experimentConfig"] = ShownConfig(master, e->row.config);
   auto vals = master->experiments()->ListMetrics(c.trial_id, "validation");
   if (vals.ok()) {
     for (const auto& v : *vals) {
@@ -65,18 +67,15 @@ json TrainingOf(server::Master* master, const store::CheckpointRow& c) {
 Result<std::string> ArchiveCheckpoint(server::Master* master, const json& storage,
                                       const std::string& uuid) {
   namespace fs = std::filesystem;
+  DET_RETURN_IF_ERROR(core::CheckCheckpointUuid(uuid));
   std::string type = storage.value("type", "");
-  fs::path base;
-  if (type == "shared_fs") {
-    base = storage.value("host_path", "");
-    std::string sp = storage.value("storage_path", "");
-    if (!sp.empty()) base = fs::path(sp).is_absolute() ? fs::path(sp) : base / sp;
-  } else if (type == "directory") {
-    base = storage.value("container_path", "");
-  } else {
+  if (type != "shared_fs" && type != "directory") {
     return master->checkpoints()->ArchiveCheckpointFromStorage(storage, uuid);
   }
-  fs::path dir = base / uuid;
+  // Resolved inside the storage, and the storage inside the roots the cluster allows.
+  DET_ASSIGN_OR_RETURN(fs::path dir,
+                       server::CheckpointDirectory(
+                           storage, master->config().checkpoint_storage_allowed_roots, uuid));
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return NotFound("checkpoint files of " + uuid + " not found");
   std::vector<ArchiveEntry> entries;

@@ -247,7 +247,7 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
           exp = PlacedExperimentJson(master, *view);
         }
         return JsonResponse(
-            {{"experiment", exp}, {"config", created->config}, {"warnings", json::array()}});
+            {{"experiment", exp}, {"config", ShownConfig(master, created->config)}, {"warnings", json::array()}});
       }));
 
   router->Add("GET", "/api/v1/experiments",
@@ -275,7 +275,7 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
                 experiment["trialIds"] = *trial_ids;
                 return JsonResponse({{"experiment", std::move(experiment)},
                                      {"jobSummary", {{"state", job_state}, {"jobsAhead", 0}}},
-                                     {"config", v->row.config}});
+                                     {"config", ShownConfig(master, v->row.config)}});
               }));
 
   // Lifecycle changes are decided on the runtime loop and answered once stored; the request

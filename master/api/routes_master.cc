@@ -4,6 +4,7 @@
 #include "common/clock.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/core/secret_redact.h"
 #include "master/server/db_config.h"
 
 namespace det::master::api {
@@ -14,28 +15,6 @@ using server::HttpResponse;
 using server::Principal;
 
 namespace {
-
-constexpr const char* kRedacted = "********";
-
-bool IsSecretKey(const std::string& key) {
-  return key.find("password") != std::string::npos || key.find("secret") != std::string::npos ||
-         key.find("token") != std::string::npos || key == "access_key" || key == "signing_key";
-}
-
-// Replaces the value of every secret-named field, at any depth, by asterisks.
-void Redact(json& j) {
-  if (j.is_object()) {
-    for (auto& [k, v] : j.items()) {
-      if (IsSecretKey(k) && !v.is_null() && !v.is_object()) {
-        v = kRedacted;
-      } else {
-        Redact(v);
-      }
-    }
-  } else if (j.is_array()) {
-    for (auto& e : j) Redact(e);
-  }
-}
 
 // The effective master configuration in master.yaml's keys, as Determined's GetMasterConfig.
 json MasterConfigJson(const server::MasterConfig& c) {
@@ -77,7 +56,7 @@ json MasterConfigJson(const server::MasterConfig& c) {
               {"log", {{"level", c.log_level}}},
               {"resource_manager", rm},
               {"resource_pools", pools}};
-  Redact(cfg);
+  core::RedactSecrets(cfg);
   return cfg;
 }
 

@@ -223,7 +223,7 @@ HttpResponse Launch(server::Master* master, const Kind& kind, HttpRequest& req,
   Result<TaskView> v = master->tasks()->Launch(launch, who);
   if (!v.ok()) return ErrorResponse(v.status());
   return JsonResponse(
-      {{kind.singular, TaskJson(*v)}, {"config", v->row.config}, {"warnings", json::array()}});
+      {{kind.singular, TaskJson(*v)}, {"config", ShownConfig(master, v->row.config)}, {"warnings", json::array()}});
 }
 
 // ndjson log lines of a task ({"result": TaskLog}), followed until the task ends.
@@ -300,13 +300,15 @@ void RegisterNtscRoutes(server::Router* router, server::Master* master) {
         }));
     std::string one = base + "/{" + kind.id_param + "}";
     router->Add("GET", one,
-                WithAuth(master, Auth::kUser, [tasks, kind](HttpRequest& req, const Principal&) {
+                WithAuth(master, Auth::kUser,
+                         [master, tasks, kind](HttpRequest& req, const Principal&) {
                   Result<TaskView> v = tasks->Get(req.params[kind.id_param]);
                   if (!v.ok() || v->type != kind.type) {
                     return ErrorResponse(NotFound(std::string(kind.singular) + " " +
                                                   req.params[kind.id_param] + " not found"));
                   }
-                  json out = {{kind.singular, TaskJson(*v)}, {"config", v->row.config}};
+                  json out = {{kind.singular, TaskJson(*v)},
+                              {"config", ShownConfig(master, v->row.config)}};
                   return JsonResponse(out);
                 }));
     router->Add(

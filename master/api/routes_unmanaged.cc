@@ -107,10 +107,10 @@ HttpResponse CreateUnmanagedExperimentResponse(server::Master* master, const jso
   if (created->id) {
     auto view = master->experiments()->GetExperiment(*created->id);
     if (!view.ok()) return ErrorResponse(view.status());
-    exp = ExperimentJson(*view);
+    exp = ExperimentJson(*view, master->config().task_container_defaults);
   }
   return JsonResponse(
-      {{"experiment", exp}, {"config", created->config}, {"warnings", json::array()}});
+      {{"experiment", exp}, {"config", ShownConfig(master, created->config)}, {"warnings", json::array()}});
 }
 
 Status RefuseIfUnmanaged(server::Master* master, int64_t experiment_id, const char* action) {

@@ -10,6 +10,7 @@
 #include "master/api/list_sort.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/core/secret_redact.h"
 #include "master/server/workspace_service.h"
 
 namespace det::master::api {
@@ -216,8 +217,12 @@ server::Handler IdRoute(server::Master* master, std::function<Status(int64_t)> a
 
 }  // namespace
 
+json ShownConfig(server::Master* master, const json& config) {
+  return core::ShownConfig(config, master->config().task_container_defaults);
+}
+
 json PlacedExperimentJson(server::Master* master, const server::ExperimentView& v) {
-  json out = ExperimentJson(v);
+  json out = ExperimentJson(v, master->config().task_container_defaults);
   int64_t project_id = master->workspaces()->ProjectOf(v.row.id);
   if (project_id == 1) return out;
   auto p = master->workspaces()->GetProject(project_id);

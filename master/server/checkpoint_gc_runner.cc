@@ -8,6 +8,9 @@
 #include <sstream>
 
 #include "common/subprocess.h"
+#include "master/config/storage_roots.h"
+#include "master/core/uuid_check.h"
+#include "master/server/checkpoint_paths.h"
 
 namespace det::master::server {
 
@@ -30,9 +33,21 @@ int64_t BackoffMillis(int64_t attempts) {
 }  // namespace
 
 CheckpointGcRunner::CheckpointGcRunner(store::Store* store, const Clock* clock, std::string python,
-                                       std::string harness_dir)
+                                       std::string harness_dir,
+                                       std::optional<std::vector<std::string>> storage_roots)
     : store_(store), clock_(clock), python_(std::move(python)),
-      harness_dir_(std::move(harness_dir)) {}
+      harness_dir_(std::move(harness_dir)), storage_roots_(std::move(storage_roots)) {}
+
+Status CheckpointGcRunner::CheckInsideStorage(const json& storage_config,
+                                              const std::vector<std::string>& uuids) const {
+  for (const auto& uuid : uuids) DET_RETURN_IF_ERROR(core::CheckCheckpointUuid(uuid));
+  if (config::StorageBaseDir(storage_config).empty()) return Status::Ok();  // object storage
+  DET_RETURN_IF_ERROR(ResolvedStorageBase(storage_config, storage_roots_).status());
+  for (const auto& uuid : uuids) {
+    DET_RETURN_IF_ERROR(CheckpointDirectory(storage_config, storage_roots_, uuid).status());
+  }
+  return Status::Ok();
+}
 
 CheckpointGcRunner::~CheckpointGcRunner() { Stop(); }
 
@@ -52,6 +67,7 @@ Status CheckpointGcRunner::Submit(int64_t experiment_id, const json& storage_con
                                   const std::vector<std::string>& globs, bool delete_experiment,
                                   bool delete_tensorboards) {
   if (uuids.empty() && !delete_experiment && !delete_tensorboards) return Status::Ok();
+  DET_RETURN_IF_ERROR(CheckInsideStorage(storage_config, uuids));
   store::GcRequestRow row;
   row.experiment_id = experiment_id;
   row.storage_config = storage_config;
@@ -125,6 +141,9 @@ Status CheckpointGcRunner::RunRequest(const store::GcRequestRow& request) {
   if (request.uuids.empty() && !request.delete_experiment && !request.delete_tensorboards) {
     return Status::Ok();
   }
+  // Again at every run: a request persisted by an older master, or a link a trial planted
+  // since, must not make the task delete outside the storage.
+  DET_RETURN_IF_ERROR(CheckInsideStorage(request.storage_config, request.uuids));
   std::vector<std::string> argv = {python_, "-m", "determined.exec.gc_checkpoints",
                                     "--storage-config", request.storage_config.dump(),
                                     "--delete", Join(request.uuids), "--experiment-id",

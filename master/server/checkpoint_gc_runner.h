@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,13 +29,17 @@ namespace det::master::server {
 
 class CheckpointGcRunner {
  public:
+  // Files are deleted only under `storage_roots` (unset: anywhere).
   CheckpointGcRunner(store::Store* store, const Clock* clock, std::string python,
-                     std::string harness_dir);
+                     std::string harness_dir,
+                     std::optional<std::vector<std::string>> storage_roots = std::nullopt);
   ~CheckpointGcRunner();
 
   void Start();
   void Stop();
-  // Persists and schedules the deletion of `uuids` (all their files, or those matching `globs`).
+  // Refuses (before persisting anything) a uuid that is not a uuid and a file storage whose
+  // directory is not inside the storage roots. Persists and schedules the deletion of `uuids`
+  // (all their files, or those matching `globs`).
   // With `delete_experiment`, the experiment's rows are removed once its files are gone (also
   // when `uuids` is empty). With `delete_tensorboards`, the experiment's TensorBoard files go
   // too (deleting an experiment always deletes them).
@@ -47,11 +52,14 @@ class CheckpointGcRunner {
  private:
   void Loop();
   Status RunRequest(const store::GcRequestRow& request);
+  Status CheckInsideStorage(const nlohmann::json& storage_config,
+                            const std::vector<std::string>& uuids) const;
 
   store::Store* store_;
   const Clock* clock_;
   std::string python_;
   std::string harness_dir_;
+  std::optional<std::vector<std::string>> storage_roots_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;

@@ -10,6 +10,7 @@
 #include "common/subprocess.h"
 #include "master/checkpoint_gc/checkpoint_gc.h"
 #include "master/config/searcher_metric.h"
+#include "master/core/uuid_check.h"
 #include "master/server/model_service.h"
 
 namespace det::master::server {
@@ -36,12 +37,14 @@ int64_t SizeOf(const json& resources) {
 }  // namespace
 
 CheckpointService::CheckpointService(store::Store* store, const Clock* clock, std::string python,
-                                     std::string harness_dir)
+                                     std::string harness_dir,
+                                     std::optional<std::vector<std::string>> storage_roots)
     : store_(store),
       clock_(clock),
       python_(std::move(python)),
       harness_dir_(std::move(harness_dir)),
-      gc_(std::make_unique<CheckpointGcRunner>(store, clock, python_, harness_dir_)) {}
+      gc_(std::make_unique<CheckpointGcRunner>(store, clock, python_, harness_dir_,
+                                               std::move(storage_roots))) {}
 
 void CheckpointService::Start() { gc_->Start(); }
 
@@ -49,6 +52,7 @@ void CheckpointService::Stop() { gc_->Stop(); }
 
 Status CheckpointService::Validate(store::CheckpointRow* row) {
   if (row->uuid.empty()) return InvalidArgument("uuid: required");
+  DET_RETURN_IF_ERROR(core::CheckCheckpointUuid(row->uuid));
   if (!row->metadata.is_object() || !row->metadata.contains("steps_completed") ||
       !row->metadata["steps_completed"].is_number_integer()) {
     return InvalidArgument("metadata.steps_completed: required integer");
@@ -117,6 +121,9 @@ Result<std::vector<store::MetricRow>> CheckpointService::CheckpointTrialMetrics(
 
 Status CheckpointService::SubmitDeletions(const std::vector<std::string>& uuids,
                                           const std::vector<std::string>& globs) {
+  for (const auto& uuid : uuids) {
+    DET_RETURN_IF_ERROR(core::CheckCheckpointUuid(uuid, "checkpointUuids"));
+  }
   DET_RETURN_IF_ERROR(RefuseRegisteredCheckpoints(store_, uuids, "deleted"));
   std::map<int64_t, std::vector<std::string>> by_experiment;
   std::map<int64_t, json> storage;

@@ -22,16 +22,19 @@ namespace det::master::server {
 
 class CheckpointService {
  public:
-  // `python` and `harness_dir` run the Python GC task and the storage reader.
+  // `python` and `harness_dir` run the Python GC task and the storage reader; files are
+  // deleted only under `storage_roots` (MasterConfig::checkpoint_storage_allowed_roots; unset:
+  // unset: anywhere, for tests).
   CheckpointService(store::Store* store, const Clock* clock, std::string python,
-                    std::string harness_dir);
+                    std::string harness_dir,
+                    std::optional<std::vector<std::string>> storage_roots = std::nullopt);
 
   // Starts and stops the GC runner (requests left by an earlier run resume on Start).
   void Start();
   void Stop();
 
-  // Checks a reported checkpoint: a uuid and an integer metadata.steps_completed, which it
-  // copies into the row.
+  // Checks a reported checkpoint: a valid uuid (core::CheckCheckpointUuid) and an integer
+  // metadata.steps_completed, which it copies into the row.
   static Status Validate(store::CheckpointRow* row);
   // Stores a validated checkpoint of a known trial: state defaults to COMPLETED (a STATE_ prefix
   // is dropped), report time to now, size to the sum of its resources' sizes.

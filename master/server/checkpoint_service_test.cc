@@ -15,6 +15,19 @@
 namespace det::master::server {
 namespace {
 
+// A checkpoint uuid made from a short name ("c1" -> 00000000-0000-4000-8000-000000006331),
+// as reported uuids must be uuids.
+std::string U(const std::string& name) {
+  static const char* kHex = "0123456789abcdef";
+  std::string tail;
+  for (char ch : name) {
+    tail += kHex[(static_cast<unsigned char>(ch) >> 4) & 15];
+    tail += kHex[static_cast<unsigned char>(ch) & 15];
+  }
+  tail = std::string(12 - std::min<size_t>(12, tail.size()), '0') + tail.substr(0, 12);
+  return "00000000-0000-4000-8000-" + tail;
+}
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -97,21 +110,24 @@ class CheckpointServiceTest : public ::testing::Test {
 
 TEST_F(CheckpointServiceTest, RecordNormalizesTheReportedRow) {
   int64_t trial = AddTrial(json::object());
-  Report(trial, "c1", 100, "STATE_COMPLETED");
-  Report(trial, "c2", 200);
-  Result<store::CheckpointRow> c1 = service_->GetCheckpoint("c1");
+  Report(trial, U("c1"), 100, "STATE_COMPLETED");
+  Report(trial, U("c2"), 200);
+  Result<store::CheckpointRow> c1 = service_->GetCheckpoint(U("c1"));
   ASSERT_TRUE(c1.ok()) << c1.status().ToString();
   EXPECT_EQ(c1->state, "COMPLETED");
   EXPECT_EQ(c1->steps_completed, 100);
   EXPECT_EQ(c1->size, 15);
   EXPECT_EQ(c1->report_time, clock_.NowMicros());
-  EXPECT_EQ(service_->GetCheckpoint("c2")->state, "COMPLETED");
+  EXPECT_EQ(service_->GetCheckpoint(U("c2"))->state, "COMPLETED");
 }
 
 TEST_F(CheckpointServiceTest, ValidateNamesTheMissingField) {
   store::CheckpointRow row;
   EXPECT_EQ(CheckpointService::Validate(&row).message(), "uuid: required");
-  row.uuid = "x";
+  row.uuid = "../x";
+  row.metadata = {{"steps_completed", 10}};
+  EXPECT_EQ(CheckpointService::Validate(&row).code(), StatusCode::kInvalidArgument);
+  row.uuid = U("x");
   row.metadata = {{"steps_completed", "ten"}};
   EXPECT_EQ(CheckpointService::Validate(&row).message(),
             "metadata.steps_completed: required integer");
@@ -125,27 +141,27 @@ TEST_F(CheckpointServiceTest, LatestCompletedSkipsDeletedCheckpoints) {
   Result<std::optional<store::CheckpointRow>> none = service_->LatestCompleted(trial);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
-  Report(trial, "c1", 100);
-  Report(trial, "c2", 300);
-  Report(trial, "c3", 200);
-  EXPECT_EQ((*service_->LatestCompleted(trial))->uuid, "c2");
-  ASSERT_TRUE(service_->PatchCheckpointResources("c2", json::object()).ok());
-  EXPECT_EQ(service_->GetCheckpoint("c2")->state, "DELETED");
-  EXPECT_EQ((*service_->LatestCompleted(trial))->uuid, "c3");
-  ASSERT_TRUE(service_->PatchCheckpointResources("c3", {{"a", 4}}).ok());
-  EXPECT_EQ(service_->GetCheckpoint("c3")->state, "PARTIALLY_DELETED");
-  EXPECT_EQ(service_->GetCheckpoint("c3")->size, 4);
-  EXPECT_EQ((*service_->LatestCompleted(trial))->uuid, "c1");
+  Report(trial, U("c1"), 100);
+  Report(trial, U("c2"), 300);
+  Report(trial, U("c3"), 200);
+  EXPECT_EQ((*service_->LatestCompleted(trial))->uuid, U("c2"));
+  ASSERT_TRUE(service_->PatchCheckpointResources(U("c2"), json::object()).ok());
+  EXPECT_EQ(service_->GetCheckpoint(U("c2"))->state, "DELETED");
+  EXPECT_EQ((*service_->LatestCompleted(trial))->uuid, U("c3"));
+  ASSERT_TRUE(service_->PatchCheckpointResources(U("c3"), {{"a", 4}}).ok());
+  EXPECT_EQ(service_->GetCheckpoint(U("c3"))->state, "PARTIALLY_DELETED");
+  EXPECT_EQ(service_->GetCheckpoint(U("c3"))->size, 4);
+  EXPECT_EQ((*service_->LatestCompleted(trial))->uuid, U("c1"));
 }
 
 TEST_F(CheckpointServiceTest, MetadataMustKeepStepsCompleted) {
   int64_t trial = AddTrial(json::object());
-  Report(trial, "c1", 100);
-  EXPECT_FALSE(service_->SetCheckpointMetadata("c1", {{"note", "x"}}).ok());
-  EXPECT_FALSE(service_->SetCheckpointMetadata("c1", json::array()).ok());
-  Result<json> set = service_->SetCheckpointMetadata("c1", {{"steps_completed", 100}, {"k", 1}});
+  Report(trial, U("c1"), 100);
+  EXPECT_FALSE(service_->SetCheckpointMetadata(U("c1"), {{"note", "x"}}).ok());
+  EXPECT_FALSE(service_->SetCheckpointMetadata(U("c1"), json::array()).ok());
+  Result<json> set = service_->SetCheckpointMetadata(U("c1"), {{"steps_completed", 100}, {"k", 1}});
   ASSERT_TRUE(set.ok()) << set.status().ToString();
-  EXPECT_EQ(service_->GetCheckpoint("c1")->metadata.value("k", 0), 1);
+  EXPECT_EQ(service_->GetCheckpoint(U("c1"))->metadata.value("k", 0), 1);
   EXPECT_EQ(service_->SetCheckpointMetadata("nope", {{"steps_completed", 1}}).status().code(),
             StatusCode::kNotFound);
 }
@@ -159,35 +175,36 @@ TEST_F(CheckpointServiceTest, GcPolicyKeepsTheBestAndLatestOfEachTrial) {
                    {"save_trial_latest", 1}}}};
   int64_t trial = AddTrial(config);
   for (int64_t steps : {100, 200, 300, 400}) {
-    Report(trial, "c" + std::to_string(steps), steps);
+    Report(trial, U("c" + std::to_string(steps)), steps);
     Validation(trial, steps, steps == 200 ? 0.1 : 1.0);  // the best is at 200
   }
   ASSERT_TRUE(service_->CollectExperimentCheckpoints(experiment_id_).ok());
   std::vector<std::vector<std::string>> pending = PendingDeletions();
   ASSERT_EQ(pending.size(), 1u);
   std::sort(pending[0].begin(), pending[0].end());
-  EXPECT_EQ(pending[0], (std::vector<std::string>{"c100", "c300"}));
+  EXPECT_EQ(pending[0], (std::vector<std::string>{U("c100"), U("c300")}));
 }
 
 TEST_F(CheckpointServiceTest, DeletionsAreSubmittedPerExperimentAndEmptyListsRefused) {
   int64_t trial = AddTrial({{"checkpoint_storage", {{"type", "shared_fs"}}}});
-  Report(trial, "c1", 100);
-  Report(trial, "c2", 200);
+  Report(trial, U("c1"), 100);
+  Report(trial, U("c2"), 200);
   EXPECT_EQ(service_->DeleteCheckpoints({}).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(service_->DeleteCheckpoints({"missing"}).code(), StatusCode::kNotFound);
-  ASSERT_TRUE(service_->RemoveCheckpointFiles({"c1"}, {}).ok());  // no glob: nothing to remove
+  EXPECT_EQ(service_->DeleteCheckpoints({U("missing")}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(service_->DeleteCheckpoints({"../.."}).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(service_->RemoveCheckpointFiles({U("c1")}, {}).ok());  // no glob: nothing to remove
   EXPECT_TRUE(PendingDeletions().empty());
-  ASSERT_TRUE(service_->DeleteCheckpoints({"c1"}).ok());
-  ASSERT_TRUE(service_->PatchCheckpointResources("c1", json::object()).ok());
+  ASSERT_TRUE(service_->DeleteCheckpoints({U("c1")}).ok());
+  ASSERT_TRUE(service_->PatchCheckpointResources(U("c1"), json::object()).ok());
   ASSERT_TRUE(service_->DeleteExperimentFiles(experiment_id_, json::object()).ok());
   Result<std::vector<store::GcRequestRow>> rows = store_->ListGcRequests();
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 2u);
-  EXPECT_EQ((*rows)[0].uuids, std::vector<std::string>{"c1"});
+  EXPECT_EQ((*rows)[0].uuids, std::vector<std::string>{U("c1")});
   EXPECT_EQ((*rows)[0].storage_config.value("type", ""), "shared_fs");
   EXPECT_FALSE((*rows)[0].delete_experiment);
   // The experiment's deletion skips what is already DELETED.
-  EXPECT_EQ((*rows)[1].uuids, std::vector<std::string>{"c2"});
+  EXPECT_EQ((*rows)[1].uuids, std::vector<std::string>{U("c2")});
   EXPECT_TRUE((*rows)[1].delete_experiment);
 }
 
@@ -195,7 +212,7 @@ TEST_F(CheckpointServiceTest, ListsRefuseUnknownTrialsAndExperiments) {
   EXPECT_EQ(service_->ListTrialCheckpoints(99).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(service_->ListExperimentCheckpoints(99).status().code(), StatusCode::kNotFound);
   int64_t trial = AddTrial(json::object());
-  Report(trial, "c1", 100);
+  Report(trial, U("c1"), 100);
   EXPECT_EQ(service_->ListTrialCheckpoints(trial)->size(), 1u);
   EXPECT_EQ(service_->ListExperimentCheckpoints(experiment_id_)->size(), 1u);
 }

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "master/config/storage_roots.h"
 #include "master/server/checkpoint_service.h"
 #include "master/server/experiment_service.h"
 #include "master/server/model_service.h"
@@ -206,6 +207,9 @@ Status ExperimentService::ContinueExperimentNow(int64_t id, const json& override
                               row.state + ")");
   }
   MergeInto(row.config, overrides);
+  // Overrides may name a storage path too.
+  DET_RETURN_IF_ERROR(
+      config::CheckConfigStorageRoots(row.config, deps_.config->checkpoint_storage_allowed_roots));
   DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg, config::ExperimentConfigFromJson(row.config));
   if (FindExperiment(id) == nullptr) {
     DET_RETURN_IF_ERROR(RestoreExperiment(row, {}));

@@ -5,6 +5,7 @@
 #include <future>
 #include <unordered_map>
 
+#include "master/config/storage_roots.h"
 #include "master/core/lifecycle.h"
 #include "master/searcher/journaled_searcher.h"
 #include "master/server/checkpoint_service.h"
@@ -105,6 +106,8 @@ Result<CreateExperimentResult> ExperimentService::CreateExperiment(
   defaults.task_container_defaults = config.task_container_defaults;
   DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg,
                        config::ParseExperimentConfig(req.config_yaml, defaults));
+  DET_RETURN_IF_ERROR(config::CheckConfigStorageRoots(cfg.defaulted,
+                                                      config.checkpoint_storage_allowed_roots));
   Result<std::unique_ptr<searcher::Searcher>> search = searcher::Searcher::Create(cfg);
   if (!search.ok()) return InvalidArgument(search.status().message());
   DET_RETURN_IF_ERROR(deps_.allocations->CheckPoolExists(cfg.resources.resource_pool));

@@ -1,5 +1,6 @@
 #include "master/server/master_config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -7,6 +8,7 @@
 #include "common/paths.h"
 #include "common/secret_file.h"
 #include "master/config/experiment_config.h"
+#include "master/config/storage_roots.h"
 #include "master/server/db_config.h"
 #include "master/server/static_files.h"
 
@@ -90,6 +92,7 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
                                                "cluster_name",
                                                "security",
                                                "checkpoint_storage",
+                                               "checkpoint_storage_allowed_roots",
                                                "agent_timeout",
                                                "task_container_defaults",
                                                "log",
@@ -139,6 +142,19 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
     }
     if (doc.contains("security")) errors += ApplySecurityTransport(doc["security"], config);
     if (doc.contains("checkpoint_storage")) config->checkpoint_storage = doc["checkpoint_storage"];
+    if (doc.contains("checkpoint_storage_allowed_roots")) {
+      const json& roots = doc["checkpoint_storage_allowed_roots"];
+      bool ok = roots.is_array();
+      for (const auto& r : ok ? roots : json::array()) {
+        ok = ok && r.is_string() && !r.get<std::string>().empty() && r.get<std::string>()[0] == '/';
+      }
+      if (ok) {
+        config->checkpoint_storage_allowed_roots = roots.get<std::vector<std::string>>();
+      } else {
+        errors += "checkpoint_storage_allowed_roots: must be a list of absolute directories (got " +
+                  roots.dump() + ")\n";
+      }
+    }
     if (doc.contains("agent_timeout"))
       config->agent_timeout_seconds = doc["agent_timeout"].get<int64_t>();
     if (doc.contains("task_container_defaults")) {
@@ -264,6 +280,24 @@ Status FinalizeMasterConfig(MasterConfig* config) {
                                   {"save_trial_best", 1},
                                   {"save_trial_latest", 1}};
   }
+  // The master's own storage is always allowed (experiments inherit it); it is the only root
+  // unless the admin names more.
+  std::vector<std::string> roots;
+  std::string own = config::StorageBaseDir(config->checkpoint_storage);
+  if (!own.empty()) roots.push_back(own);
+  if (config->checkpoint_storage_allowed_roots) {
+    roots.insert(roots.end(), config->checkpoint_storage_allowed_roots->begin(),
+                 config->checkpoint_storage_allowed_roots->end());
+  }
+  std::vector<std::string> normalized;
+  for (const std::string& r : roots) {
+    std::string n = fs::path(r).lexically_normal().string();
+    if (n.size() > 1 && n.back() == '/') n.pop_back();
+    if (std::find(normalized.begin(), normalized.end(), n) == normalized.end()) {
+      normalized.push_back(n);
+    }
+  }
+  config->checkpoint_storage_allowed_roots = std::move(normalized);
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "master/scheduler/pool_config.h"
@@ -28,6 +29,13 @@ struct MasterConfig {
   std::optional<std::string> initial_user_password;
   int64_t token_lifetime_seconds = 7 * 24 * 3600;  // security.token_lifetime: login sessions
   nlohmann::json checkpoint_storage;   // Default: shared_fs under <data_dir>/checkpoints
+  // checkpoint_storage_allowed_roots: the only directories (absolute) under which an
+  // experiment's shared_fs host_path/storage_path or directory container_path may lie, since
+  // the master reads and deletes checkpoints there. FinalizeMasterConfig normalizes them and
+  // always adds the master's own checkpoint_storage directory (alone by default), so a
+  // finalized config always has a value (empty: no file storage path is allowed, e.g. an s3
+  // master without roots). Unset (a config never finalized, in tests): no limit.
+  std::optional<std::vector<std::string>> checkpoint_storage_allowed_roots;
   int64_t agent_timeout_seconds = 30;  // an agent silent this long is considered lost
   int64_t preemption_timeout_seconds = 3600;
   nlohmann::json task_container_defaults;  // merged under each experiment's environment etc.

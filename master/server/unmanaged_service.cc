@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "master/config/experiment_config.h"
+#include "master/config/storage_roots.h"
 #include "master/core/states.h"
 #include "master/core/unmanaged_states.h"
 #include "master/server/passwords.h"
@@ -85,6 +86,8 @@ Result<UnmanagedService::CreatedExperiment> UnmanagedService::CreateExperiment(
   // JSON is YAML: the parser reads the config with the placeholder in place.
   DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg,
                        config::ParseExperimentConfig(raw.dump(), defaults));
+  DET_RETURN_IF_ERROR(config::CheckConfigStorageRoots(cfg.defaulted,
+                                                      config_->checkpoint_storage_allowed_roots));
   CreatedExperiment out;
   out.config = cfg.defaulted;
   if (!has_entrypoint) out.config["entrypoint"] = nullptr;

@@ -33,6 +33,8 @@ class UnmanagedServiceTest : public ::testing::Test {
   void SetUp() override {
     dir_ = det::testing::FreshTestDir("det-unmanaged-");
     config_.data_dir = dir_.string();
+    // kConfig's storage is outside the master's own: the admin allows it.
+    config_.checkpoint_storage_allowed_roots = std::vector<std::string>{"/tmp/ckpts"};
     ASSERT_TRUE(FinalizeMasterConfig(&config_).ok());
     store_ = OpenStore();
     ASSERT_TRUE(store_->EnsureBuiltinUsers(std::nullopt).ok());

@@ -16,7 +16,9 @@ FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "compat11"
 @pytest.fixture(scope="module")
 def grid(cluster, tmp_path_factory):
     """A finished grid experiment of three trials (x = 3, 1, 2) with shared_fs storage."""
-    storage = tmp_path_factory.mktemp("compat11-storage")
+    # Under the master's own storage: the only root a default cluster allows.
+    storage = cluster.data_dir / "checkpoints" / "compat11-storage"
+    storage.mkdir(parents=True, exist_ok=True)
     exp_id = cluster.create(FIXTURES / "grid.yaml", FIXTURES, "--config",
                             "checkpoint_storage.type=shared_fs", "--config",
                             f"checkpoint_storage.host_path={storage}")

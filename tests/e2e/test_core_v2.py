@@ -48,7 +48,7 @@ def trial(cluster, trial_id):
 
 def test_detached_script_reports_an_unmanaged_experiment(cluster):
     name = f"detached-{uuid.uuid4().hex[:8]}"
-    storage = cluster.tmp / f"ckpt-{name}"
+    storage = cluster.data_dir / "checkpoints" / f"ckpt-{name}"  # under the allowed roots
     go = cluster.tmp / f"go-{name}"
     proc = subprocess.Popen(
         [PYTHON, str(FIXTURES / "train.py")],
@@ -126,7 +126,7 @@ def test_detached_script_reports_an_unmanaged_experiment(cluster):
 def test_detached_script_that_raises_ends_in_error(cluster):
     external = f"raises-{uuid.uuid4().hex[:8]}"
     proc = run_script(cluster, "raises.py", timeout=60, CORE_V2_EXTERNAL_ID=external,
-                      CORE_V2_STORAGE=str(cluster.tmp / f"ckpt-{external}"))
+                      CORE_V2_STORAGE=str(cluster.data_dir / "checkpoints" / f"ckpt-{external}"))
     assert proc.returncode != 0, proc.stdout + proc.stderr
     assert "ValueError: oops at step 15" in proc.stderr
     (exp,) = [e for e in listed(cluster).values() if e.get("externalExperimentId") == external]
@@ -141,7 +141,7 @@ def test_detached_script_that_raises_ends_in_error(cluster):
 def test_rerun_with_external_ids_resumes_the_same_trial(cluster):
     external = f"resume-{uuid.uuid4().hex[:8]}"
     extra = {"CORE_V2_NAME": external, "CORE_V2_EXTERNAL_ID": external,
-             "CORE_V2_STORAGE": str(cluster.tmp / f"ckpt-{external}")}
+             "CORE_V2_STORAGE": str(cluster.data_dir / "checkpoints" / f"ckpt-{external}")}
     first = run_script(cluster, "train.py", **extra)
     assert first.returncode == 0, first.stdout + first.stderr
     # The second run logs in through the SDK's Determined() client.
@@ -221,7 +221,7 @@ def test_the_rest_calls_of_determined_detached_clients(cluster):
 
 def test_the_detached_example_runs_and_resumes(cluster):
     example = FIXTURES.parents[3] / "examples" / "detached"
-    storage = cluster.tmp / "example-ckpts"
+    storage = cluster.data_dir / "checkpoints" / "example-ckpts"  # under the allowed roots
     script = (example / "train.py").read_text().replace(
         "/tmp/determined-detached-checkpoints", str(storage))
     copy = cluster.tmp / "detached_example.py"

@@ -535,7 +535,7 @@ def test_core_v2_script_requests_follow_contract(cluster, contract, tmp_path):
     external = f"contract-{uuid.uuid4().hex[:8]}"
     env = dict(cluster.env, DET_MASTER=proxy.url, DET_USER="determined", DET_PASS="",
                XDG_CONFIG_HOME=str(tmp_path / "config"), CORE_V2_NAME=external,
-               CORE_V2_STORAGE=str(tmp_path / "ckpt"), CORE_V2_GO_FILE=str(go),
+               CORE_V2_STORAGE=str(cluster.data_dir / "checkpoints" / external), CORE_V2_GO_FILE=str(go),
                CORE_V2_EXTERNAL_ID=external)
     try:
         proc = subprocess.run([PYTHON, str(FIXTURES / "core_v2" / "train.py")], env=env,

@@ -106,8 +106,9 @@ def scalars(payload: bytes):
 
 @pytest.fixture
 def profiled_experiment(cluster, tmp_path):
-    storage = tmp_path / "storage"
-    storage.mkdir()
+    # Under the master's own storage: the only root a default cluster allows.
+    storage = cluster.data_dir / "checkpoints" / f"profiler-{tmp_path.name}"
+    storage.mkdir(parents=True)
     cfg = tmp_path / "profiled.yaml"
     cfg.write_text((FIXTURES / "profiled.yaml").read_text() +
                    f"checkpoint_storage:\n  type: shared_fs\n  host_path: {storage}\n"
