@@ -34,7 +34,8 @@ class CheckpointService {
   // copies into the row.
   static Status Validate(store::CheckpointRow* row);
   // Stores a validated checkpoint of a known trial: state defaults to COMPLETED (a STATE_ prefix
-  // is dropped), report time to now, size to the sum of its resources' sizes.
+  // is dropped), report time to now, size to the sum of its resources' sizes. A report for a
+  // uuid already recorded under another trial is PermissionDenied and changes nothing.
   Status Record(store::CheckpointRow row);
 
   Result<store::CheckpointRow> GetCheckpoint(const std::string& uuid);

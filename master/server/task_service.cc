@@ -234,6 +234,20 @@ bool TaskService::Has(const std::string& task_id) {
   return FindLocked(task_id) != nullptr;
 }
 
+std::optional<int64_t> TaskService::OwnerOf(const std::string& task_id) {
+  MutexLock lock(&mu_);
+  Task* t = FindLocked(task_id);
+  if (t == nullptr) return std::nullopt;
+  return t->row.owner_id;
+}
+
+std::optional<std::string> TaskService::TaskOfAllocation(const std::string& allocation_id) {
+  MutexLock lock(&mu_);
+  Task* t = FindByAllocationLocked(allocation_id);
+  if (t == nullptr) return std::nullopt;
+  return t->row.task_id;
+}
+
 std::vector<TaskView> TaskService::List(std::optional<TaskType> type) {
   MutexLock lock(&mu_);
   std::vector<TaskView> out;

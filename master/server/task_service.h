@@ -81,6 +81,10 @@ class TaskService {
   // The task's context directory (tar.gz), "" when it has none; NotFound for unknown tasks.
   Result<std::string> Context(const std::string& task_id) EXCLUDES(mu_);
   bool Has(const std::string& task_id) EXCLUDES(mu_);
+  // The owner of a task (the permission checks of its log lines); nullopt for an unknown one.
+  std::optional<int64_t> OwnerOf(const std::string& task_id) EXCLUDES(mu_);
+  // The task whose allocation `allocation_id` is; nullopt when it is no task's.
+  std::optional<std::string> TaskOfAllocation(const std::string& allocation_id) EXCLUDES(mu_);
 
   // The task's service registers where it listens ("host:port") and that it is ready.
   // `ssh_user` (shells): the user its sshd logs in, shown as agentUserGroup.user.
