@@ -229,10 +229,9 @@ HttpResponse Launch(server::Master* master, const Kind& kind, HttpRequest& req,
   }
   Result<TaskView> v = master->tasks()->Launch(launch, who);
   if (!v.ok()) return ErrorResponse(v.status());
-  return JsonResponse(
-      {{kind.singular, TaskJson(*v, RevealsSecrets(*v, who))},
-       {"config", v->row.config},
-       {"warnings", json::array()}});
+  return JsonResponse({{kind.singular, TaskJson(*v, RevealsSecrets(*v, who))},
+                       {"config", v->row.config},
+                       {"warnings", json::array()}});
 }
 
 // ndjson log lines of a task ({"result": TaskLog}), followed until the task ends.
@@ -308,18 +307,18 @@ void RegisterNtscRoutes(server::Router* router, server::Master* master) {
           return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
         }));
     std::string one = base + "/{" + kind.id_param + "}";
-    router->Add("GET", one,
-                WithAuth(master, Auth::kUser,
-                         [tasks, kind](HttpRequest& req, const Principal& who) {
-                  Result<TaskView> v = tasks->Get(req.params[kind.id_param]);
-                  if (!v.ok() || v->type != kind.type) {
-                    return ErrorResponse(NotFound(std::string(kind.singular) + " " +
-                                                  req.params[kind.id_param] + " not found"));
-                  }
-                  json out = {{kind.singular, TaskJson(*v, RevealsSecrets(*v, who))},
-                              {"config", v->row.config}};
-                  return JsonResponse(out);
-                }));
+    router->Add(
+        "GET", one,
+        WithAuth(master, Auth::kUser, [tasks, kind](HttpRequest& req, const Principal& who) {
+          Result<TaskView> v = tasks->Get(req.params[kind.id_param]);
+          if (!v.ok() || v->type != kind.type) {
+            return ErrorResponse(NotFound(std::string(kind.singular) + " " +
+                                          req.params[kind.id_param] + " not found"));
+          }
+          json out = {{kind.singular, TaskJson(*v, RevealsSecrets(*v, who))},
+                      {"config", v->row.config}};
+          return JsonResponse(out);
+        }));
     router->Add(
         "POST", one + "/kill",
         WithAuth(master, Auth::kUser, [tasks, kind](HttpRequest& req, const Principal& who) {

@@ -440,8 +440,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
   // Each experiment is moved only for its owner or an admin, as the single route's rule; the
   // others get the refusal as their result (Determined's bulk shape) and stay where they are.
   router->Add("POST", "/api/v1/experiments/move",
-              WithAuth(master, Checked(core::Action::kModify), [master, ws](HttpRequest& req,
-                                                                            const Principal& who) {
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 auto dest = RequiredId(*body, "destinationProjectId", "destination_project_id");

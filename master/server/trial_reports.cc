@@ -280,8 +280,9 @@ Status ExperimentService::AddTaskLogs(const Principal& who, std::vector<store::T
   if (who.is_allocation) {
     // An allocation writes its own task's lines only: a trial's, or a command's, notebook's, ...
     if (who.trial_id == 0) {
-      if (deps_.tasks != nullptr) task_id = deps_.tasks->TaskOfAllocation(who.allocation_id)
-                                                .value_or(std::string());
+      if (deps_.tasks != nullptr) {
+        task_id = deps_.tasks->TaskOfAllocation(who.allocation_id).value_or(std::string());
+      }
     } else if (std::optional<RuntimeView::Trial> live = deps_.view->FindTrial(who.trial_id)) {
       task_id = live->task_id;
     } else if (Result<store::TrialRow> stored = deps_.store->GetTrial(who.trial_id); stored.ok()) {

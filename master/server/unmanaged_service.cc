@@ -105,8 +105,8 @@ Result<UnmanagedService::CreatedExperiment> UnmanagedService::CreateExperiment(
       if (mark.external_id != req.external_id) continue;
       DET_ASSIGN_OR_RETURN(store::ExperimentRow old, store_->GetExperiment(existing));
       if (old.owner_id != owner_id) {
-        return PermissionDenied("externalExperimentId '" + *req.external_id +
-                                "': experiment " + std::to_string(existing) +
+        return PermissionDenied("externalExperimentId '" + *req.external_id + "': experiment " +
+                                std::to_string(existing) +
                                 " has it and belongs to another user; only its owner or an "
                                 "admin may replace it");
       }
