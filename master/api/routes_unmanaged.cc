@@ -101,7 +101,6 @@ HttpResponse CreateUnmanagedExperimentResponse(server::Master* master, const jso
   req.config_yaml = config->get<std::string>();
   req.external_id = external_id;
   req.validate_only = IsTrue(Field(body, "validateOnly", "validate_only"));
-  req.caller_is_admin = who.admin;
   auto created = master->unmanaged()->CreateExperiment(req, who.user_id);
   if (!created.ok()) return ErrorResponse(created.status());
   json exp = json::object();

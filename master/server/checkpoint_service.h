@@ -34,8 +34,7 @@ class CheckpointService {
   // copies into the row.
   static Status Validate(store::CheckpointRow* row);
   // Stores a validated checkpoint of a known trial: state defaults to COMPLETED (a STATE_ prefix
-  // is dropped), report time to now, size to the sum of its resources' sizes. A report for a
-  // uuid already recorded under another trial is PermissionDenied and changes nothing.
+  // is dropped), report time to now, size to the sum of its resources' sizes.
   Status Record(store::CheckpointRow row);
 
   Result<store::CheckpointRow> GetCheckpoint(const std::string& uuid);

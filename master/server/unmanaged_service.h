@@ -40,8 +40,6 @@ class UnmanagedService {
     std::string config_yaml;
     std::optional<std::string> external_id;  // PUT /experiments/by-external-id/{id}
     bool validate_only = false;
-    // An existing experiment with the external id is replaced only for its owner or an admin.
-    bool caller_is_admin = false;
   };
   struct CreatedExperiment {
     std::optional<int64_t> id;  // absent for validate_only
@@ -76,8 +74,7 @@ class UnmanagedService {
   UnmanagedService& operator=(const UnmanagedService&) = delete;
 
   // Validates the config (an entrypoint is not needed) and stores a PAUSED experiment. With an
-  // external id already used, returns that experiment with its config replaced (PermissionDenied,
-  // nothing changed, unless `owner_id` owns it or req.caller_is_admin).
+  // external id already used, returns that experiment with its config replaced.
   Result<CreatedExperiment> CreateExperiment(const CreateExperimentRequest& req, int64_t owner_id);
   // Adds a PAUSED trial to an unmanaged experiment; with an external id already used in the
   // experiment, returns that trial.
