@@ -218,15 +218,32 @@ Status AuthorizeTrialReport(server::Master* master, const server::Principal& who
 
 Status AuthorizeTaskReport(server::Master* master, const server::Principal& who,
                            const std::string& task_id, int64_t trial_id) {
+  // ExperimentService::AddTaskLogs keeps an allocation to its own task's lines.
   if (who.is_allocation) return Status::Ok();
   if (trial_id != 0) return AuthorizeTrialReport(master, who, trial_id);
+  // A command's, notebook's, shell's or TensorBoard's lines: its owner or an admin.
+  if (std::optional<int64_t> owner = master->tasks()->OwnerOf(task_id)) {
+    core::Resource r;
+    r.kind = "task " + task_id;
+    r.owner_id = *owner;
+    core::Decision d = core::Authorize(SubjectOf(who), core::Action::kTrialReport, r);
+    return d.allowed ? Status::Ok() : PermissionDenied(d.reason);
+  }
+  // A managed trial's task, "<experiment id>.<request id>": its experiment's owner or an admin.
   size_t dot = task_id.find('.');
-  if (dot == std::string::npos || dot == 0) return Status::Ok();
-  std::string experiment = task_id.substr(0, dot);
-  if (experiment.find_first_not_of("0123456789") != std::string::npos) return Status::Ok();
-  return AuthorizeOn(master, who,
-                     Access{Auth::kUser, core::Action::kTrialReport, Target::kExperiment, "id"},
-                     experiment);
+  std::string experiment = dot == std::string::npos ? "" : task_id.substr(0, dot);
+  bool numeric = !experiment.empty() &&
+                 experiment.find_first_not_of("0123456789") == std::string::npos &&
+                 experiment.size() < 19;
+  if (numeric && master->ownership()->OfExperiment(std::stoll(experiment)).ok()) {
+    return AuthorizeOn(master, who,
+                       Access{Auth::kUser, core::Action::kTrialReport, Target::kExperiment, "id"},
+                       experiment);
+  }
+  // No task the master knows: nobody's lines to add to, but an admin's.
+  if (who.admin) return Status::Ok();
+  return PermissionDenied("user '" + who.username + "' may not write log lines of task '" +
+                          task_id + "': the master knows no such task");
 }
 
 Status AuthorizeJob(server::Master* master, const server::Principal& who,

@@ -347,16 +347,22 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
                 if (list == nullptr || !list->is_array()) {
                   return ErrorResponse(InvalidArgument("checkpoints: required list"));
                 }
+                // A trial updates its own checkpoints; a user those of experiments they own.
+                // Every one is checked before any changes (a refused batch changes nothing).
+                Access access = OwnerOf(Target::kCheckpoint);
+                if (who.is_allocation) access.action = core::Action::kTrialReport;
+                for (const auto& c : *list) {
+                  if (!c.is_object()) {
+                    return ErrorResponse(InvalidArgument("checkpoints: each must be an object"));
+                  }
+                  Status allowed = AuthorizeOn(master, who, access, c.value("uuid", ""));
+                  if (!allowed.ok()) return ErrorResponse(allowed);
+                }
                 for (const auto& c : *list) {
                   json resources = json::object();
                   if (c.contains("resources") && c["resources"].is_object()) {
                     resources = c["resources"].value("resources", json::object());
                   }
-                  // A trial updates its own checkpoints; a user those of experiments they own.
-                  Access access = OwnerOf(Target::kCheckpoint);
-                  if (who.is_allocation) access.action = core::Action::kTrialReport;
-                  Status allowed = AuthorizeOn(master, who, access, c.value("uuid", ""));
-                  if (!allowed.ok()) return ErrorResponse(allowed);
                   Status st = master->checkpoints()->PatchCheckpointResources(c.value("uuid", ""),
                                                                               resources);
                   if (!st.ok()) return ErrorResponse(st);

@@ -54,7 +54,14 @@ std::string ExitStatus(const store::GenericTaskRow& r) {
   return r.exit_error.empty() ? s : s + ": " + r.exit_error;
 }
 
-json TaskJson(const TaskView& v) {
+// The private parts of a task (a shell's private key, a notebook's token) are its owner's
+// alone, as in Determined: `who` sees them only for a task of their own. Not admins either: they
+// kill any task and go through /proxy/ to any, which needs neither the key nor the token.
+bool RevealsSecrets(const TaskView& v, const Principal& who) {
+  return !who.is_allocation && who.user_id == v.row.owner_id;
+}
+
+json TaskJson(const TaskView& v, bool reveal) {
   const store::GenericTaskRow& r = v.row;
   json out = {{"id", r.task_id},
               {"description", r.description},
@@ -79,7 +86,7 @@ json TaskJson(const TaskView& v) {
   switch (v.type) {
     case TaskType::kNotebook:
       out["serviceAddress"] = proxy;
-      out["token"] = r.secrets.value("token", "");
+      if (reveal) out["token"] = r.secrets.value("token", "");
       break;
     case TaskType::kTensorboard:
       out["serviceAddress"] = proxy;
@@ -87,7 +94,7 @@ json TaskJson(const TaskView& v) {
       out["trialIds"] = r.config.value("trial_ids", json::array());
       break;
     case TaskType::kShell:
-      out["privateKey"] = r.secrets.value("privateKey", "");
+      if (reveal) out["privateKey"] = r.secrets.value("privateKey", "");
       out["publicKey"] = r.secrets.value("publicKey", "");
       out["addresses"] = json::array();
       out["agentUserGroup"] = {{"user", r.secrets.value("sshUser", "")}};
@@ -222,8 +229,9 @@ HttpResponse Launch(server::Master* master, const Kind& kind, HttpRequest& req,
   }
   Result<TaskView> v = master->tasks()->Launch(launch, who);
   if (!v.ok()) return ErrorResponse(v.status());
-  return JsonResponse(
-      {{kind.singular, TaskJson(*v)}, {"config", ShownConfig(master, v->row.config)}, {"warnings", json::array()}});
+  return JsonResponse({{kind.singular, TaskJson(*v, RevealsSecrets(*v, who))},
+                       {"config", ShownConfig(master, v->row.config)},
+                       {"warnings", json::array()}});
 }
 
 // ndjson log lines of a task ({"result": TaskLog}), followed until the task ends.
@@ -280,7 +288,7 @@ void RegisterNtscRoutes(server::Router* router, server::Master* master) {
         }));
     router->Add(
         "GET", base,
-        WithAuth(master, Auth::kUser, [tasks, kind](HttpRequest& req, const Principal&) {
+        WithAuth(master, Auth::kUser, [tasks, kind](HttpRequest& req, const Principal& who) {
           std::vector<std::string> users = req.QueryAll("users");
           std::vector<std::string> user_ids = req.QueryAll("userIds");
           json items = json::array();
@@ -293,24 +301,24 @@ void RegisterNtscRoutes(server::Router* router, server::Master* master) {
                                                std::to_string(v.row.owner_id)) == user_ids.end()) {
               continue;
             }
-            items.push_back(TaskJson(v));
+            items.push_back(TaskJson(v, RevealsSecrets(v, who)));
           }
           auto page = Paginate(req, items, kind.plural);
           return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
         }));
     std::string one = base + "/{" + kind.id_param + "}";
-    router->Add("GET", one,
-                WithAuth(master, Auth::kUser,
-                         [master, tasks, kind](HttpRequest& req, const Principal&) {
-                  Result<TaskView> v = tasks->Get(req.params[kind.id_param]);
-                  if (!v.ok() || v->type != kind.type) {
-                    return ErrorResponse(NotFound(std::string(kind.singular) + " " +
-                                                  req.params[kind.id_param] + " not found"));
-                  }
-                  json out = {{kind.singular, TaskJson(*v)},
-                              {"config", ShownConfig(master, v->row.config)}};
-                  return JsonResponse(out);
-                }));
+    router->Add(
+        "GET", one,
+        WithAuth(master, Auth::kUser, [master, tasks, kind](HttpRequest& req, const Principal& who) {
+          Result<TaskView> v = tasks->Get(req.params[kind.id_param]);
+          if (!v.ok() || v->type != kind.type) {
+            return ErrorResponse(NotFound(std::string(kind.singular) + " " +
+                                          req.params[kind.id_param] + " not found"));
+          }
+          json out = {{kind.singular, TaskJson(*v, RevealsSecrets(*v, who))},
+                      {"config", ShownConfig(master, v->row.config)}};
+          return JsonResponse(out);
+        }));
     router->Add(
         "POST", one + "/kill",
         WithAuth(master, Auth::kUser, [tasks, kind](HttpRequest& req, const Principal& who) {
@@ -323,14 +331,20 @@ void RegisterNtscRoutes(server::Router* router, server::Master* master) {
           if (!st.ok()) return ErrorResponse(st);
           Result<TaskView> after = tasks->Get(id);
           if (!after.ok()) return ErrorResponse(after.status());
-          return JsonResponse({{kind.singular, TaskJson(*after)}});
+          return JsonResponse({{kind.singular, TaskJson(*after, RevealsSecrets(*after, who))}});
         }));
   }
 
   router->Add(
       "GET", "/api/v1/tasks/{taskId}",
-      WithAuth(master, Auth::kUserOrAllocation, [tasks](HttpRequest& req, const Principal&) {
+      WithAuth(master, Auth::kUserOrAllocation, [tasks](HttpRequest& req, const Principal& who) {
         Result<TaskView> v = tasks->Get(req.params["taskId"]);
+        // An allocation token reads its own task only.
+        if (who.is_allocation && (!v.ok() || v->row.allocation_id != who.allocation_id)) {
+          return ErrorResponse(PermissionDenied("allocation " + who.allocation_id +
+                                                " may read only its own task, not task " +
+                                                req.params["taskId"]));
+        }
         if (!v.ok()) return ErrorResponse(v.status());
         return JsonResponse({{"task", GenericTaskJson(*v)}});
       }));

@@ -442,8 +442,10 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   // Bulk form: {projectId, destinationProjectId, experimentIds} -> {results: [{id, error}]}.
+  // Each experiment is moved only for its owner or an admin, as the single route's rule; the
+  // others get the refusal as their result (Determined's bulk shape) and stay where they are.
   router->Add("POST", "/api/v1/experiments/move",
-              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal&) {
+              WithAuth(master, Auth::kUser, [master, ws](HttpRequest& req, const Principal& who) {
                 Result<json> body = ParseBody(req);
                 if (!body.ok()) return ErrorResponse(body.status());
                 auto dest = RequiredId(*body, "destinationProjectId", "destination_project_id");
@@ -459,6 +461,9 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                   }
                   int64_t exp_id = e.get<int64_t>();
                   Status st = master->experiments()->GetExperiment(exp_id).status();
+                  if (st.ok()) {
+                    st = AuthorizeOn(master, who, ExperimentOwner(), std::to_string(exp_id));
+                  }
                   if (st.ok()) st = ws->MoveExperiment(exp_id, *dest);
                   results.push_back({{"id", exp_id}, {"error", st.ok() ? "" : st.message()}});
                 }

@@ -67,6 +67,17 @@ Status CheckpointService::Record(store::CheckpointRow row) {
   if (row.state.rfind("STATE_", 0) == 0) row.state = row.state.substr(6);
   if (row.report_time == 0) row.report_time = clock_->NowMicros();
   row.size = SizeOf(row.resources);
+  // The store upserts on uuid: only the checkpoint's own trial may report it again (another
+  // trial's report is PermissionDenied and changes nothing).
+  Result<store::CheckpointRow> existing = store_->GetCheckpoint(row.uuid);
+  if (existing.ok() && existing->trial_id != row.trial_id) {
+    return PermissionDenied("checkpoint " + row.uuid + " belongs to trial " +
+                            std::to_string(existing->trial_id) + ", not to trial " +
+                            std::to_string(row.trial_id) + " that reports it");
+  }
+  if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) {
+    return existing.status();
+  }
   return store_->AddCheckpoint(row);
 }
 

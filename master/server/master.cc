@@ -46,8 +46,9 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
   ownership_ = std::make_unique<OwnershipService>(store_.get());
   summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
   agent_admin_ = std::make_unique<AgentAdminService>(store_.get());
-  tasks_ = std::make_unique<TaskService>(store_.get(), clock_, auth_.get(), agents_.get(),
-                                         TaskService::Options{&config_.pools, "", ""});
+  tasks_ = std::make_unique<TaskService>(
+      store_.get(), clock_, auth_.get(), agents_.get(),
+      TaskService::Options{&config_.pools, "", "", TaskSecretsKeyPath(config_)});
   tasks_->SetOnChange([this] { loop_->RequestPass(); });
   agent_credentials_ =
       std::make_unique<AgentCredentialService>(store_.get(), clock_, config_.agent_token);

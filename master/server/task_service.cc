@@ -66,6 +66,10 @@ Status TaskService::Restore(int64_t adopt_deadline_micros) {
   MutexLock lock(&mu_);
   for (auto& row : rows) {
     Task t;
+    if (Status st = UnsealLocked(&row); !st.ok()) {
+      spdlog::error("task {}: its secrets: {}; skipped", row.task_id, st.message());
+      continue;
+    }
     std::optional<TaskType> type = ParseTaskType(row.task_type);
     if (!type) {
       spdlog::warn("task {}: unknown type {}; skipped", row.task_id, row.task_type);
@@ -136,8 +140,40 @@ TaskView TaskService::ViewLocked(const Task& t) const {
   return v;
 }
 
+Result<const TaskSecretsBox*> TaskService::BoxLocked() {
+  if (options_.secrets_key_path.empty()) return static_cast<const TaskSecretsBox*>(nullptr);
+  if (!box_) {
+    DET_ASSIGN_OR_RETURN(TaskSecretsBox box,
+                         TaskSecretsBox::OpenOrCreate(options_.secrets_key_path));
+    box_.emplace(std::move(box));
+  }
+  return &*box_;
+}
+
+Status TaskService::UpsertSealedLocked(const store::GenericTaskRow& row) {
+  DET_ASSIGN_OR_RETURN(const TaskSecretsBox* box, BoxLocked());
+  if (box == nullptr) return store_->UpsertGenericTask(row);
+  store::GenericTaskRow sealed = row;
+  DET_ASSIGN_OR_RETURN(std::string text, box->Seal(row.secrets.dump()));
+  sealed.secrets = json{{"sealed", std::move(text)}};
+  return store_->UpsertGenericTask(sealed);
+}
+
+Status TaskService::UnsealLocked(store::GenericTaskRow* row) {
+  if (!row->secrets.is_object() || !row->secrets.contains("sealed")) return Status::Ok();
+  const json& sealed = row->secrets["sealed"];
+  if (!sealed.is_string()) return InvalidArgument("secrets.sealed: must be a string");
+  DET_ASSIGN_OR_RETURN(const TaskSecretsBox* box, BoxLocked());
+  if (box == nullptr) return FailedPrecondition("sealed secrets, but no key file is configured");
+  DET_ASSIGN_OR_RETURN(std::string text, box->Open(sealed.get<std::string>()));
+  json secrets = json::parse(text, nullptr, false);
+  if (!secrets.is_object()) return InvalidArgument("sealed secrets: not a JSON object");
+  row->secrets = std::move(secrets);
+  return Status::Ok();
+}
+
 Status TaskService::SaveLocked(Task& t, store::GenericTaskRow next) {
-  DET_RETURN_IF_ERROR(store_->UpsertGenericTask(next));
+  DET_RETURN_IF_ERROR(UpsertSealedLocked(next));
   t.row = std::move(next);
   return Status::Ok();
 }
@@ -213,7 +249,7 @@ Result<TaskView> TaskService::Launch(const LaunchTaskRequest& req, const Princip
   TaskView view;
   {
     MutexLock lock(&mu_);
-    DET_RETURN_IF_ERROR(store_->UpsertGenericTask(row));
+    DET_RETURN_IF_ERROR(UpsertSealedLocked(row));
     Task& stored = tasks_[task_id] = std::move(t);
     MasterLogLocked(stored, title + " (id: " + task_id + ") is queued");
     view = ViewLocked(stored);
@@ -232,6 +268,20 @@ Result<TaskView> TaskService::Get(const std::string& task_id) {
 bool TaskService::Has(const std::string& task_id) {
   MutexLock lock(&mu_);
   return FindLocked(task_id) != nullptr;
+}
+
+std::optional<int64_t> TaskService::OwnerOf(const std::string& task_id) {
+  MutexLock lock(&mu_);
+  Task* t = FindLocked(task_id);
+  if (t == nullptr) return std::nullopt;
+  return t->row.owner_id;
+}
+
+std::optional<std::string> TaskService::TaskOfAllocation(const std::string& allocation_id) {
+  MutexLock lock(&mu_);
+  Task* t = FindByAllocationLocked(allocation_id);
+  if (t == nullptr) return std::nullopt;
+  return t->row.task_id;
 }
 
 std::vector<TaskView> TaskService::List(std::optional<TaskType> type) {

@@ -28,6 +28,7 @@
 #include "master/server/agent_service.h"
 #include "master/server/auth_service.h"
 #include "master/server/task_config.h"
+#include "master/server/task_secrets_box.h"
 #include "master/store/store.h"
 
 namespace det::master::server {
@@ -55,6 +56,9 @@ class TaskService {
     const scheduler::ResourcePoolsConfig* pools = nullptr;
     std::string cluster_id;
     std::string master_id;
+    // The key file that seals each task's secrets in the store (task_secrets_box.h), opened or
+    // created on first use; "" stores them unsealed (tests of this service alone).
+    std::string secrets_key_path;
   };
 
   TaskService(store::Store* store, const Clock* clock, AuthService* auth, AgentService* agents,
@@ -81,6 +85,10 @@ class TaskService {
   // The task's context directory (tar.gz), "" when it has none; NotFound for unknown tasks.
   Result<std::string> Context(const std::string& task_id) EXCLUDES(mu_);
   bool Has(const std::string& task_id) EXCLUDES(mu_);
+  // The owner of a task (the permission checks of its log lines); nullopt for an unknown one.
+  std::optional<int64_t> OwnerOf(const std::string& task_id) EXCLUDES(mu_);
+  // The task whose allocation `allocation_id` is; nullopt when it is no task's.
+  std::optional<std::string> TaskOfAllocation(const std::string& allocation_id) EXCLUDES(mu_);
 
   // The task's service registers where it listens ("host:port") and that it is ready.
   // `ssh_user` (shells): the user its sshd logs in, shown as agentUserGroup.user.
@@ -170,6 +178,11 @@ class TaskService {
   std::string PoolLocked(const Task& t) const REQUIRES(mu_);
   // Persists the new row, then applies it; the log line (if any) is added as the master's.
   Status SaveLocked(Task& t, store::GenericTaskRow next) REQUIRES(mu_);
+  // Writes `row` with its secrets sealed ({"sealed": ...}); and opens them again (a row stored
+  // before sealing existed is read as it is).
+  Status UpsertSealedLocked(const store::GenericTaskRow& row) REQUIRES(mu_);
+  Status UnsealLocked(store::GenericTaskRow* row) REQUIRES(mu_);
+  Result<const TaskSecretsBox*> BoxLocked() REQUIRES(mu_);
   Status EndLocked(Task& t, std::optional<int64_t> exit_code, const std::string& error)
       REQUIRES(mu_);
   void MasterLogLocked(const Task& t, const std::string& message) REQUIRES(mu_);
@@ -188,6 +201,7 @@ class TaskService {
   std::condition_variable_any logs_cv_;
   int64_t log_version_ GUARDED_BY(mu_) = 0;
   std::map<std::string, Task> tasks_ GUARDED_BY(mu_);
+  std::optional<TaskSecretsBox> box_ GUARDED_BY(mu_);
 };
 
 }  // namespace det::master::server

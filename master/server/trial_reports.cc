@@ -102,7 +102,7 @@ Status ExperimentService::ReportCheckpoint(const Principal& who, store::Checkpoi
     row.trial_id = *trial;
   }
   if (std::optional<RuntimeView::Trial> live = deps_.view->FindTrial(row.trial_id)) {
-    if (row.task_id.empty()) row.task_id = live->task_id;
+    if (row.task_id.empty() || who.is_allocation) row.task_id = live->task_id;
     if (who.is_allocation && live->allocation_id != who.allocation_id) {
       // A process the master gave up on (e.g. an orphan of a lost agent) must not add a
       // checkpoint the trial's current run would then resume from.
@@ -278,15 +278,27 @@ Status ExperimentService::AddTaskLogs(const Principal& who, std::vector<store::T
   std::string task_id;
   int64_t trial_id = who.trial_id;
   if (who.is_allocation) {
-    if (std::optional<RuntimeView::Trial> live = deps_.view->FindTrial(who.trial_id)) {
+    // An allocation writes its own task's lines only: a trial's, or a command's, notebook's, ...
+    if (who.trial_id == 0) {
+      if (deps_.tasks != nullptr) {
+        task_id = deps_.tasks->TaskOfAllocation(who.allocation_id).value_or(std::string());
+      }
+    } else if (std::optional<RuntimeView::Trial> live = deps_.view->FindTrial(who.trial_id)) {
       task_id = live->task_id;
+    } else if (Result<store::TrialRow> stored = deps_.store->GetTrial(who.trial_id); stored.ok()) {
+      task_id = stored->task_id;
     }
   }
   for (auto& r : rows) {
     if (who.is_allocation) {
+      if (!r.task_id.empty() && r.task_id != task_id) {
+        return PermissionDenied("allocation " + who.allocation_id +
+                                " may write log lines of its own task only, not of task " +
+                                r.task_id);
+      }
       r.trial_id = trial_id;
-      if (r.task_id.empty()) r.task_id = task_id;
-      if (r.allocation_id.empty()) r.allocation_id = who.allocation_id;
+      r.task_id = task_id;
+      r.allocation_id = who.allocation_id;
     } else if (r.trial_id == 0) {
       r.trial_id = deps_.view->TrialOfTask(r.task_id).value_or(0);
     }

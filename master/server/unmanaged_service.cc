@@ -103,6 +103,20 @@ Result<UnmanagedService::CreatedExperiment> UnmanagedService::CreateExperiment(
   row.snapshot = json::object();
   std::lock_guard<std::mutex> lock(mu_);
   DET_RETURN_IF_ERROR(LoadLocked());
+  // An existing experiment with the external id is replaced only for its owner, admins
+  // included: one user's script never rewrites another's experiment.
+  if (req.external_id) {
+    for (const auto& [existing, mark] : experiments_) {
+      if (mark.external_id != req.external_id) continue;
+      DET_ASSIGN_OR_RETURN(store::ExperimentRow old, store_->GetExperiment(existing));
+      if (old.owner_id != owner_id) {
+        return PermissionDenied("externalExperimentId '" + *req.external_id + "': experiment " +
+                                std::to_string(existing) +
+                                " has it and belongs to another user; only its owner may "
+                                "replace it");
+      }
+    }
+  }
   bool created = false;
   DET_ASSIGN_OR_RETURN(int64_t id, store_->UpsertUnmanagedExperiment(row, /*model_definition=*/"",
                                                                      req.external_id, &created));
