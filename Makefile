@@ -127,8 +127,13 @@ thread-safety: setup
 # api/openapi.yaml (fuzz/make_router_corpus.py). Each runs FUZZ_SECONDS; new inputs go to
 # $(FUZZ_BUILD_DIR)/corpus*, findings to $(FUZZ_BUILD_DIR)/artifacts. Every library is
 # instrumented, so the first router build compiles the whole master with clang.
-FUZZ_FLAGS = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -max_len=8192 \
+FUZZ_COMMON_FLAGS = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
   -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD_DIR)/artifacts/
+FUZZ_FLAGS = $(FUZZ_COMMON_FLAGS) -max_len=8192
+# The router's regression inputs (fuzz/corpus-router, written by fuzz/write_regression_corpus.py:
+# every request shape that once broke the master) run whole: a 60,000-level body is 120 KB.
+ROUTER_REGRESSIONS = fuzz/corpus-router
+ROUTER_FUZZ_FLAGS = $(FUZZ_COMMON_FLAGS) -max_len=262144
 fuzz: fuzz-config fuzz-router
 
 fuzz-configure:
@@ -145,8 +150,8 @@ fuzz-config: fuzz-configure
 fuzz-router: fuzz-configure
 	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target router_fuzz
 	$(PYTHON) fuzz/make_router_corpus.py api/openapi.yaml $(FUZZ_BUILD_DIR)/router-seeds
-	$(FUZZ_BUILD_DIR)/bin/router_fuzz $(FUZZ_FLAGS) \
-	  $(FUZZ_BUILD_DIR)/corpus-router $(FUZZ_BUILD_DIR)/router-seeds
+	$(FUZZ_BUILD_DIR)/bin/router_fuzz $(ROUTER_FUZZ_FLAGS) \
+	  $(FUZZ_BUILD_DIR)/corpus-router $(FUZZ_BUILD_DIR)/router-seeds $(ROUTER_REGRESSIONS)
 
 # The short runs `make test` does: the config parser under libFuzzer (only where clang is
 # installed), then the router target in the ordinary build with a plain mutation driver
@@ -156,7 +161,7 @@ fuzz-smoke: build
 	  $(MAKE) --no-print-directory fuzz-config FUZZ_SECONDS=20; \
 	else echo "clang++ not found: skipping the config fuzz run"; fi
 	$(PYTHON) fuzz/make_router_corpus.py api/openapi.yaml $(BUILD_DIR)/router-seeds
-	$(BUILD_DIR)/bin/router_fuzz_smoke 20 $(BUILD_DIR)/router-seeds
+	$(BUILD_DIR)/bin/router_fuzz_smoke 20 $(BUILD_DIR)/router-seeds $(ROUTER_REGRESSIONS)
 
 demo: build
 	PYTHON=$(PYTHON) BUILD_DIR=$(abspath $(BUILD_DIR)) bash examples/demo.sh

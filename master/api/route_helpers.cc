@@ -2,6 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
+#include <utility>
+#include <vector>
+
+#include "common/json_parse.h"
 #include "master/api/json_views.h"
 #include "master/core/uuid_check.h"
 #include "master/server/task_service.h"
@@ -93,14 +98,23 @@ core::Subject SubjectOf(const server::Principal& who) {
   return s;
 }
 
+// The whole of `text` as a decimal int64: an optional '-', then digits only (leading zeros are
+// fine, as Go's strconv.ParseInt takes them). No sign '+', no spaces, no trailing bytes: strtoll
+// on c_str() stopped at an embedded NUL, so "1\0junk" (from "1%00junk") was 1.
+std::optional<int64_t> WholeInt64(std::string_view text) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, 10);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
 // The resource `access` names in `req`, with its owner. NotFound passes through to the caller.
 Result<int64_t> ParseId(const std::string& key, const char* name) {
-  char* end = nullptr;
-  long long v = std::strtoll(key.c_str(), &end, 10);
-  if (key.empty() || *end != '\0' || v <= 0) {
+  std::optional<int64_t> v = WholeInt64(key);
+  if (!v || *v <= 0) {
     return InvalidArgument(std::string(name) + ": must be a positive integer (got '" + key + "')");
   }
-  return static_cast<int64_t>(v);
+  return *v;
 }
 
 Result<core::Resource> ResolveResource(server::Master* master, const Access& access,
@@ -434,25 +448,30 @@ server::HttpResponse JsonResponse(const json& body, int status) {
   return resp;
 }
 
+// With a stack of its own, not recursion: the depth of `j` is the caller's input.
 void DropNullFields(json& j) {
-  if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end();) {
-      if (it->is_null()) {
-        it = j.erase(it);
-        continue;
+  std::vector<json*> todo{&j};
+  while (!todo.empty()) {
+    json* v = todo.back();
+    todo.pop_back();
+    if (v->is_object()) {
+      for (auto it = v->begin(); it != v->end();) {
+        if (it->is_null()) {
+          it = v->erase(it);
+          continue;
+        }
+        if (!IsFreeFormKey(it.key())) todo.push_back(&*it);
+        ++it;
       }
-      if (!IsFreeFormKey(it.key())) DropNullFields(*it);
-      ++it;
+    } else if (v->is_array()) {
+      for (auto& e : *v) todo.push_back(&e);
     }
-  } else if (j.is_array()) {
-    for (auto& e : j) DropNullFields(e);
   }
 }
 
 Result<json> ParseBody(const server::HttpRequest& req) {
   if (req.body.empty()) return json::object();
-  json j = json::parse(req.body, nullptr, false);
-  if (j.is_discarded()) return InvalidArgument("request body is not valid JSON");
+  DET_ASSIGN_OR_RETURN(json j, ParseJsonBounded(req.body, "request body"));
   DropNullFields(j);
   return j;
 }
@@ -469,24 +488,15 @@ const json* Field(const json& obj, const char* camel, const char* snake) {
 Result<int64_t> PathId(const server::HttpRequest& req, const char* name) {
   auto it = req.params.find(name);
   if (it == req.params.end()) return InvalidArgument(std::string(name) + ": missing");
-  char* end = nullptr;
-  long long v = std::strtoll(it->second.c_str(), &end, 10);
-  if (end == it->second.c_str() || *end != '\0' || v <= 0) {
-    return InvalidArgument(std::string(name) + ": must be a positive integer (got '" + it->second +
-                           "')");
-  }
-  return static_cast<int64_t>(v);
+  return ParseId(it->second, name);
 }
 
 Result<int64_t> QueryInt(const server::HttpRequest& req, const char* name, int64_t fallback) {
   std::string v = req.Query(name);
   if (v.empty()) return fallback;
-  char* end = nullptr;
-  long long n = std::strtoll(v.c_str(), &end, 10);
-  if (end == v.c_str() || *end != '\0') {
-    return InvalidArgument(std::string(name) + ": must be an integer (got '" + v + "')");
-  }
-  return static_cast<int64_t>(n);
+  std::optional<int64_t> n = WholeInt64(v);
+  if (!n) return InvalidArgument(std::string(name) + ": must be an integer (got '" + v + "')");
+  return *n;
 }
 
 bool QueryBool(const server::HttpRequest& req, const char* name, bool fallback) {

@@ -74,6 +74,10 @@ const std::vector<std::string>& HostileParams() {
                                                    "../../etc/passwd",
                                                    "..%2F..%2Fetc%2Fpasswd",
                                                    "%00",
+                                                   "1%00",
+                                                   "1%00junk",
+                                                   "1%",
+                                                   "%zz",
                                                    "",
                                                    std::string(5000, 'a'),
                                                    "1e308",
@@ -106,6 +110,8 @@ const std::vector<std::string>& HostileBodies() {
         "{\"name\": \"" + std::string(100000, 'n') + "\"}",
     };
     b.push_back(std::string(20000, '[') + std::string(20000, ']'));  // deep nesting
+    b.push_back(std::string(60000, '[') + std::string(60000, ']'));  // crashed the master
+    b.push_back("{\"a\":" + std::string(200000, '['));                 // deep and unclosed
     return b;
   }();
   return kBodies;
@@ -230,6 +236,44 @@ TEST_F(RoutesHostileTest, EveryRouteSurvivesHostileInput) {
   std::string all;
   for (size_t i = 0; i < failures.size() && i < 60; ++i) all += failures[i] + "\n";
   EXPECT_TRUE(failures.empty()) << failures.size() << " failure(s):\n" << all;
+}
+
+// Issue #32 defect 1: 60,000 nested '[' on the login route (no credential needed) overflowed the
+// stack of the null-dropping walk and took the master down. Refused at the nesting limit now.
+TEST_F(RoutesHostileTest, DeeplyNestedLoginBodiesAre400NotACrash) {
+  StartMaster();
+  RegisterRoutes(&router_, master_.get());
+  for (int depth : {60000, 200000}) {
+    for (const std::string& body :
+         {std::string(depth, '[') + std::string(depth, ']'), std::string(depth, '[')}) {
+      HttpResponse r = Call("POST", "/api/v1/auth/login", body, "");
+      EXPECT_EQ(r.status, 400) << depth << ": " << r.body.substr(0, 200);
+      json j = json::parse(r.body, nullptr, false);
+      ASSERT_TRUE(j.is_object() && j.contains("error")) << r.body.substr(0, 200);
+      EXPECT_EQ(j["error"]["error"], "request body nesting exceeds 256 levels");
+    }
+  }
+  EXPECT_FALSE(Login("admin").empty());  // and the master still serves
+}
+
+// Issue #32 defect 14: "1%00" decoded to "1\0" and was read as experiment 1.
+TEST_F(RoutesHostileTest, AnIdWithANulOrABadEscapeIs400NamingTheParameter) {
+  StartMaster();
+  RegisterRoutes(&router_, master_.get());
+  const std::string admin = Login("admin");
+  ASSERT_NE(Create("name: nul\nentrypoint: python3 x.py\nsearcher:\n  name: single\n  "
+                   "metric: loss\n  max_length:\n    batches: 10\n"),
+            0);
+  EXPECT_EQ(Call("GET", "/api/v1/experiments/1", "", admin).status, 200);
+  for (const char* id : {"1%00", "1%00junk", "1%", "%zz", "1%2"}) {
+    HttpResponse r = Call("GET", std::string("/api/v1/experiments/") + id, "", admin);
+    EXPECT_EQ(r.status, 400) << id << ": " << r.body;
+    json j = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("error")) << r.body;
+    const std::string msg = j["error"]["error"];
+    EXPECT_NE(msg.find("path parameter 'id'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::string("'") + id + "'"), std::string::npos) << msg;
+  }
 }
 
 }  // namespace

@@ -1,4 +1,7 @@
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -8,6 +11,14 @@ namespace det::master::config {
 namespace {
 
 using nlohmann::json;
+
+// Nesting depth of a value (a scalar is 0, [] is 1).
+int JsonDepthOf(const json& j) {
+  if (!j.is_structured()) return 0;
+  int deepest = 0;
+  for (const json& child : j) deepest = std::max(deepest, JsonDepthOf(child));
+  return deepest + 1;
+}
 
 json Yaml(const std::string& text) {
   auto j = YamlToJson(text);
@@ -63,6 +74,41 @@ TEST(YamlToJsonTest, SyntaxErrorHasLineAndColumn) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("line 2, column"), std::string::npos)
       << bad.status().message();
+}
+
+std::string BlockSequences(int depth) {
+  std::string s;
+  for (int i = 0; i < depth; ++i) s += "- ";
+  return s + "x\n";
+}
+
+std::string BlockMaps(int depth) {
+  std::string s;
+  for (int i = 0; i < depth; ++i) s += std::string(i, ' ') + "a:\n";
+  return s + std::string(depth, ' ') + "x\n";
+}
+
+// Configs and templates come from any logged-in user: nesting in any YAML form, and aliases that
+// refer to themselves, are refused with an error instead of recursing as deep as the input says.
+TEST(YamlToJsonTest, DeepNestingInEveryFormAndSelfAliasesAreRefusedCleanly) {
+  EXPECT_EQ(JsonDepthOf(Yaml(BlockSequences(150))), 150);
+  EXPECT_EQ(JsonDepthOf(Yaml(BlockMaps(150))), 150);
+  std::vector<std::string> deep = {BlockSequences(201), BlockSequences(800),
+                                   BlockSequences(5000), BlockMaps(201),
+                                   BlockMaps(1000),      std::string(60000, '['),
+                                   std::string(60000, '{'), "a: " + std::string(60000, '[')};
+  for (const std::string& text : deep) {
+    auto j = YamlToJson(text);
+    ASSERT_FALSE(j.ok()) << text.substr(0, 40);
+    EXPECT_EQ(j.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(j.status().message().rfind("invalid yaml: ", 0), 0u) << j.status().message();
+  }
+  for (const char* self : {"a: &a [*a]\n", "a: &a {b: *a}\n", "&a [x, *a]\n"}) {
+    auto j = YamlToJson(self);
+    ASSERT_FALSE(j.ok()) << self;
+    EXPECT_NE(j.status().message().find("levels after expanding aliases"), std::string::npos)
+        << self << ": " << j.status().message();
+  }
 }
 
 TEST(YamlToJsonTest, EmptyDocumentIsNull) { EXPECT_TRUE(Yaml("").is_null()); }

@@ -1,5 +1,8 @@
 // Router, request helpers and query parsing of the HTTP server (no I/O).
+#include <algorithm>
+#include <charconv>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "master/server/http_server.h"
@@ -23,6 +26,8 @@ std::vector<std::string> SplitPath(const std::string& path) {
   return out;
 }
 
+// Lenient, for query strings: a '%' without two hex digits stays as it is (Match refuses such a
+// query before any handler reads it).
 std::string PercentDecode(const std::string& s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -38,6 +43,43 @@ std::string PercentDecode(const std::string& s) {
     }
   }
   return out;
+}
+
+// Strict, for path parameters: every '%' starts two hex digits and nothing decodes to a NUL byte
+// (C APIs and strtoll stop there: "1%00" read as id 1). '+' is a literal '+' in a path (RFC 3986;
+// only form-encoded queries mean a space by it). Returns the problem, or nullopt.
+std::optional<std::string> StrictPercentDecode(const std::string& s, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out->push_back(s[i]);
+      continue;
+    }
+    unsigned value = 0;
+    const char* from = s.data() + i + 1;
+    const char* to = s.data() + std::min(s.size(), i + 3);
+    auto [end, ec] = std::from_chars(from, to, value, 16);
+    if (to - from != 2 || ec != std::errc() || end != to) {
+      return "malformed percent-escape at byte " + std::to_string(i);
+    }
+    if (value == 0) return "contains a NUL byte (%00)";
+    out->push_back(static_cast<char>(value));
+    i += 2;
+  }
+  return std::nullopt;
+}
+
+// The first problem of a raw query string ("a=1&b=%zz"), naming its parameter.
+std::optional<std::string> QueryProblem(const std::string& query) {
+  std::stringstream ss(query);
+  std::string kv, decoded;
+  while (std::getline(ss, kv, '&')) {
+    std::string name = kv.substr(0, kv.find('='));
+    if (auto problem = StrictPercentDecode(kv, &decoded)) {
+      return "query parameter '" + name + "': " + *problem + " (got '" + kv + "')";
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -121,16 +163,27 @@ void Router::AddInline(const std::string& method, const std::string& pattern, Ha
 }
 
 RouteMatch Router::Match(HttpRequest& req) const {
+  size_t q = req.target.find('?');
+  if (q != std::string::npos) {
+    if (auto problem = QueryProblem(req.target.substr(q + 1))) {
+      return RouteMatch{nullptr, false, 400, *problem};
+    }
+  }
   std::vector<std::string> segs = SplitPath(req.path);
   bool path_matched = false;
   for (const Route& r : routes_) {
     if (r.segments.size() != segs.size()) continue;
     std::map<std::string, std::string> params;
+    std::string bad_param;
     bool ok = true;
     for (size_t i = 0; i < segs.size() && ok; ++i) {
       const std::string& p = r.segments[i];
       if (p.size() > 2 && p.front() == '{' && p.back() == '}') {
-        params[p.substr(1, p.size() - 2)] = PercentDecode(segs[i]);
+        std::string name = p.substr(1, p.size() - 2);
+        auto problem = StrictPercentDecode(segs[i], &params[name]);
+        if (problem && bad_param.empty()) {
+          bad_param = "path parameter '" + name + "': " + *problem + " (got '" + segs[i] + "')";
+        }
       } else if (p != segs[i]) {
         ok = false;
       }
@@ -138,8 +191,9 @@ RouteMatch Router::Match(HttpRequest& req) const {
     if (!ok) continue;
     path_matched = true;
     if (r.method != req.method) continue;
+    if (!bad_param.empty()) return RouteMatch{nullptr, false, 400, bad_param};
     req.params = std::move(params);
-    return RouteMatch{&r.handler, r.run_inline, 200};
+    return RouteMatch{&r.handler, r.run_inline, 200, ""};
   }
   if (!path_matched) {
     for (const auto& [prefix, r] : prefix_routes_) {
@@ -148,18 +202,22 @@ RouteMatch Router::Match(HttpRequest& req) const {
       path_matched = true;
       if (r.method != req.method) continue;
       req.params.clear();
-      return RouteMatch{&r.handler, false, 200};
+      return RouteMatch{&r.handler, false, 200, ""};
     }
   }
-  return RouteMatch{nullptr, false, path_matched ? 405 : 404};
+  return RouteMatch{nullptr, false, path_matched ? 405 : 404, ""};
 }
 
 HttpResponse Router::Run(const RouteMatch& match, HttpRequest& req) {
   if (match.handler != nullptr) return (*match.handler)(req);
   HttpResponse resp;
   resp.status = match.status;
-  resp.body = match.status == 405 ? ErrorJson(12, "Unimplemented", "method not allowed")
-                                  : ErrorJson(5, "NotFound", "not found");
+  if (match.status == 400) {
+    resp.body = ErrorJson(3, "InvalidArgument", match.error);
+  } else {
+    resp.body = match.status == 405 ? ErrorJson(12, "Unimplemented", "method not allowed")
+                                    : ErrorJson(5, "NotFound", "not found");
+  }
   return resp;
 }
 

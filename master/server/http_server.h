@@ -89,11 +89,13 @@ struct HttpResponse {
 
 using Handler = std::function<HttpResponse(HttpRequest&)>;
 
-// Where Router::Match sends a request: its handler, or (none) the 404/405 to answer.
+// Where Router::Match sends a request: its handler, or (none) the 404/405 to answer, or a 400
+// with `error` for a path parameter or query that does not decode (bad escape, NUL byte).
 struct RouteMatch {
   const Handler* handler = nullptr;
   bool run_inline = false;  // added with AddInline
   int status = 404;
+  std::string error;
 };
 
 // Router: matches "METHOD /a/{name}/b" patterns; `{name}` binds one path segment.
