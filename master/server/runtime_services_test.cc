@@ -190,7 +190,7 @@ struct Runtime {
   RuntimeView view;
   TrialLogSink logs{store, &waiters, &clock};
   AuthService auth{store, &clock};
-  TaskService tasks{store, &clock, &auth, &agents, {&config.pools, "", ""}};
+  TaskService tasks{store, &clock, &auth, &agents, {&config.pools, "", "", ""}};
   AgentAdminService agent_admin{store};
   CheckpointService checkpoints{store, &clock, "python3", ""};
   UnmanagedService unmanaged{store, &clock, &config, {.check_interval_ms = 0}};

@@ -50,7 +50,7 @@ class TaskServiceTest : public ::testing::Test {
   }
   void NewService() {
     tasks_ = std::make_unique<TaskService>(store_.get(), &clock_, auth_.get(), agents_.get(),
-                                           TaskService::Options{&pools_, "cluster", "master"});
+                                           TaskService::Options{&pools_, "cluster", "master", ""});
     tasks_->SetOnChange([this] { ++changes_; });
   }
   TaskView LaunchCommand(json config) {

@@ -108,8 +108,11 @@ Result<UnmanagedService::CreatedExperiment> UnmanagedService::CreateExperiment(
   if (req.external_id) {
     for (const auto& [existing, mark] : experiments_) {
       if (mark.external_id != req.external_id) continue;
-      DET_ASSIGN_OR_RETURN(store::ExperimentRow old, store_->GetExperiment(existing));
-      if (old.owner_id != owner_id) {
+      Result<store::ExperimentRow> old = store_->GetExperiment(existing);
+      // A mark of an experiment deleted since: the store holds nothing to replace.
+      if (!old.ok() && old.status().code() == StatusCode::kNotFound) continue;
+      DET_RETURN_IF_ERROR(old.status());
+      if (old->owner_id != owner_id) {
         return PermissionDenied("externalExperimentId '" + *req.external_id + "': experiment " +
                                 std::to_string(existing) +
                                 " has it and belongs to another user; only its owner may "
