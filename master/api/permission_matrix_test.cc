@@ -9,7 +9,7 @@
 // A new route fails the test until its row exists; a row whose route is gone fails it; so does
 // an operation of api/openapi.yaml without a row. To regenerate after a reviewed change:
 //   DET_WRITE_PERMISSION_MATRIX=$PWD/api/permission_matrix.tsv
-//     build/master/api/master_permission_matrix_test   (one command line)
+//     build/tests/master_permission_matrix_test   (one command line)
 // writes the observed matrix there (the test then passes), and `git diff` shows what moved.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>

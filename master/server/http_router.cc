@@ -85,8 +85,9 @@ std::optional<std::string> QueryProblem(const std::string& query) {
 }  // namespace
 
 std::string ErrorJson(int grpc_code, const std::string& reason, const std::string& message) {
+  // Messages quote what the request sent, which need not be UTF-8: such bytes become U+FFFD.
   return nlohmann::json{{"error", {{"code", grpc_code}, {"reason", reason}, {"error", message}}}}
-      .dump();
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string HttpRequest::Header(const std::string& lower_name) const {

@@ -85,5 +85,12 @@ TEST_F(RouterDecodingTest, UnmatchedRoutesKeepTheir404And405) {
   EXPECT_EQ(Get("/api/v1/nothing/1%00").status, 404);
 }
 
+// The router fuzz smoke found it: a message quoting a non-UTF-8 path made dump() throw.
+TEST(ErrorJsonTest, AMessageQuotingBytesThatAreNotUtf8IsStillJson) {
+  std::string body = ErrorJson(3, "InvalidArgument", "uuid: must be a uuid (got \"a\xff\xfe\")");
+  nlohmann::json parsed = nlohmann::json::parse(body);
+  EXPECT_EQ(parsed["error"]["error"], "uuid: must be a uuid (got \"a\xef\xbf\xbd\xef\xbf\xbd\")");
+}
+
 }  // namespace
 }  // namespace det::master::server

@@ -14,12 +14,23 @@ from typing import List
 
 import pytest
 
-from cluster import REPO
+from cluster import REPO, Cluster, brought_up
 
 CORPUS = REPO / "tests" / "config_corpus"
 INVALID = sorted((CORPUS / "invalid").glob("*.yaml"))
 VALID = sorted((CORPUS / "valid").glob("*.yaml"))
 DIGITS = REPO / "examples" / "digits"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A cluster whose admin allows the storage roots the valid configs name (a storage path
+    outside `checkpoint_storage_allowed_roots` is the cluster's refusal, not the config's)."""
+    master_yaml = tmp_path_factory.mktemp("corpus-master") / "master.yaml"
+    master_yaml.write_text("checkpoint_storage_allowed_roots: [/data, /mnt]\n")
+    with brought_up(Cluster(agents=1, slots=2,
+                            up_args=("--master-config-path", str(master_yaml)))) as c:
+        yield c
 
 
 def expected_messages(config: pathlib.Path) -> List[str]:

@@ -271,7 +271,9 @@ def test_every_get_answers_per_contract(cluster, contract, world):
     # The rung view is for adaptive searches only (a 400 naming the searcher).
     c.call("GET", f"/api/v1/experiments/{done}/searcher/rungs", expect=400)
     c.call("GET", "/api/v1/trials/999999", expect=404)
-    c.call("GET", "/api/v1/checkpoints/no-such-uuid", expect=404)
+    c.call("GET", "/api/v1/checkpoints/00000000-0000-4000-8000-000000000000", expect=404)
+    # Not a uuid at all: refused before any look-up (issue #32).
+    c.call("GET", "/api/v1/checkpoints/no-such-uuid", expect=400, bad_request=True)
     c.call("GET", "/api/v1/experiments?limit=x", expect=400, bad_request=True)
     c.call("GET", "/api/v1/agents?sortBy=SORT_BY_NAME", expect=400, bad_request=True)
     c.call("GET", f"/api/v1/trials/time-series?trialIds={trial}&timeSeriesFilter.name=x",
