@@ -115,7 +115,7 @@ test: thread-safety unit-test harness-test e2e-test webui-test fuzz-smoke
 # clang's lock analysis over the master's services and routes (GUARDED_BY / REQUIRES, see
 # common/thread_annotations.h): syntax only, no object files, two files at a time.
 THREAD_SAFETY_SRCS = $(wildcard master/server/*.cc master/api/*.cc)
-THREAD_SAFETY_FLAGS = -std=c++20 -fsyntax-only -Wthread-safety -Werror -I. \
+THREAD_SAFETY_FLAGS = -std=c++20 -fsyntax-only -Wthread-safety -Werror -I. $(shell pkg-config --cflags libpq) \
   -DBOOST_ALL_NO_LIB -DFMT_SHARED -DSPDLOG_COMPILED_LIB -DSPDLOG_FMT_EXTERNAL -DSPDLOG_SHARED_LIB
 thread-safety: setup
 	@printf '%s\n' $(filter-out %_test.cc,$(THREAD_SAFETY_SRCS)) | \
