@@ -73,7 +73,7 @@ Status Agent::Run() {
   DET_RETURN_IF_ERROR(ParseMasterUrl(config_.master_url).status());
   spdlog::info("agent {}: {} slot(s), master {}, work root {}/work", config_.agent_id,
                slots_.size(), master_.url, config_.data_dir);
-  DET_ASSIGN_OR_RETURN(data_dir_lock_, DataDirLock::Acquire(config_.data_dir));
+  DET_ASSIGN_OR_RETURN(data_dir_lock_, DataDirLock::Acquire(config_.data_dir, "agent.lock", "agent"));
   CleanUpOrphans();
   launcher_->Start();  // after the cleanup, which ends a previous run's warm python
   poll_thread_ = std::thread([this] { PollLoop(); });

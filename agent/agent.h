@@ -18,7 +18,7 @@
 #include "agent/client/command.h"
 #include "agent/client/event_sender.h"
 #include "agent/client/master_client.h"
-#include "agent/data_dir_lock.h"
+#include "common/data_dir_lock.h"
 #include "agent/detect/slots.h"
 #include "agent/entrypoint.h"
 #include "agent/launcher/launcher.h"

@@ -16,7 +16,7 @@
 #include "common/version.h"
 #include "master/api/routes.h"
 #include "master/server/agent_token_file.h"
-#include "master/server/data_dir_lock.h"
+#include "common/data_dir_lock.h"
 #include "master/server/db_config.h"
 #include "master/server/http_server.h"
 #include "master/server/master.h"
@@ -169,7 +169,9 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) return Fail("cannot create data dir " + config.data_dir + ": " + ec.message());
   // The data dir is this process's alone, before anything in it is read or written.
-  auto data_dir_lock = det::master::server::DataDirLock::Acquire(config.data_dir);
+  auto data_dir_lock = det::DataDirLock::Acquire(
+      config.data_dir, "master.lock", "determined-master",
+      "a data dir serves one master: stop that master first or use another --data-dir");
   if (!data_dir_lock.ok()) return Fail(data_dir_lock.status().message());
   // Agents the master launches (Slurm, provisioner) get an inline secret through a 0600 file.
   if (det::Status st = det::master::server::MaterializeInlineAgentToken(&config); !st.ok()) {

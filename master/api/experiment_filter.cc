@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/whole_int64.h"
 #include "master/api/list_sort.h"
 
 namespace det::master::api {
@@ -28,14 +29,9 @@ std::vector<std::string> Values(const server::HttpRequest& req, const char* name
 Result<std::vector<int64_t>> Ints(const server::HttpRequest& req, const char* name) {
   std::vector<int64_t> out;
   for (const std::string& v : Values(req, name)) {
-    try {
-      size_t used = 0;
-      int64_t id = std::stoll(v, &used);
-      if (used != v.size()) throw std::invalid_argument(v);
-      out.push_back(id);
-    } catch (const std::exception&) {
-      return InvalidArgument(std::string(name) + ": \"" + v + "\" is not an integer");
-    }
+    std::optional<int64_t> id = WholeInt64(v);
+    if (!id) return InvalidArgument(std::string(name) + ": \"" + v + "\" is not an integer");
+    out.push_back(*id);
   }
   return out;
 }

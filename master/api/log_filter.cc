@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "common/clock.h"
+#include "common/whole_int64.h"
 
 namespace det::master::api {
 
@@ -61,12 +62,9 @@ Result<LogFilter> ParseLogFilter(
     f.levels.push_back(l);
   }
   for (const std::string& v : query_all("rankIds")) {
-    char* end = nullptr;
-    long long id = std::strtoll(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0') {
-      return InvalidArgument("rankIds: must be integers (got '" + v + "')");
-    }
-    f.rank_ids.push_back(id);
+    std::optional<int64_t> id = WholeInt64(v);
+    if (!id) return InvalidArgument("rankIds: must be integers (got '" + v + "')");
+    f.rank_ids.push_back(*id);
   }
   DET_ASSIGN_OR_RETURN(f.before, Time(query_all("timestampBefore"), "timestampBefore"));
   DET_ASSIGN_OR_RETURN(f.after, Time(query_all("timestampAfter"), "timestampAfter"));

@@ -292,6 +292,8 @@ class PermissionMatrixTest : public ::testing::Test {
       task.job_id = task.task_id;
       task.allocation_id = task.task_id + ".1";
       task.allocation_token = store::AllocationTokenDigest(TaskToken(kind));
+      // A command without an entrypoint is not one: the restore would skip it.
+      if (std::string(kind) == "command") task.config = {{"entrypoint", "sleep 100"}};
       if (std::string(kind) == "shell") {
         task.secrets = {{"privateKey", kShellKey}, {"publicKey", "ssh-ed25519 AAAA alice"}};
       }
@@ -431,12 +433,16 @@ class PermissionMatrixTest : public ::testing::Test {
           .dump();
     }
     if (route == "POST /api/v1/trials") {
-      return json{{"experimentId", s_.unmanaged_experiment_id}, {"hparams", json::object()}}
+      return json{{"unmanaged", true},
+                  {"experimentId", s_.unmanaged_experiment_id},
+                  {"hparams", json::object()}}
           .dump();
     }
     if (route == "PUT /api/v1/trials") {
       return json{{"createTrialRequest",
-                   {{"experimentId", s_.unmanaged_experiment_id}, {"hparams", json::object()}}},
+                   {{"unmanaged", true},
+                    {"experimentId", s_.unmanaged_experiment_id},
+                    {"hparams", json::object()}}},
                   {"externalTrialId", "alices-external-trial"}}
           .dump();
     }
@@ -470,8 +476,10 @@ class PermissionMatrixTest : public ::testing::Test {
     if (route == "PATCH /api/v1/users/{id}") return "{\"admin\": true}";
     if (route == "POST /api/v1/users/{id}/password") return "{\"password\": \"matrix\"}";
     if (route == "POST /api/v1/job-queues") {
-      return "{\"updates\": [{\"jobId\": \"alices-job\", \"priority\": 1}]}";
+      // Alice's command is queued work of hers (a task's job id is its task id).
+      return json{{"updates", {{{"jobId", s_.tasks.at("command")}, {"priority", 1}}}}}.dump();
     }
+    if (route == "POST /api/v1/experiments/{id}/file") return "{\"path\": \"train.py\"}";
     if (route == "POST /api/v1/allocations/{allocationId}/proxy_address") {
       return "{\"proxyAddress\": \"127.0.0.1:1\"}";
     }

@@ -1,5 +1,6 @@
 #include "master/api/route_helpers.h"
 
+
 #include <spdlog/spdlog.h>
 
 #include <charconv>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "common/json_parse.h"
+#include "common/whole_int64.h"
 #include "master/api/json_views.h"
 #include "master/core/uuid_check.h"
 #include "master/server/task_service.h"
@@ -96,16 +98,6 @@ core::Subject SubjectOf(const server::Principal& who) {
   s.allocation_id = who.allocation_id;
   s.trial_id = who.trial_id;
   return s;
-}
-
-// The whole of `text` as a decimal int64: an optional '-', then digits only (leading zeros are
-// fine, as Go's strconv.ParseInt takes them). No sign '+', no spaces, no trailing bytes: strtoll
-// on c_str() stopped at an embedded NUL, so "1\0junk" (from "1%00junk") was 1.
-std::optional<int64_t> WholeInt64(std::string_view text) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, 10);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return v;
 }
 
 // The resource `access` names in `req`, with its owner. NotFound passes through to the caller.
@@ -249,7 +241,7 @@ Status AuthorizeTaskReport(server::Master* master, const server::Principal& who,
   bool numeric = !experiment.empty() &&
                  experiment.find_first_not_of("0123456789") == std::string::npos &&
                  experiment.size() < 19;
-  if (numeric && master->ownership()->OfExperiment(std::stoll(experiment)).ok()) {
+  if (numeric && master->ownership()->OfExperiment(*WholeInt64(experiment)).ok()) {
     return AuthorizeOn(master, who,
                        Access{Auth::kUser, core::Action::kTrialReport, Target::kExperiment, "id"},
                        experiment);

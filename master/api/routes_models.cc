@@ -1,6 +1,7 @@
 // The model registry: /api/v1/models..., /api/v1/model/labels. Parsing and rendering only; the
 // rules live in server::ModelService. {modelName} is a model's name, or its id when all digits.
 #include "common/clock.h"
+#include "common/whole_int64.h"
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -70,12 +71,7 @@ Result<std::optional<int64_t>> IntField(const json& body, const char* camel, con
   if (v->is_number_integer()) return std::optional<int64_t>(v->get<int64_t>());
   // proto3 JSON also allows integers as strings.
   if (v->is_string()) {
-    try {
-      size_t used = 0;
-      int64_t n = std::stoll(v->get<std::string>(), &used);
-      if (used == v->get<std::string>().size()) return std::optional<int64_t>(n);
-    } catch (const std::exception&) {
-    }
+    if (std::optional<int64_t> n = WholeInt64(v->get<std::string>())) return n;
   }
   return InvalidArgument(std::string(camel) + ": must be an integer (got " + v->dump() + ")");
 }
@@ -83,14 +79,9 @@ Result<std::optional<int64_t>> IntField(const json& body, const char* camel, con
 Result<std::vector<int64_t>> QueryInts(const HttpRequest& req, const char* name) {
   std::vector<int64_t> out;
   for (const auto& s : req.QueryAll(name)) {
-    try {
-      size_t used = 0;
-      int64_t n = std::stoll(s, &used);
-      if (used != s.size()) throw std::invalid_argument(s);
-      out.push_back(n);
-    } catch (const std::exception&) {
-      return InvalidArgument(std::string(name) + ": must be integers (got '" + s + "')");
-    }
+    std::optional<int64_t> n = WholeInt64(s);
+    if (!n) return InvalidArgument(std::string(name) + ": must be integers (got '" + s + "')");
+    out.push_back(*n);
   }
   return out;
 }
@@ -160,9 +151,9 @@ json PatchBody(json body, const char* wrapper) {
     body["workspaceName"] = body["workspace_name"];
   }
   if (body.contains("workspaceId") && body["workspaceId"].is_string()) {
-    try {
-      body["workspaceId"] = std::stoll(body["workspaceId"].get<std::string>());
-    } catch (const std::exception&) {
+    // Not a number: left a string, for the field's own check to name it.
+    if (std::optional<int64_t> n = WholeInt64(body["workspaceId"].get<std::string>())) {
+      body["workspaceId"] = *n;
     }
   }
   return body;

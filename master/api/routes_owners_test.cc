@@ -84,15 +84,7 @@ class RoutesOwnersTest : public server::MasterOverSqliteTest {
     } else if (!token.empty()) {
       req.headers["authorization"] = "Bearer " + token;
     }
-    HttpResponse resp = router_.Dispatch(req);
-    if (resp.on_worker) resp = resp.on_worker();
-    if (resp.deferred) {
-      auto answer = std::make_shared<std::optional<HttpResponse>>();
-      auto start = std::move(resp.deferred);
-      start([answer](HttpResponse r) { *answer = std::move(r); });
-      resp = answer->has_value() ? std::move(**answer) : HttpResponse{};
-    }
-    return resp;
+    return server::Settle(router_.Dispatch(req));
   }
 
   json Ok(const std::string& method, const std::string& path, const json& body,

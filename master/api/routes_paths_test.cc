@@ -57,14 +57,7 @@ class RoutesPathsTest : public server::MasterOverSqliteTest {
     req.body = body;
     req.remote_address = "127.0.0.1";
     req.headers["authorization"] = "Bearer " + bob_token_;
-    HttpResponse resp = router_.Dispatch(req);
-    if (resp.deferred) {
-      auto answer = std::make_shared<std::optional<HttpResponse>>();
-      auto start = std::move(resp.deferred);
-      start([answer](HttpResponse r) { *answer = std::move(r); });
-      resp = answer->has_value() ? std::move(**answer) : HttpResponse{};
-    }
-    return resp;
+    return server::Settle(router_.Dispatch(req));
   }
 
   // A bob-owned experiment with `storage` and a checkpoint `uuid` of its trial, written to the

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "common/clock.h"
+#include "common/whole_int64.h"
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -129,12 +130,12 @@ json DownsampledJson(const std::vector<server::GroupSeries>& all) {
 HttpResponse CompareTrials(server::Master* master, const HttpRequest& req) {
   std::vector<int64_t> ids;
   for (const std::string& raw : Repeated(req, "trialIds", "trial_ids")) {
-    char* end = nullptr;
-    long long v = std::strtoll(raw.c_str(), &end, 10);
-    if (*end != '\0' || v <= 0) {
+    std::optional<int64_t> parsed = WholeInt64(raw);
+    if (!parsed || *parsed <= 0) {
       return ErrorResponse(
           InvalidArgument("trialIds: \"" + raw + "\" is not a positive integer trial id"));
     }
+    int64_t v = *parsed;
     if (std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
   }
   if (ids.empty()) return ErrorResponse(InvalidArgument("trialIds: must name at least one trial"));

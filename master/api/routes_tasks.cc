@@ -83,7 +83,10 @@ void RegisterTaskRoutes(server::Router* router, server::Master* master) {
               t.row.allocation_id.empty() ? t.row.task_id + ".1" : t.row.allocation_id;
           v.name = t.row.description;
           v.resource_pool = t.resource_pool;
-          v.slots_needed = t.row.config["resources"].value("slots", 0);
+          // A const json's operator[] on a missing key is undefined: read with find.
+          auto res = t.row.config.find("resources");
+          v.slots_needed = res != t.row.config.end() && res->is_object() ? res->value("slots", 0)
+                                                                          : 0;
           v.registered_time = t.row.registered_time;
           v.priority = t.priority;
           v.state = t.row.state == "STATE_QUEUED"     ? "STATE_PENDING"

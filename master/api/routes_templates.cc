@@ -3,6 +3,7 @@
 // and PATCH /api/v1/template/rename. A template is {name, config, workspaceId}.
 #include <cstdlib>
 
+#include "common/whole_int64.h"
 #include "master/api/list_sort.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -50,12 +51,11 @@ Result<TemplateRow> ParseTemplate(const json& body, const std::string& path_name
 Result<std::vector<int64_t>> WorkspaceIds(const HttpRequest& req) {
   std::vector<int64_t> ids;
   for (const std::string& v : req.QueryAll("workspaceIds")) {
-    char* end = nullptr;
-    long long id = std::strtoll(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || id <= 0) {
+    std::optional<int64_t> id = WholeInt64(v);
+    if (!id || *id <= 0) {
       return InvalidArgument("workspaceIds: must be positive integers (got '" + v + "')");
     }
-    ids.push_back(id);
+    ids.push_back(*id);
   }
   return ids;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/whole_int64.h"
 #include "master/api/json_views.h"
 #include "master/api/list_sort.h"
 #include "master/api/log_filter.h"
@@ -39,9 +40,7 @@ Result<int64_t> IntField(const json& obj, const char* camel, const char* snake) 
   if (f == nullptr) return InvalidArgument(std::string(camel) + ": required");
   if (f->is_number_integer()) return f->get<int64_t>();
   if (f->is_string()) {
-    char* end = nullptr;
-    long long v = std::strtoll(f->get<std::string>().c_str(), &end, 10);
-    if (end != f->get<std::string>().c_str() && *end == '\0') return static_cast<int64_t>(v);
+    if (std::optional<int64_t> v = WholeInt64(f->get<std::string>())) return *v;
   }
   return InvalidArgument(std::string(camel) + ": must be an integer (got " + f->dump() + ")");
 }
@@ -179,12 +178,12 @@ HttpResponse TrialsMetrics(server::Master* master, const HttpRequest& req, std::
   }
   std::vector<int64_t> ids;
   for (const std::string& raw : req.QueryAll("trialIds")) {
-    char* end = nullptr;
-    long long v = std::strtoll(raw.c_str(), &end, 10);
-    if (raw.empty() || *end != '\0' || v <= 0) {
+    std::optional<int64_t> parsed = WholeInt64(raw);
+    if (!parsed || *parsed <= 0) {
       return ErrorResponse(
           InvalidArgument("trialIds: \"" + raw + "\" is not a positive integer trial id"));
     }
+    int64_t v = *parsed;
     if (std::find(ids.begin(), ids.end(), v) != ids.end()) {
       return ErrorResponse(InvalidArgument("trialIds: duplicate id " + raw));
     }

@@ -2,6 +2,7 @@
 // experiment and trial, starts the trial, heartbeats and reports its state. Metrics, checkpoints
 // and logs then go through the ordinary trial routes.
 #include "common/clock.h"
+#include "common/whole_int64.h"
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
@@ -24,13 +25,7 @@ Result<int64_t> PositiveInt(const json& obj, const char* camel, const char* snak
   if (f->is_number_integer()) {
     v = f->get<int64_t>();
   } else if (f->is_string()) {
-    try {
-      size_t used = 0;
-      v = std::stoll(f->get<std::string>(), &used);
-      if (used != f->get<std::string>().size()) v = 0;
-    } catch (const std::exception&) {
-      v = 0;
-    }
+    v = WholeInt64(f->get<std::string>()).value_or(0);
   }
   if (v <= 0) {
     return InvalidArgument(std::string(camel) + ": must be a positive integer (got " + f->dump() +

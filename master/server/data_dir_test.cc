@@ -1,4 +1,4 @@
-// The data dir belongs to one master (DataDirLock) and remembers its store (store_record.h).
+// The data dir remembers its store (store_record.h); common/data_dir_lock_test.cc covers its lock.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "common/test_dir.h"
-#include "master/server/data_dir_lock.h"
 #include "master/server/store_record.h"
 
 namespace det::master::server {
@@ -20,23 +19,6 @@ std::string ReadAll(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-TEST(DataDirLock, ASecondHolderIsRefusedNamingTheFirstsPid) {
-  fs::path dir = det::testing::FreshTestDir("det_lock_");
-  auto first = DataDirLock::Acquire(dir.string());
-  ASSERT_TRUE(first.ok()) << first.status().ToString();
-  // flock locks belong to an open file: a second open in this process is a second master.
-  auto second = DataDirLock::Acquire(dir.string());
-  ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
-  const std::string msg = second.status().message();
-  EXPECT_NE(msg.find("in use by another determined-master"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("pid " + std::to_string(getpid())), std::string::npos) << msg;
-  EXPECT_NE(msg.find(dir.string()), std::string::npos) << msg;
-  // Released with its holder: the next master gets it.
-  first->reset();
-  EXPECT_TRUE(DataDirLock::Acquire(dir.string()).ok());
 }
 
 TEST(StoreRecord, TheFirstStartRecordsTheStoreAndLaterStartsReuseIt) {

@@ -384,6 +384,9 @@ Status TaskService::SetReady(const Principal& who, const std::string& allocation
     return PermissionDenied("allocation " + who.allocation_id + " may not report " + allocation_id +
                             " ready");
   }
+  if (!who.is_allocation && !who.admin && who.user_id != t->row.owner_id) {
+    return PermissionDenied("only the task's owner or an admin may report it ready");
+  }
   if (t->row.ready) return Status::Ok();
   store::GenericTaskRow next = t->row;
   next.ready = true;

@@ -157,6 +157,14 @@ TEST_F(TaskServiceTest, ProxyIsForTheOwnerOrAnAdminAndIdleTasksAreKilled) {
   proc.is_allocation = true;
   proc.allocation_id = alloc;
   EXPECT_FALSE(tasks_->SetProxyAddress(proc, alloc, "127.0.0.1").ok());  // no port
+  // Another user can neither point the proxy elsewhere nor mark the task ready.
+  Principal stranger;
+  stranger.user_id = 99;
+  stranger.username = "stranger";
+  EXPECT_EQ(tasks_->SetProxyAddress(stranger, alloc, "127.0.0.1:1").code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(tasks_->SetReady(stranger, alloc).code(), StatusCode::kPermissionDenied);
+  EXPECT_FALSE(tasks_->Get(id)->row.ready);
   ASSERT_TRUE(tasks_->SetProxyAddress(proc, alloc, "127.0.0.1:9999").ok());
   ASSERT_TRUE(tasks_->SetReady(proc, alloc).ok());
   Result<TaskService::ProxyTarget> t = tasks_->Proxy(id, &owner_);

@@ -121,7 +121,10 @@ before(async () => {
   token = (await login.json()).token;
   assert.ok(token, 'REST login gave no token');
 
-  searchId = createExperiment(fs.readFileSync(path.join(FIXTURE, 'hpsearch.yaml'), 'utf8'));
+  // A fixed seed: with the clock's, one search in 512 samples the same increment_by for all four
+  // trials, and the hyperparameter views then have no axis to draw.
+  searchId = createExperiment(
+    fs.readFileSync(path.join(FIXTURE, 'hpsearch.yaml'), 'utf8') + 'reproducibility:\n  experiment_seed: 7\n');
   longId = createExperiment(`name: webui-long-running
 entrypoint: python3 counter.py
 hyperparameters:
@@ -301,6 +304,8 @@ test("the trial page's profiler tab charts system metrics while the trial runs",
 
 test('the hyperparameter views draw every trial, and the rungs show what the search promoted', async () => {
   const trials = (await rest('GET', `experiments/${searchId}/trials`)).trials;
+  const sampled = new Set(trials.map((t) => t.hparams.increment_by));
+  assert.ok(sampled.size > 1, `the fixture's seed must sample more than one increment_by: ${[...sampled]}`);
   await page.goto(`${url}/det/experiments/${searchId}`);
   await page.click('role=tab[name="Hyperparameters"]');
   const lines = page.locator('[data-testid=parallel-coordinates] polyline');

@@ -1,4 +1,4 @@
-#include "master/server/data_dir_lock.h"
+#include "common/data_dir_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-namespace det::master::server {
+namespace det {
 namespace {
 
 std::string HostName() {
@@ -41,13 +41,18 @@ std::string DescribeHolder(int fd) {
 
 }  // namespace
 
-Result<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(const std::string& data_dir) {
-  std::string path = (std::filesystem::path(data_dir) / kDataDirLockFile).string();
-  // O_CLOEXEC: children the master starts (agents, Slurm jobs) must not inherit the lock.
+Result<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(const std::string& data_dir,
+                                                          const std::string& file_name,
+                                                          const std::string& holder_kind,
+                                                          const std::string& hint) {
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  if (ec) return Internal("cannot create data dir " + data_dir + ": " + ec.message());
+  std::string path = (std::filesystem::path(data_dir) / file_name).string();
+  // O_CLOEXEC: a child (a trial, an agent the master starts) that inherited the descriptor would
+  // keep the lock after its parent died.
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return Internal("cannot open the data dir lock " + path + ": " + std::strerror(errno));
-  }
+  if (fd < 0) return Internal("cannot open the data dir lock " + path + ": " + std::strerror(errno));
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     std::string holder = err == EWOULDBLOCK ? DescribeHolder(fd) : "";
@@ -55,15 +60,14 @@ Result<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(const std::string& dat
     if (err != EWOULDBLOCK) {
       return Internal("cannot lock the data dir lock " + path + ": " + std::strerror(err));
     }
-    return FailedPrecondition("data dir " + data_dir + " is in use by another determined-master (" +
-                              holder + ", lock " + path +
-                              "); a data dir serves one master: stop that master first or use "
-                              "another --data-dir");
+    return FailedPrecondition("data dir " + data_dir + " is in use by another " + holder_kind +
+                              " (" + holder + ", lock " + path + ")" +
+                              (hint.empty() ? "" : "; " + hint));
   }
   nlohmann::json who = {{"pid", static_cast<int64_t>(getpid())}, {"host", HostName()}};
   std::string text = who.dump() + "\n";
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, text.data(), text.size(), 0) !=
-                                   static_cast<ssize_t>(text.size())) {
+  if (ftruncate(fd, 0) != 0 ||
+      pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
     int err = errno;
     close(fd);
     return Internal("cannot write the data dir lock " + path + ": " + std::strerror(err));
@@ -72,9 +76,9 @@ Result<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(const std::string& dat
 }
 
 DataDirLock::~DataDirLock() {
-  // The file stays: removing it would let a third master lock a new file while a second one
-  // still waits on the old one's inode.
+  // The file stays: removing it would let a third process lock a new file while a second one
+  // still holds the old one's inode.
   close(fd_);
 }
 
-}  // namespace det::master::server
+}  // namespace det
