@@ -30,6 +30,7 @@
 #include "common/clock.h"
 #include "master/api/routes.h"
 #include "master/server/master.h"
+#include "master/server/settle_response.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace {
@@ -65,16 +66,9 @@ class GoneAfterFirstChunk : public server::ResponseStream {
   std::optional<std::string> first_;
 };
 
+// As the server would answer, the worker step of an inline route included.
 server::HttpResponse Dispatch(server::HttpRequest& req) {
-  server::HttpResponse resp = world->router.Dispatch(req);
-  if (resp.deferred) {
-    auto answer = std::make_shared<std::optional<server::HttpResponse>>();
-    auto start = std::move(resp.deferred);
-    start([answer](server::HttpResponse r) { *answer = std::move(r); });
-    // A long poll that waits answers later (its responder stays with the waiter).
-    resp = answer->has_value() ? std::move(**answer) : server::HttpResponse{};
-  }
-  return resp;
+  return server::Settle(world->router.Dispatch(req));
 }
 
 std::string Login(const std::string& user) {

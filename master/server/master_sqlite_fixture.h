@@ -7,13 +7,12 @@
 #include <filesystem>
 #include <future>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "common/clock.h"
 #include "common/test_dir.h"
-#include "master/server/http_server.h"
 #include "master/server/master.h"
+#include "master/server/settle_response.h"
 #include "master/store/sqlite/sqlite_store.h"
 
 namespace det::master::server {
@@ -24,20 +23,6 @@ inline Result<SearcherOpView> SearcherOp(Master* m, int64_t trial_id) {
   m->experiments()->GetSearcherOperation(
       trial_id, 0, [&](Result<SearcherOpView> r) { answer.set_value(std::move(r)); });
   return answer.get_future().get();
-}
-
-// The response as a client would see it when the handler answers at once: runs the handler's
-// worker step and a deferred answer given right away. A long poll that still waits gives a
-// default response (status 200, no body): its real status is not known yet.
-inline HttpResponse Settle(HttpResponse resp) {
-  if (resp.on_worker) resp = resp.on_worker();
-  if (resp.deferred) {
-    auto answer = std::make_shared<std::optional<HttpResponse>>();
-    auto start = std::move(resp.deferred);
-    start([answer](HttpResponse r) { *answer = std::move(r); });
-    resp = answer->has_value() ? std::move(**answer) : HttpResponse{};
-  }
-  return resp;
 }
 
 class MasterOverSqliteTest : public ::testing::Test {
