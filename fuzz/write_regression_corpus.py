@@ -55,6 +55,10 @@ def cases():
                                        "resources": {"../../x": 1, "/etc/passwd": 1}}}))
         yield f"checkpoint-uuid-{name}-delete", request(
             "DELETE", "/api/v1/checkpoints", ADMIN + JSON, json.dumps({"checkpointUuids": [raw]}))
+    # A registration whose field has the wrong type threw inside the loop's decision, which was
+    # then answered from a result never made (a double free on the loop thread).
+    yield "agent-register-wrong-type", request("POST", "/agents/fuzz-agent/register", JSON,
+                                               json.dumps({"resourcePool": 1, "slots": []}))
     yield "huge-flat-array", request("POST", "/api/v1/task/logs", ADMIN + JSON,
                                      "{\"logs\": [" + "0," * 60000 + "0]}")
 

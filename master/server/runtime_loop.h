@@ -88,6 +88,10 @@ class RuntimeLoop {
           return (*out)->status();
         },
         [out, done = std::move(done)](Status st) {
+          // A decision that threw left no result: the refusal Decide made of it is the answer.
+          if (!out->has_value()) {
+            return done(Result<T>(st.ok() ? Internal("the decision gave no answer") : st));
+          }
           if (!st.ok() && (*out)->ok()) return done(Result<T>(st));  // the journal's error
           done(std::move(**out));
         });

@@ -7,7 +7,9 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -158,6 +160,29 @@ TEST(RuntimeLoopTest, DecideAnswersWithTheDecisionsResult) {
   EXPECT_EQ(*r, 42);
   Result<int> bad = loop.DecideAndWait<int>([]() -> Result<int> { return NotFound("none"); });
   EXPECT_FALSE(bad.ok());
+  loop.Stop();
+}
+
+// The router fuzzer's finding: a decision with a result type that threw (a json type error on
+// input the request's checks let through) was answered from a result never made, undefined
+// behaviour on the loop thread. Now it is the refusal, and the loop goes on.
+TEST(RuntimeLoopTest, ADecisionThatThrowsIsRefusedAndTheLoopGoesOn) {
+  RuntimeLoop loop(std::chrono::hours(1), nullptr);
+  loop.Start();
+  for (int i = 0; i < 100; ++i) {
+    Result<std::string> r = loop.DecideAndWait<std::string>([]() -> Result<std::string> {
+      nlohmann::json number = 1;
+      return number.at("name").get<std::string>();  // throws type_error
+    });
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("malformed request"), std::string::npos)
+        << r.status().message();
+  }
+  Result<std::string> after =
+      loop.DecideAndWait<std::string>([]() -> Result<std::string> { return std::string("ok"); });
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(*after, "ok");
   loop.Stop();
 }
 
