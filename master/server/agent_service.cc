@@ -20,6 +20,20 @@ Result<AgentService::Registration> AgentService::Register(const std::string& age
                                                           const json& body,
                                                           const PoolCheck& check_pool) {
   if (agent_id.empty()) return InvalidArgument("agent id: required");
+  // Every field's type before anything is recorded: a wrong one is refused naming it, and the
+  // reads below cannot throw half way through.
+  for (const char* key : {"resourcePool", "hostname", "address"}) {
+    if (body.contains(key) && !body[key].is_string()) {
+      return InvalidArgument(std::string(key) + ": must be a string (got " +
+                             body[key].dump().substr(0, 200) + ")");
+    }
+  }
+  for (const char* key : {"slots", "containerRuntimes", "running"}) {
+    if (body.contains(key) && !body[key].is_array()) {
+      return InvalidArgument(std::string(key) + ": must be a list (got " +
+                             body[key].dump().substr(0, 200) + ")");
+    }
+  }
   std::string pool = body.value("resourcePool", std::string("default"));
   if (pool.empty()) pool = "default";
   DET_RETURN_IF_ERROR(check_pool(agent_id, pool));

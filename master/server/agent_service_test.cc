@@ -72,6 +72,16 @@ TEST_F(AgentServiceTest, RegistrationRecordsTheAgentAndChecksItsPool) {
   EXPECT_FALSE(refused.ok());
   EXPECT_FALSE(agents_.Find("a2").has_value()) << "a refused agent is not recorded";
   EXPECT_FALSE(agents_.Register("", json::object(), AnyPool).ok());
+  // A wrong-typed field is refused naming it, and nothing is recorded.
+  for (const json& bad : {json{{"resourcePool", 1}}, json{{"hostname", json::array()}},
+                          json{{"slots", "two"}}, json{{"running", 7}}}) {
+    auto r = agents_.Register("a3", bad, AnyPool);
+    ASSERT_FALSE(r.ok()) << bad.dump();
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(bad.begin().key()), std::string::npos)
+        << r.status().message();
+    EXPECT_FALSE(agents_.Find("a3").has_value()) << bad.dump();
+  }
 }
 
 TEST_F(AgentServiceTest, RegistrationRecordsContainerRuntimes) {
