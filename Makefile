@@ -32,7 +32,7 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
 FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
-.PHONY: setup configure build test unit-test e2e-test e2e-test-pg harness-test demo bench clean fuzz fuzz-smoke \
+.PHONY: setup configure build test unit-test e2e-test e2e-test-pg harness-test demo bench clean fuzz fuzz-smoke sim \
   fuzz-configure fuzz-config fuzz-router \
   webui webui-deps webui-test \
   thread-safety
@@ -156,6 +156,12 @@ fuzz-router: fuzz-configure
 # The short runs `make test` does: the config parser under libFuzzer (only where clang is
 # installed), then the router target in the ordinary build with a plain mutation driver
 # (fuzz/mutate_main.cc: every route's seed, then random mutations; no coverage guidance).
+# The seeded cluster simulation (docs/simulation.md) over SIM_SEEDS seeds per searcher; make test
+# runs 500. A failing seed prints its trace and the command that replays it.
+SIM_SEEDS ?= 20000
+sim: build
+	DET_SIM_SEEDS=$(SIM_SEEDS) $(BUILD_DIR)/tests/master_cluster_sim_test
+
 fuzz-smoke: build
 	@if command -v clang++ >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory fuzz-config FUZZ_SECONDS=20; \

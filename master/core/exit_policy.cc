@@ -12,11 +12,11 @@ ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_re
     }
     return {ExitDecision::kTerminal, restarts, "trial stopped"};
   }
+  // Before any failure (reference §4.3 rule 2): a closed trial has nothing left to run, and
+  // rescheduling it could leave it ACTIVE with no process when its experiment is paused.
+  if (exit.searcher_closed) return {ExitDecision::kComplete, restarts, "hp search is finished"};
   if (exit.infrastructure_failure) {
     return {ExitDecision::kRescheduleFree, restarts, "infrastructure failure, not counted"};
-  }
-  if (exit.searcher_closed && !failed) {
-    return {ExitDecision::kComplete, restarts, "hp search is finished"};
   }
   if (failed) {
     int64_t next = restarts + 1;

@@ -54,6 +54,18 @@ TEST(ExitPolicyTest, AnOperationGivenAfterTheProcessWasToldNoneRunsAgain) {
   EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, failed).decision, ExitDecision::kRestart);
 }
 
+// Found by the cluster simulation (seed 1 of ClusterSimTest.Random): a closed trial whose agent
+// was lost while its experiment was paused was rescheduled, stayed ACTIVE with no process after
+// activation, and its experiment never ended. Closed comes before every failure.
+TEST(ExitPolicyTest, AClosedTrialCompletesWhateverItsExit) {
+  AllocationExit lost{.exit_code = 1, .infrastructure_failure = true, .searcher_closed = true};
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, lost).decision, ExitDecision::kComplete);
+  AllocationExit crashed{.exit_code = 1, .searcher_closed = true};
+  ExitOutcome out = InterpretExit(RunState::kPaused, 1, 5, crashed);
+  EXPECT_EQ(out.decision, ExitDecision::kComplete);
+  EXPECT_EQ(out.restarts, 1);
+}
+
 TEST(ExitPolicyTest, StoppingTrialsEndTerminal) {
   AllocationExit killed{.exit_code = 137, .killed_by_user = true};
   EXPECT_EQ(InterpretExit(RunState::kStoppingKilled, 0, 5, killed).decision,

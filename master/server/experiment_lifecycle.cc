@@ -7,6 +7,7 @@
 
 #include "master/config/storage_roots.h"
 #include "master/core/lifecycle.h"
+#include "master/core/trial_searcher.h"
 #include "master/searcher/journaled_searcher.h"
 #include "master/server/checkpoint_service.h"
 #include "master/server/experiment_service.h"
@@ -422,7 +423,7 @@ Status ExperimentService::ProcessActions(ExperimentRuntime& exp,
     std::vector<TrialRuntime*> need;
     for (int64_t tid : touched) {
       TrialRuntime& t = *trials_[tid];
-      if (t.state == RunState::kActive && t.allocation_id.empty() && !t.searcher().closed) {
+      if (core::NeedsProcess(exp.state, t.state, !t.allocation_id.empty(), t.searcher())) {
         need.push_back(&t);
       }
     }

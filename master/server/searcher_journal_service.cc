@@ -105,27 +105,6 @@ std::string SearcherTrialsText(
   return out;
 }
 
-json SearcherTrialState::ToJson() const {
-  return {{"ops", ops},
-          {"completed_op", completed_op},
-          {"closed", closed},
-          {"exited_early", exited_early},
-          {"searcher_exited", searcher_exited}};
-}
-
-SearcherTrialState SearcherTrialState::FromJson(const json& j) {
-  SearcherTrialState t;
-  auto ops = j.find("ops");
-  if (ops != j.end() && ops->is_array()) {
-    for (const json& op : *ops) t.ops.push_back(op.get<uint64_t>());
-  }
-  t.completed_op = j.value("completed_op", uint64_t{0});
-  t.closed = j.value("closed", false);
-  t.exited_early = j.value("exited_early", false);
-  t.searcher_exited = j.value("searcher_exited", false);
-  return t;
-}
-
 bool SearcherHeader::operator==(const SearcherHeader& o) const {
   bool same_shutdown = shutdown.has_value() == o.shutdown.has_value() &&
                        (!shutdown || (shutdown->cancel == o.shutdown->cancel &&

@@ -50,23 +50,14 @@
 
 #include "common/status.h"
 #include "common/thread_annotations.h"
+#include "master/core/trial_searcher.h"
 #include "master/searcher/journaled_searcher.h"
 #include "master/store/store.h"
 
 namespace det::master::server {
 
-// The master's searcher bookkeeping for one trial (as in the snapshot's "trials").
-struct SearcherTrialState {
-  std::vector<uint64_t> ops;  // pending ValidateAfter lengths
-  uint64_t completed_op = 0;
-  bool closed = false;
-  bool exited_early = false;
-  bool searcher_exited = false;
-
-  bool operator==(const SearcherTrialState&) const = default;
-  nlohmann::json ToJson() const;
-  static SearcherTrialState FromJson(const nlohmann::json& j);
-};
+// The master's searcher bookkeeping for one trial (master/core/trial_searcher.h).
+using core::SearcherTrialState;
 
 // {"<request id>": SearcherTrialState::ToJson(), ...} as text, as nlohmann's dump() writes it
 // (keys in the given order), without building the JSON: a full snapshot's 20,000 trials.

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "master/core/exit_policy.h"
+#include "master/core/trial_searcher.h"
 #include "master/server/checkpoint_service.h"
 #include "master/server/container_spec.h"
 #include "master/server/experiment_service.h"
@@ -90,15 +91,9 @@ Status ExperimentService::AllocationEnded(const AllocationRuntime& alloc, const 
   if (trial.allocation_id == alloc.id) trial.allocation_id.clear();
   NotifyTrial(trial.id);
 
-  core::AllocationExit e;
-  e.exit_code = end.exit_code;
-  e.killed_by_user = end.killed_by_user;
-  e.preemption_acked = end.preemption_acked;
-  e.infrastructure_failure = end.infrastructure;
-  e.invalid_hp = trial.searcher().exited_early;
-  e.searcher_closed = trial.searcher().closed;
-  e.out_of_ops = end.maybe_out_of_ops && trial.searcher().ops.empty();
-  e.op_given_after_exit = end.maybe_out_of_ops && !trial.searcher().ops.empty();
+  core::ProcessEnd process_end{end.exit_code, end.killed_by_user, end.preemption_acked,
+                               end.infrastructure, end.maybe_out_of_ops};
+  core::AllocationExit e = core::ExitFacts(process_end, trial.searcher());
   core::ExitOutcome outcome =
       core::InterpretExit(trial.state, trial.restarts, exp.config.max_restarts, e);
   if (!end.never_started) {

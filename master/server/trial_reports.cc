@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "master/core/trial_searcher.h"
 #include "master/core/unmanaged_states.h"
 #include "master/server/checkpoint_service.h"
 #include "master/server/experiment_service.h"
@@ -136,20 +137,22 @@ void ExperimentService::GetSearcherOperation(int64_t trial_id, int64_t wait_ms,
             return true;
           }
           TrialRuntime& t = *found;
-          if (!t.searcher().ops.empty()) {
-            reply(SearcherOpView{t.request_id, t.searcher().ops.front(), false});
-            return true;
-          }
-          if (t.searcher().closed || core::IsTerminal(t.state) || core::IsStopping(t.state)) {
-            reply(SearcherOpView{t.request_id, std::nullopt, true});
-            return true;
-          }
-          // Nothing to do until the searcher decides (e.g. a promotion): the process exits and
-          // frees its slots; the trial runs again from its checkpoint when an operation arrives.
-          if (!t.allocation_id.empty()) {
-            deps_.allocations->MarkOutOfOps(t.allocation_id);
-            reply(SearcherOpView{t.request_id, std::nullopt, true});
-            return true;
+          core::OpAnswer answer =
+              core::AnswerOperation(t.searcher(), t.state, !t.allocation_id.empty());
+          switch (answer.kind) {
+            case core::OpAnswerKind::kTrain:
+              reply(SearcherOpView{t.request_id, answer.length, false});
+              return true;
+            case core::OpAnswerKind::kDone:
+              reply(SearcherOpView{t.request_id, std::nullopt, true});
+              return true;
+            case core::OpAnswerKind::kNoneForNow:
+              // Its exit with an operation given meanwhile runs it again (core::ExitFacts).
+              deps_.allocations->MarkOutOfOps(t.allocation_id);
+              reply(SearcherOpView{t.request_id, std::nullopt, true});
+              return true;
+            case core::OpAnswerKind::kWait:
+              break;
           }
           if (!final) return false;
           reply(SearcherOpView{t.request_id, std::nullopt, false});
@@ -174,26 +177,15 @@ Status ExperimentService::CompleteSearcherOperationNow(int64_t trial_id, uint64_
   }
   TrialRuntime& t = *found;
   const SearcherTrialState& ss = t.searcher();
-  if ((ss.ops.empty() || ss.ops.front() != length) && length != 0 && length == ss.completed_op) {
-    return Status::Ok();  // a retry of a completion that was stored before its reply was lost
-  }
-  if (ss.ops.empty() || ss.ops.front() != length) {
-    return InvalidArgument("op.length: no pending searcher operation of length " +
-                           std::to_string(length) + " for trial " + std::to_string(trial_id));
-  }
-  if (!std::isfinite(metric)) {
-    return InvalidArgument("searcherMetric: must be a finite number");
-  }
+  DET_ASSIGN_OR_RETURN(core::CompletionKind kind,
+                       core::CheckCompletion(ss, trial_id, length, metric));
+  if (kind == core::CompletionKind::kAlreadyStored) return Status::Ok();
   ExperimentRuntime& exp = *experiments_.at(t.experiment_id);
   std::vector<searcher::Action> actions;
   if (!ss.searcher_exited) {
     DET_ASSIGN_OR_RETURN(actions, exp.searcher->ValidationCompleted(t.request_id, metric, length));
   }
-  SearcherTrialState& ms = t.MutableSearcher();
-  ms.ops.erase(ms.ops.begin());
-  ms.completed_op = length;
-  // A continued trial (det e continue) finishes work the searcher already closed the books on.
-  if (ms.searcher_exited && ms.ops.empty()) ms.closed = true;
+  core::ApplyCompletion(&t.MutableSearcher(), length);
   NotifyTrial(t.id);
   store::DecisionWrites w;
   w.searcher_metrics.push_back({trial_id, metric});

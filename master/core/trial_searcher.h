@@ -1,0 +1,68 @@
+#pragma once
+// A trial's side of the search: the operations the searcher gave it, and the decisions that
+// follow from them (what its process is told when it asks, whether a completion applies, what
+// an exit means, whether it needs a process). Pure: the experiments service and the cluster
+// simulation (master/sim) both decide through these, so the simulation tests the real rules.
+
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "master/core/exit_policy.h"
+#include "master/core/states.h"
+
+namespace det::master::core {
+
+// The master's searcher bookkeeping for one trial (as in the snapshot's "trials").
+struct SearcherTrialState {
+  std::vector<uint64_t> ops;  // pending ValidateAfter lengths, absolute
+  uint64_t completed_op = 0;  // the last length reported completed, so a retry is a no-op
+  bool closed = false;        // closed by the searcher
+  bool exited_early = false;  // reported an InvalidHP early exit
+  bool searcher_exited = false;  // TrialExited already given to the searcher
+
+  bool operator==(const SearcherTrialState&) const = default;
+  nlohmann::json ToJson() const;
+  static SearcherTrialState FromJson(const nlohmann::json& j);
+};
+
+// What a process asking for its next operation is told.
+enum class OpAnswerKind {
+  kTrain,       // train to `length`, then report it
+  kDone,        // the search is finished with this trial: exit
+  kNoneForNow,  // nothing yet (e.g. a promotion may come): exit and free the slots
+  kWait,        // no process of the trial holds an allocation: wait for one
+};
+struct OpAnswer {
+  OpAnswerKind kind = OpAnswerKind::kWait;
+  uint64_t length = 0;
+};
+OpAnswer AnswerOperation(const SearcherTrialState& s, RunState trial_state, bool has_allocation);
+
+// A process reports it trained to `length`. kApply: give it to the searcher (ApplyCompletion);
+// kAlreadyStored: a retry of a completion stored before its reply was lost; an error names
+// the field when no pending operation has that length or the metric is not finite.
+enum class CompletionKind { kApply, kAlreadyStored };
+Result<CompletionKind> CheckCompletion(const SearcherTrialState& s, int64_t trial_id,
+                                       uint64_t length, double metric);
+void ApplyCompletion(SearcherTrialState* s, uint64_t length);
+
+// What the allocation's end says, before the trial's searcher state is taken into account.
+struct ProcessEnd {
+  int exit_code = 0;
+  bool killed_by_user = false;
+  bool preemption_acked = false;
+  bool infrastructure = false;
+  bool told_none = false;  // answered "no operation for now" (or restored: it may have been)
+};
+// The facts InterpretExit decides on: an exit with searcher work left (an operation pending,
+// or given after the process was told none) runs again instead of completing the trial.
+AllocationExit ExitFacts(const ProcessEnd& end, const SearcherTrialState& s);
+
+// Whether an ACTIVE trial of an ACTIVE experiment, without an allocation, needs a process.
+bool NeedsProcess(RunState experiment_state, RunState trial_state, bool has_allocation,
+                  const SearcherTrialState& s);
+
+}  // namespace det::master::core
