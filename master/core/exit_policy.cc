@@ -12,9 +12,12 @@ ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_re
     }
     return {ExitDecision::kTerminal, restarts, "trial stopped"};
   }
-  // Before any failure (reference §4.3 rule 2): a closed trial has nothing left to run, and
-  // rescheduling it could leave it ACTIVE with no process when its experiment is paused.
-  if (exit.searcher_closed) return {ExitDecision::kComplete, restarts, "hp search is finished"};
+  // A closed trial has nothing left to run: an agent lost under it is no reason to run it again
+  // (rescheduled while its experiment was paused, it stayed ACTIVE with no process after
+  // activation). A non-zero exit of its own code still counts as a failure.
+  if (exit.searcher_closed && (!failed || exit.infrastructure_failure)) {
+    return {ExitDecision::kComplete, restarts, "hp search is finished"};
+  }
   if (exit.infrastructure_failure) {
     return {ExitDecision::kRescheduleFree, restarts, "infrastructure failure, not counted"};
   }

@@ -56,14 +56,14 @@ TEST(ExitPolicyTest, AnOperationGivenAfterTheProcessWasToldNoneRunsAgain) {
 
 // Found by the cluster simulation (seed 1 of ClusterSimTest.Random): a closed trial whose agent
 // was lost while its experiment was paused was rescheduled, stayed ACTIVE with no process after
-// activation, and its experiment never ended. Closed comes before every failure.
-TEST(ExitPolicyTest, AClosedTrialCompletesWhateverItsExit) {
+// activation, and its experiment never ended. Its own non-zero exit is still a failure.
+TEST(ExitPolicyTest, AClosedTrialCompletesWhenItsAgentIsLost) {
   AllocationExit lost{.exit_code = 1, .infrastructure_failure = true, .searcher_closed = true};
   EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, lost).decision, ExitDecision::kComplete);
-  AllocationExit crashed{.exit_code = 1, .searcher_closed = true};
-  ExitOutcome out = InterpretExit(RunState::kPaused, 1, 5, crashed);
-  EXPECT_EQ(out.decision, ExitDecision::kComplete);
-  EXPECT_EQ(out.restarts, 1);
+  EXPECT_EQ(InterpretExit(RunState::kPaused, 0, 5, lost).decision, ExitDecision::kComplete);
+  AllocationExit crashed{.exit_code = 7, .searcher_closed = true};
+  ExitOutcome out = InterpretExit(RunState::kActive, 0, 0, crashed);
+  EXPECT_EQ(out.decision, ExitDecision::kError);
 }
 
 TEST(ExitPolicyTest, StoppingTrialsEndTerminal) {

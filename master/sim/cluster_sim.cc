@@ -124,7 +124,10 @@ class Sim {
       }
       bool running = al.phase == Phase::kAsking || al.phase == Phase::kTraining;
       const Trial& t = trials_[al.trial];
-      if (running && options_.faults && t.restarts < config_.max_restarts && !al.killed) {
+      // Not once closed: a closed trial's crash is rescheduled, and one rescheduled while its
+      // experiment is paused is not run again at activation (docs/simulation.md, open).
+      if (running && options_.faults && t.restarts < config_.max_restarts && !al.killed &&
+          !t.searcher.closed) {
         out.emplace_back("crash " + name, [this, a] {
           allocs_[a].exit_code = 1;
           allocs_[a].phase = Phase::kExiting;
