@@ -12,9 +12,8 @@ ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_re
     }
     return {ExitDecision::kTerminal, restarts, "trial stopped"};
   }
-  // A closed trial has nothing left to run: an agent lost under it is no reason to run it again
-  // (rescheduled while its experiment was paused, it stayed ACTIVE with no process after
-  // activation). A non-zero exit of its own code still counts as a failure.
+  // A closed trial has nothing left to run: an agent lost under it completes it rather than
+  // starting a process only to be told it is done. Its own non-zero exit is still a failure.
   if (exit.searcher_closed && (!failed || exit.infrastructure_failure)) {
     return {ExitDecision::kComplete, restarts, "hp search is finished"};
   }

@@ -54,9 +54,8 @@ TEST(ExitPolicyTest, AnOperationGivenAfterTheProcessWasToldNoneRunsAgain) {
   EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, failed).decision, ExitDecision::kRestart);
 }
 
-// Found by the cluster simulation (seed 1 of ClusterSimTest.Random): a closed trial whose agent
-// was lost while its experiment was paused was rescheduled, stayed ACTIVE with no process after
-// activation, and its experiment never ended. Its own non-zero exit is still a failure.
+// A closed trial whose agent is lost completes (no process is started only to be told it is
+// done); its own non-zero exit is still a failure.
 TEST(ExitPolicyTest, AClosedTrialCompletesWhenItsAgentIsLost) {
   AllocationExit lost{.exit_code = 1, .infrastructure_failure = true, .searcher_closed = true};
   EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, lost).decision, ExitDecision::kComplete);

@@ -124,10 +124,7 @@ class Sim {
       }
       bool running = al.phase == Phase::kAsking || al.phase == Phase::kTraining;
       const Trial& t = trials_[al.trial];
-      // Not once closed: a closed trial's crash is rescheduled, and one rescheduled while its
-      // experiment is paused is not run again at activation (docs/simulation.md, open).
-      if (running && options_.faults && t.restarts < config_.max_restarts && !al.killed &&
-          !t.searcher.closed) {
+      if (running && options_.faults && t.restarts < config_.max_restarts && !al.killed) {
         out.emplace_back("crash " + name, [this, a] {
           allocs_[a].exit_code = 1;
           allocs_[a].phase = Phase::kExiting;
@@ -293,8 +290,11 @@ class Sim {
     for (size_t i = 0; i < trials_.size(); ++i) {
       if (trials_[i].state != RunState::kPaused) continue;
       DET_RETURN_IF_ERROR(SetState(static_cast<int>(i), RunState::kActive));
-      if (core::NeedsProcess(exp_state_, trials_[i].state, trials_[i].alloc >= 0,
-                             trials_[i].searcher)) {
+    }
+    // As ExperimentService::ResumeTrials: every ACTIVE trial without an allocation gets one,
+    // closed or not (its process is then told it is done).
+    for (size_t i = 0; i < trials_.size(); ++i) {
+      if (trials_[i].state == RunState::kActive && trials_[i].alloc < 0) {
         Request(static_cast<int>(i));
       }
     }
