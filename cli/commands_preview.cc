@@ -16,6 +16,7 @@ namespace {
 struct PreviewArgs {
   std::string config_file;
   std::vector<std::string> overrides;
+  std::string metric = "spread";
 };
 
 std::string UnitName(const master::config::ExperimentConfig& cfg) {
@@ -44,7 +45,17 @@ Status Preview(const PreviewArgs& args) {
   DET_ASSIGN_OR_RETURN(std::string text, ApplyConfigOverrides(ss.str(), args.overrides));
   DET_ASSIGN_OR_RETURN(master::config::ExperimentConfig cfg,
                        master::config::ParseExperimentConfig(text, LocalValidationDefaults()));
-  DET_ASSIGN_OR_RETURN(master::searcher::SimulateResult sim, master::searcher::Simulate(cfg));
+  master::searcher::SimulateOptions options;
+  if (args.metric == "constant") {
+    options.metric = master::searcher::SimulatedMetric::kConstant;
+  } else if (args.metric == "trial-index") {
+    options.metric = master::searcher::SimulatedMetric::kTrialIndex;
+  } else if (args.metric != "spread") {
+    return InvalidArgument("--metric: '" + args.metric +
+                           "' is not one of spread, constant, trial-index");
+  }
+  DET_ASSIGN_OR_RETURN(master::searcher::SimulateResult sim,
+                       master::searcher::Simulate(cfg, options));
   std::string unit = UnitName(cfg);
   std::cout << "Using search configuration:\n"
             << cfg.defaulted.value("searcher", nlohmann::json::object()).dump(2) << "\n\n";
@@ -85,6 +96,10 @@ void RegisterPreviewCommands(CLI::App& app, CliContext& ctx) {
       "preview-search", "show the trials a search would create, without running anything");
   cmd->add_option("CONFIG", args->config_file, "experiment config file (.yaml)")->required();
   cmd->add_option("--config", args->overrides, "override a config field: key.path=value");
+  // A constant metric gives the shape every timing of a real run must reach (docs/simulation.md).
+  cmd->add_option("--metric", args->metric,
+                  "the metric trials report in the simulation: spread (default; trial i reports "
+                  "the radical inverse of i + 1), constant (1.0), trial-index (i + 1)");
   cmd->callback([&ctx, args] {
     ctx.SetAction("preview search", [args] { return Preview(*args); });
   });

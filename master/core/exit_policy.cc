@@ -38,6 +38,10 @@ ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_re
     if (trial_state == RunState::kPaused) return {ExitDecision::kIdle, restarts, "paused"};
     return {ExitDecision::kRescheduleFree, restarts, "preempted"};
   }
+  if (exit.work_left) {
+    return {ExitDecision::kRescheduleFree, restarts,
+            "the searcher has work left for the trial, not counted"};
+  }
   // Exit 0 without acknowledging preemption: the user's code decided it was done.
   return {ExitDecision::kComplete, restarts, "exited successfully"};
 }

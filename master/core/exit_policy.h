@@ -19,6 +19,10 @@ struct AllocationExit {
   // Told it had no operation for now, and the searcher has given one since: the process left
   // because it was told to, so the new operation runs in a new process (the lost promotion).
   bool op_given_after_exit = false;
+  // Exited 0 on its own with an operation of the searcher still pending, after following the
+  // searcher in this run and getting somewhere (core::ProcessEnd): the rest runs in a new
+  // process from the latest checkpoint.
+  bool work_left = false;
 };
 
 enum class ExitDecision {

@@ -66,8 +66,12 @@ AllocationExit ExitFacts(const ProcessEnd& end, const SearcherTrialState& s) {
   e.infrastructure_failure = end.infrastructure;
   e.invalid_hp = s.exited_early;
   e.searcher_closed = s.closed;
-  e.out_of_ops = end.told_none && s.ops.empty();
+  // Left on its own after getting somewhere: the same as told none, whether an operation is
+  // pending (it runs again now) or comes later (it runs again then).
+  bool left_working = end.followed_op && end.progressed;
+  e.out_of_ops = (end.told_none || left_working) && s.ops.empty();
   e.op_given_after_exit = end.told_none && !s.ops.empty();
+  e.work_left = !end.told_none && left_working && !s.ops.empty();
   return e;
 }
 

@@ -56,9 +56,19 @@ struct ProcessEnd {
   bool preemption_acked = false;
   bool infrastructure = false;
   bool told_none = false;  // answered "no operation for now" (or restored: it may have been)
+  // The process followed the searcher in this run (was told to train by GET .../operation,
+  // reported progress on an operation or completed one) and got somewhere (completed an
+  // operation, or left a checkpoint newer than the one it started from).
+  bool followed_op = false;
+  bool progressed = false;
 };
-// The facts InterpretExit decides on: an exit with searcher work left (an operation pending,
-// or given after the process was told none) runs again instead of completing the trial.
+// The facts InterpretExit decides on: an exit with searcher work left runs again instead of
+// completing the trial: an operation given after the process was told none, or one pending
+// when (or given after) a process that followed the searcher and got somewhere exits 0 on its
+// own. A
+// process that never followed the searcher (a script with no operations loop), or that got
+// nowhere since its start (it stops itself, e.g. converged), completes the trial as in
+// Determined (exit 0 without a preemption: the user's code is done).
 AllocationExit ExitFacts(const ProcessEnd& end, const SearcherTrialState& s);
 
 // Whether an ACTIVE trial of an ACTIVE experiment, without an allocation, needs a process.

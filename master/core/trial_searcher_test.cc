@@ -66,6 +66,47 @@ TEST(TrialSearcherTest, AnOperationGivenAfterToldNoneRunsTheTrialAgain) {
   EXPECT_EQ(o.restarts, 0);
 }
 
+// A process that followed the searcher, checkpointed or completed an operation, and exits 0 on
+// its own with an operation pending: the rest runs in a new process, no restart counted.
+TEST(TrialSearcherTest, AnOwnExitWithWorkLeftRunsTheTrialAgain) {
+  ProcessEnd end;
+  end.followed_op = true;
+  end.progressed = true;
+  ExitOutcome o = InterpretExit(RunState::kActive, 0, 0, ExitFacts(end, WithOps({30})));
+  EXPECT_EQ(o.decision, ExitDecision::kRescheduleFree);
+  EXPECT_EQ(o.restarts, 0);
+  // Paused meanwhile: still not done; the activation runs it (the service's ResumeTrials).
+  EXPECT_EQ(InterpretExit(RunState::kPaused, 0, 0, ExitFacts(end, WithOps({30}))).decision,
+            ExitDecision::kRescheduleFree);
+  // Nothing pending yet: it waits for the searcher's next operation (or close), as after
+  // "none for now"; closed: done.
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 0, ExitFacts(end, {})).decision,
+            ExitDecision::kIdle);
+  SearcherTrialState closed = WithOps({30});
+  closed.closed = true;
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 0, ExitFacts(end, closed)).decision,
+            ExitDecision::kComplete);
+}
+
+// Determined's rule for exit 0: a script with no operations loop, or one that stops itself
+// without getting anywhere in this run (e.g. it decided it converged), is done.
+TEST(TrialSearcherTest, AnOwnExitWithoutFollowingOrProgressCompletesTheTrial) {
+  ProcessEnd ignored;  // never asked, reported progress or completed
+  ignored.progressed = true;
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, ExitFacts(ignored, WithOps({30}))).decision,
+            ExitDecision::kComplete);
+  ProcessEnd stopped;
+  stopped.followed_op = true;
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, ExitFacts(stopped, WithOps({30}))).decision,
+            ExitDecision::kComplete);
+  // A failure is still a failure.
+  ProcessEnd crashed = ignored;
+  crashed.followed_op = true;
+  crashed.exit_code = 1;
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 0, ExitFacts(crashed, WithOps({30}))).decision,
+            ExitDecision::kError);
+}
+
 TEST(TrialSearcherTest, SnapshotRoundTrip) {
   SearcherTrialState s = WithOps({10, 30});
   s.completed_op = 3;

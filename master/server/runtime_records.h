@@ -57,6 +57,17 @@ struct TrialRuntime {
   int64_t seed = 0;
   nlohmann::json hparams = nlohmann::json::object();
   std::string warm_start_checkpoint_uuid;
+  // The current run's process, for what its exit 0 means (core::ProcessEnd): whether it
+  // followed the searcher (told to train by GET .../operation, or reported progress on an
+  // operation or completed one) and whether it completed one; the checkpoint it started from
+  // tells whether it left a newer one.
+  struct RunProgress {
+    std::string allocation_id;
+    std::string start_checkpoint;
+    bool followed_op = false;
+    bool completed_op = false;
+  };
+  RunProgress run_progress;
 
   // `dirty` is the experiment's ExperimentRuntime::searcher_dirty; the trial starts in it.
   TrialRuntime(std::string request, std::shared_ptr<std::set<std::string>> dirty)

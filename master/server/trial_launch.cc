@@ -48,6 +48,9 @@ Result<TrialLaunch> ExperimentService::LaunchOf(const AllocationRuntime& alloc,
   DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest,
                        deps_.checkpoints->LatestCompleted(trial->id));
   DET_ASSIGN_OR_RETURN(std::string user_token, deps_.auth->CreateSession(exp.owner_id));
+  if (trial->run_progress.allocation_id != alloc.id) {  // once per allocation, not per rank
+    trial->run_progress = {alloc.id, latest ? latest->uuid : "", false, false};
+  }
   TrialLaunch launch;
   // An image other than the built-in default runs in a container (docs/operations.md).
   DET_ASSIGN_OR_RETURN(launch.container, ContainerSpecFor(exp.config, device));
@@ -93,6 +96,16 @@ Status ExperimentService::AllocationEnded(const AllocationRuntime& alloc, const 
 
   core::ProcessEnd process_end{end.exit_code, end.killed_by_user, end.preemption_acked,
                                end.infrastructure, end.maybe_out_of_ops};
+  const TrialRuntime::RunProgress& run = trial.run_progress;
+  if (run.allocation_id == alloc.id && run.followed_op && end.exit_code == 0) {
+    process_end.followed_op = true;
+    process_end.progressed = run.completed_op;
+    if (!process_end.progressed && !trial.searcher().ops.empty()) {
+      DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest,
+                           deps_.checkpoints->LatestCompleted(trial.id));
+      process_end.progressed = latest && latest->uuid != run.start_checkpoint;
+    }
+  }
   core::AllocationExit e = core::ExitFacts(process_end, trial.searcher());
   core::ExitOutcome outcome =
       core::InterpretExit(trial.state, trial.restarts, exp.config.max_restarts, e);

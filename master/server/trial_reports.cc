@@ -141,6 +141,7 @@ void ExperimentService::GetSearcherOperation(int64_t trial_id, int64_t wait_ms,
               core::AnswerOperation(t.searcher(), t.state, !t.allocation_id.empty());
           switch (answer.kind) {
             case core::OpAnswerKind::kTrain:
+              t.run_progress.followed_op = true;
               reply(SearcherOpView{t.request_id, answer.length, false});
               return true;
             case core::OpAnswerKind::kDone:
@@ -186,6 +187,7 @@ Status ExperimentService::CompleteSearcherOperationNow(int64_t trial_id, uint64_
     DET_ASSIGN_OR_RETURN(actions, exp.searcher->ValidationCompleted(t.request_id, metric, length));
   }
   core::ApplyCompletion(&t.MutableSearcher(), length);
+  t.run_progress.followed_op = t.run_progress.completed_op = true;
   NotifyTrial(t.id);
   store::DecisionWrites w;
   w.searcher_metrics.push_back({trial_id, metric});
@@ -201,6 +203,7 @@ void ExperimentService::ReportProgress(int64_t trial_id, double fraction, Done<S
       [this, trial_id, fraction]() ON_RUNTIME -> Status {
         TrialRuntime* t = FindTrial(trial_id);
         if (t == nullptr) return Status::Ok();
+        t->run_progress.followed_op = true;
         ExperimentRuntime& exp = *experiments_.at(t->experiment_id);
         double length = t->searcher().ops.empty()
                             ? static_cast<double>(exp.config.searcher.max_length

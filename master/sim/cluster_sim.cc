@@ -37,6 +37,8 @@ struct Alloc {
   Phase phase = Phase::kQueued;
   uint64_t length = 0;
   bool told_none = false;
+  bool followed = false;    // told to train (core::ProcessEnd::followed_op)
+  bool progressed = false;  // completed an operation or checkpointed in this run
   bool restored = false;  // survived a master restart (what it was told is not stored)
   bool preempt = false;
   bool acked = false;
@@ -59,6 +61,7 @@ struct Budgets {
   int pause_cycles = 3;
   int master_restarts = 3;
   int kills = 1;
+  int own_exits = 4;  // a process ends itself (exit 0) with work left
 };
 
 class Sim {
@@ -70,6 +73,7 @@ class Sim {
     if (!options.pauses) budgets_.pause_cycles = 0;
     if (!options.master_restarts) budgets_.master_restarts = 0;
     if (!options.kill) budgets_.kills = 0;
+    if (!options.own_exits) budgets_.own_exits = 0;
   }
 
   Result<ClusterSimResult> Run() {
@@ -106,10 +110,25 @@ class Sim {
           break;
         case Phase::kAsking:
           out.emplace_back("ask " + name, [this, a] { return Ask(a); });
+          if (al.progressed && budgets_.own_exits > 0) {
+            out.emplace_back("exit 0 between operations " + name, [this, a] {
+              --budgets_.own_exits;
+              allocs_[a].phase = Phase::kExiting;
+              return Status::Ok();
+            });
+          }
           break;
         case Phase::kTraining:
           out.emplace_back("report " + name + " " + std::to_string(al.length),
                            [this, a] { return Report(a); });
+          if (budgets_.own_exits > 0) {
+            out.emplace_back("checkpoint and exit 0 mid-operation " + name, [this, a] {
+              --budgets_.own_exits;
+              allocs_[a].progressed = true;
+              allocs_[a].phase = Phase::kExiting;
+              return Status::Ok();
+            });
+          }
           if (al.preempt) {
             out.emplace_back("checkpoint and exit on preemption " + name, [this, a] {
               allocs_[a].acked = true;
@@ -180,6 +199,7 @@ class Sim {
     switch (answer.kind) {
       case core::OpAnswerKind::kTrain:
         al.phase = Phase::kTraining;
+        al.followed = true;
         al.length = answer.length;
         Log("  told: train to " + std::to_string(answer.length));
         break;
@@ -221,6 +241,7 @@ class Sim {
                            searcher_->ValidationCompleted(t.request_id, 1.0, al.length));
     }
     core::ApplyCompletion(&t.searcher, al.length);
+    al.progressed = true;
     return ProcessActions(std::move(actions));
   }
 
@@ -232,6 +253,10 @@ class Sim {
     t.alloc = -1;
     core::ProcessEnd end{al.exit_code, al.killed, al.acked, al.infrastructure,
                          al.told_none || al.restored};
+    // The master keeps these only in memory: a restored allocation's are lost (its restored
+    // flag then reads as told none, which runs pending work again anyway).
+    end.followed_op = al.followed && !al.restored;
+    end.progressed = al.progressed && !al.restored;
     core::ExitOutcome outcome = core::InterpretExit(t.state, t.restarts, config_.max_restarts,
                                                     core::ExitFacts(end, t.searcher));
     Log("  " + outcome.reason);

@@ -27,6 +27,7 @@ struct ClusterSimOptions {
   bool pauses = true;      // the user pauses and activates the experiment
   bool master_restarts = true;  // the master restarts from its stored state
   bool kill = false;       // the user may kill the experiment (final lengths then unchecked)
+  bool own_exits = true;   // a process that got somewhere ends itself (exit 0), work left
   int64_t max_steps = 200'000;
 };
 
