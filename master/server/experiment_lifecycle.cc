@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "master/config/storage_roots.h"
+#include "master/core/experiment_moves.h"
 #include "master/core/lifecycle.h"
 #include "master/core/trial_searcher.h"
 #include "master/searcher/journaled_searcher.h"
@@ -228,22 +229,25 @@ Status ExperimentService::SetExperimentState(ExperimentRuntime& exp, RunState st
 Status ExperimentService::ResumeTrials(ExperimentRuntime& exp, store::DecisionWrites extra,
                                        TrialMoves* back, size_t limit, bool paused_only,
                                        bool* more) {
-  std::vector<TrialRuntime*> paused, active;
+  std::vector<TrialRuntime*> paused, run;
   for (auto& [rid, tid] : exp.trial_by_request) {
     TrialRuntime* t = trials_[tid].get();
-    if (t->state == RunState::kPaused) {
+    core::TrialPresence presence =
+        t->allocation_id.empty() ? core::TrialPresence::kNone : core::TrialPresence::kRunning;
+    core::TrialMove m = core::MoveWithExperiment(RunState::kActive, t->state, presence);
+    if (m.to) {
       if (paused.size() >= limit) {
         if (more != nullptr) *more = true;
         continue;
       }
       paused.push_back(t);
-      active.push_back(t);
-    } else if (t->state == RunState::kActive && !paused_only) {
-      active.push_back(t);
+    } else if (paused_only) {
+      continue;
     }
+    if (m.request_process) run.push_back(t);
   }
   DET_RETURN_IF_ERROR(StageTrialStates(paused, RunState::kActive, &extra, back));
-  return RequestAllocations(active, std::move(extra));
+  return RequestAllocations(run, std::move(extra));
 }
 
 Status ExperimentService::StageTrialStates(const std::vector<TrialRuntime*>& trials, RunState state,
@@ -584,60 +588,64 @@ Status ExperimentService::StopExperiment(int64_t id, RunState stopping) {
 struct ExperimentService::Ending {
   store::DecisionWrites writes;
   TrialMoves moves;
-  std::vector<TrialRuntime*> running;   // with a process: asked to stop once stored
+  // With a process: asked to stop (or killed) once stored.
+  std::vector<std::pair<TrialRuntime*, bool /*kill*/>> running;
   std::vector<TrialRuntime*> unplaced;  // ended with its queued allocation
+  std::vector<TrialRuntime*> canceled;  // ended without a process: the searcher is told
   bool more = false;                    // trials without a process left for a later slice
 };
 
+// Each trial moves as core::MoveWithExperiment says; those with a process all go in this slice,
+// at most `limit` of the others.
 Status ExperimentService::StageEnding(ExperimentRuntime& exp, RunState state, size_t limit,
                                       Ending* e) {
-  const bool pause = state == RunState::kPaused;
-  std::vector<TrialRuntime*> idle;
+  std::map<RunState, std::vector<TrialRuntime*>> by_state;
+  size_t idle = 0;
   for (auto& [rid, tid] : exp.trial_by_request) {
     TrialRuntime* t = trials_[tid].get();
-    bool queued = !t->allocation_id.empty() && deps_.allocations->IsUnplaced(t->allocation_id);
-    bool live = !t->allocation_id.empty() && !queued;
-    bool stays = pause ? t->state != RunState::kActive
-                       : core::IsTerminal(t->state) || t->state == core::TrialStateOnStop(state, live);
-    if (stays) continue;
-    if (live) {
-      e->running.push_back(t);
-    } else if (idle.size() < limit) {
-      idle.push_back(t);
+    core::TrialPresence presence = core::TrialPresence::kNone;
+    if (!t->allocation_id.empty()) {
+      presence = deps_.allocations->IsUnplaced(t->allocation_id) ? core::TrialPresence::kQueued
+                                                                 : core::TrialPresence::kRunning;
+    }
+    core::TrialMove m = core::MoveWithExperiment(state, t->state, presence);
+    if (!m.to) continue;
+    if (presence == core::TrialPresence::kRunning) {
+      if (m.stop_process || m.kill_process) e->running.emplace_back(t, m.kill_process);
+    } else if (idle < limit) {
+      ++idle;
     } else {
       e->more = true;
       continue;
     }
-    if (queued) e->unplaced.push_back(t);
+    if (m.drop_queued) e->unplaced.push_back(t);
+    if (m.tell_searcher_canceled) e->canceled.push_back(t);
+    by_state[*m.to].push_back(t);
   }
-  DET_RETURN_IF_ERROR(StageTrialStates(
-      e->running, pause ? RunState::kPaused : core::TrialStateOnStop(state, true), &e->writes,
-      &e->moves));
-  return StageTrialStates(idle, pause ? RunState::kPaused : core::TrialStateOnStop(state, false),
-                          &e->writes, &e->moves);
+  for (const auto& [to, trials] : by_state) {
+    DET_RETURN_IF_ERROR(StageTrialStates(trials, to, &e->writes, &e->moves));
+  }
+  return Status::Ok();
 }
 
-// Once stored: processes are asked to stop; queued allocations are dropped in one pass and, as
-// their end would have, a stop tells the searcher that their trials were canceled (a paused
-// trial comes back later).
-Status ExperimentService::AfterEnding(ExperimentRuntime& exp, RunState state, Ending& e) {
-  const bool pause = state == RunState::kPaused;
-  for (TrialRuntime* t : e.running) {
-    if (!t->allocation_id.empty()) {
-      deps_.allocations->Terminate(t->allocation_id, state != RunState::kStoppingKilled);
-    }
+// Once stored: processes are asked to stop; queued allocations are dropped in one pass; the
+// searcher learns of the trials that ended without a process (a paused trial comes back later).
+Status ExperimentService::AfterEnding(ExperimentRuntime& exp, Ending& e) {
+  for (auto& [t, kill] : e.running) {
+    if (!t->allocation_id.empty()) deps_.allocations->Terminate(t->allocation_id, !kill);
   }
-  if (e.unplaced.empty()) return Status::Ok();
   std::vector<std::string> ids;
-  std::vector<searcher::Action> actions;
   for (TrialRuntime* t : e.unplaced) {
     ids.push_back(std::move(t->allocation_id));
     t->allocation_id.clear();
     NotifyTrial(t->id);
-    if (!pause) SearcherExit(exp, *t, searcher::ExitedReason::kUserCanceled, &actions);
   }
-  deps_.allocations->DropUnplaced(ids);
-  if (pause) return Status::Ok();
+  if (!ids.empty()) deps_.allocations->DropUnplaced(ids);
+  if (e.canceled.empty()) return Status::Ok();
+  std::vector<searcher::Action> actions;
+  for (TrialRuntime* t : e.canceled) {
+    SearcherExit(exp, *t, searcher::ExitedReason::kUserCanceled, &actions);
+  }
   return actions.empty() ? PersistSnapshot(exp) : ProcessActions(exp, std::move(actions));
 }
 
@@ -645,7 +653,7 @@ Status ExperimentService::EndTrials(ExperimentRuntime& exp, RunState state) {
   Ending e;
   DET_RETURN_IF_ERROR(StageEnding(exp, state, Slice(), &e));
   DET_RETURN_IF_ERROR(SetExperimentState(exp, state, std::move(e.writes), e.moves));
-  DET_RETURN_IF_ERROR(AfterEnding(exp, state, e));
+  DET_RETURN_IF_ERROR(AfterEnding(exp, e));
   if (!e.more) return MoveRemainingTrials(exp);
   FollowInSlices(exp);
   return Status::Ok();
@@ -670,7 +678,7 @@ Result<bool> ExperimentService::MoveTrialsSlice(ExperimentRuntime& exp, size_t l
   if (e.moves.empty()) return false;
   DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(e.writes).status());
   CommitTrialStates(e.moves);
-  DET_RETURN_IF_ERROR(AfterEnding(exp, exp.state, e));
+  DET_RETURN_IF_ERROR(AfterEnding(exp, e));
   return true;
 }
 

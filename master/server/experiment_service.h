@@ -243,7 +243,7 @@ class ExperimentService : public AllocationOwner {
   Status EndTrials(ExperimentRuntime& exp, core::RunState state) ON_RUNTIME;
   Status StageEnding(ExperimentRuntime& exp, core::RunState state, size_t limit, Ending* e)
       ON_RUNTIME;
-  Status AfterEnding(ExperimentRuntime& exp, core::RunState state, Ending& e) ON_RUNTIME;
+  Status AfterEnding(ExperimentRuntime& exp, Ending& e) ON_RUNTIME;
   void FollowInSlices(const ExperimentRuntime& exp) ON_RUNTIME;
   // One slice of at most `limit` trials following the experiment's current state; false when
   // none was left to move.

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "master/core/exit_policy.h"
+#include "master/core/experiment_moves.h"
 #include "master/core/lifecycle.h"
 #include "master/core/states.h"
 #include "master/core/trial_searcher.h"
@@ -292,37 +293,54 @@ class Sim {
     return ProcessActions(std::move(actions));
   }
 
-  Status Pause() {
-    --budgets_.pause_cycles;
-    exp_state_ = RunState::kPaused;
+  core::TrialPresence PresenceOf(const Trial& t) const {
+    if (t.alloc < 0) return core::TrialPresence::kNone;
+    return allocs_[t.alloc].phase == Phase::kQueued ? core::TrialPresence::kQueued
+                                                    : core::TrialPresence::kRunning;
+  }
+
+  // Every trial follows the experiment to `to` as the master moves it
+  // (core::MoveWithExperiment, through ExperimentService::StageEnding and ResumeTrials).
+  Status MoveTrials(RunState to, std::vector<Action>* actions, bool* moved) {
     for (size_t i = 0; i < trials_.size(); ++i) {
       Trial& t = trials_[i];
-      if (t.state != RunState::kActive) continue;
-      DET_RETURN_IF_ERROR(SetState(static_cast<int>(i), RunState::kPaused));
-      if (t.alloc < 0) continue;
-      if (allocs_[t.alloc].phase == Phase::kQueued) {
+      core::TrialMove m = core::MoveWithExperiment(to, t.state, PresenceOf(t));
+      if (m.to) {
+        *moved = true;
+        DET_RETURN_IF_ERROR(SetState(static_cast<int>(i), *m.to));
+      }
+      if (m.drop_queued) {
         Remove(t.alloc);  // never started: it ends without an exit to interpret
         t.alloc = -1;
-      } else {
-        allocs_[t.alloc].preempt = true;
       }
+      if (m.stop_process) allocs_[t.alloc].preempt = true;
+      if (m.kill_process) {
+        Alloc& al = allocs_[t.alloc];
+        al.killed = true;
+        al.exit_code = 137;
+        al.phase = Phase::kExiting;
+      }
+      if (m.tell_searcher_canceled) {
+        SearcherExit(static_cast<int>(i), searcher::ExitedReason::kUserCanceled, actions);
+      }
+      if (m.request_process) Request(static_cast<int>(i));
     }
     return Status::Ok();
   }
 
+  Status Pause() {
+    --budgets_.pause_cycles;
+    exp_state_ = RunState::kPaused;
+    std::vector<Action> none;
+    bool moved = false;
+    return MoveTrials(RunState::kPaused, &none, &moved);
+  }
+
   Status Activate() {
     exp_state_ = RunState::kActive;
-    for (size_t i = 0; i < trials_.size(); ++i) {
-      if (trials_[i].state != RunState::kPaused) continue;
-      DET_RETURN_IF_ERROR(SetState(static_cast<int>(i), RunState::kActive));
-    }
-    // As ExperimentService::ResumeTrials: every ACTIVE trial without an allocation gets one,
-    // closed or not (its process is then told it is done).
-    for (size_t i = 0; i < trials_.size(); ++i) {
-      if (trials_[i].state == RunState::kActive && trials_[i].alloc < 0) {
-        Request(static_cast<int>(i));
-      }
-    }
+    std::vector<Action> none;
+    bool moved = false;
+    DET_RETURN_IF_ERROR(MoveTrials(RunState::kActive, &none, &moved));
     return MaybeFinish();
   }
 
@@ -340,25 +358,7 @@ class Sim {
     for (bool moved = true; moved;) {
       moved = false;
       std::vector<Action> actions;
-      for (size_t i = 0; i < trials_.size(); ++i) {
-        Trial& t = trials_[i];
-        if (core::IsTerminal(t.state) || core::IsStopping(t.state)) continue;
-        moved = true;
-        if (t.alloc >= 0 && allocs_[t.alloc].phase == Phase::kQueued) {
-          Remove(t.alloc);
-          t.alloc = -1;
-        }
-        RunState to = core::TrialStateOnStop(exp_state_, t.alloc >= 0);
-        DET_RETURN_IF_ERROR(SetState(static_cast<int>(i), to));
-        if (t.alloc >= 0) {
-          Alloc& al = allocs_[t.alloc];
-          al.killed = true;
-          al.exit_code = 137;
-          al.phase = Phase::kExiting;
-        } else if (core::IsTerminal(to)) {
-          SearcherExit(static_cast<int>(i), searcher::ExitedReason::kUserCanceled, &actions);
-        }
-      }
+      DET_RETURN_IF_ERROR(MoveTrials(exp_state_, &actions, &moved));
       DET_RETURN_IF_ERROR(ProcessActions(std::move(actions)));
     }
     return Status::Ok();
