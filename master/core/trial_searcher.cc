@@ -75,6 +75,14 @@ AllocationExit ExitFacts(const ProcessEnd& end, const SearcherTrialState& s) {
   return e;
 }
 
+CloseEffect ApplyClose(SearcherTrialState* s, RunState trial_state, bool has_allocation) {
+  s->closed = true;
+  s->ops.clear();
+  if (has_allocation) return CloseEffect::kStopProcess;
+  if (IsTerminal(trial_state) || IsStopping(trial_state)) return CloseEffect::kNone;
+  return CloseEffect::kCompleteNow;
+}
+
 bool NeedsProcess(RunState experiment_state, RunState trial_state, bool has_allocation,
                   const SearcherTrialState& s) {
   return experiment_state == RunState::kActive && trial_state == RunState::kActive &&

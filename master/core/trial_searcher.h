@@ -49,6 +49,12 @@ Result<CompletionKind> CheckCompletion(const SearcherTrialState& s, int64_t tria
                                        uint64_t length, double metric);
 void ApplyCompletion(SearcherTrialState* s, uint64_t length);
 
+// The searcher closes the trial: its pending operations are dropped, and then a process of it
+// is asked to checkpoint and stop (its exit completes the trial), or a trial without one that
+// is not ending already completes now (and the searcher is told it exited).
+enum class CloseEffect { kNone, kStopProcess, kCompleteNow };
+CloseEffect ApplyClose(SearcherTrialState* s, RunState trial_state, bool has_allocation);
+
 // What the allocation's end says, before the trial's searcher state is taken into account.
 struct ProcessEnd {
   int exit_code = 0;

@@ -107,6 +107,20 @@ TEST(TrialSearcherTest, AnOwnExitWithoutFollowingOrProgressCompletesTheTrial) {
             ExitDecision::kError);
 }
 
+TEST(TrialSearcherTest, AClosedTrialStopsItsProcessOrCompletesNow) {
+  SearcherTrialState running = WithOps({30});
+  EXPECT_EQ(ApplyClose(&running, RunState::kActive, true), CloseEffect::kStopProcess);
+  EXPECT_TRUE(running.closed);
+  EXPECT_TRUE(running.ops.empty());
+  SearcherTrialState idle;
+  EXPECT_EQ(ApplyClose(&idle, RunState::kActive, false), CloseEffect::kCompleteNow);
+  SearcherTrialState paused;
+  EXPECT_EQ(ApplyClose(&paused, RunState::kPaused, false), CloseEffect::kCompleteNow);
+  SearcherTrialState ending;
+  EXPECT_EQ(ApplyClose(&ending, RunState::kStoppingCanceled, false), CloseEffect::kNone);
+  EXPECT_EQ(ApplyClose(&ending, RunState::kCanceled, false), CloseEffect::kNone);
+}
+
 TEST(TrialSearcherTest, SnapshotRoundTrip) {
   SearcherTrialState s = WithOps({10, 30});
   s.completed_op = 3;

@@ -401,13 +401,13 @@ Status ExperimentService::ProcessActions(ExperimentRuntime& exp,
       auto it = exp.trial_by_request.find(cl->request_id);
       if (it == exp.trial_by_request.end()) continue;
       TrialRuntime& t = *trials_[it->second];
-      t.MutableSearcher().closed = true;
-      t.MutableSearcher().ops.clear();
+      core::CloseEffect effect =
+          core::ApplyClose(&t.MutableSearcher(), t.state, !t.allocation_id.empty());
       NotifyTrial(t.id);
-      if (!t.allocation_id.empty()) {
+      if (effect == core::CloseEffect::kStopProcess) {
         // A running trial is asked to checkpoint and stop; its exit then completes it.
         deps_.allocations->Terminate(t.allocation_id, true);
-      } else if (!core::IsTerminal(t.state) && !core::IsStopping(t.state)) {
+      } else if (effect == core::CloseEffect::kCompleteNow) {
         // An idle trial (waiting for an operation that will not come) is done.
         DET_RETURN_IF_ERROR(SetTrialStates({&t}, RunState::kCompleted));
         std::vector<searcher::Action> more;

@@ -409,11 +409,10 @@ class Sim {
         int index = by_request_.at(cl->request_id);
         Trial& t = trials_[index];
         Log("  -> close t" + std::to_string(index));
-        t.searcher.closed = true;
-        t.searcher.ops.clear();
-        if (t.alloc >= 0) {
+        core::CloseEffect effect = core::ApplyClose(&t.searcher, t.state, t.alloc >= 0);
+        if (effect == core::CloseEffect::kStopProcess) {
           allocs_[t.alloc].preempt = true;  // asked to checkpoint and stop
-        } else if (!core::IsTerminal(t.state) && !core::IsStopping(t.state)) {
+        } else if (effect == core::CloseEffect::kCompleteNow) {
           DET_RETURN_IF_ERROR(SetState(index, RunState::kCompleted));
           std::vector<Action> more;
           SearcherExit(index, std::nullopt, &more);
