@@ -157,7 +157,7 @@ fuzz-router: fuzz-configure
 # installed), then the router target in the ordinary build with a plain mutation driver
 # (fuzz/mutate_main.cc: every route's seed, then random mutations; no coverage guidance).
 # The seeded cluster simulation (docs/simulation.md) over SIM_SEEDS seeds per searcher; make test
-# runs 500. A failing seed prints its trace and the command that replays it.
+# runs 2,000. A failing seed prints its trace and the command that replays it.
 SIM_SEEDS ?= 20000
 sim: build
 	DET_SIM_SEEDS=$(SIM_SEEDS) $(BUILD_DIR)/tests/master_cluster_sim_test

@@ -41,7 +41,7 @@ constexpr char kPbt[] =
 
 int64_t Seeds() {
   const char* n = std::getenv("DET_SIM_SEEDS");
-  return n != nullptr ? std::atoll(n) : 500;
+  return n != nullptr ? std::atoll(n) : 2000;
 }
 
 // Every seed (or the one in DET_SIM_SEED, with its trace printed) must keep every invariant.
