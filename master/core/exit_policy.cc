@@ -2,6 +2,11 @@
 
 namespace det::master::core {
 
+std::string ExitPhrase(int exit_code) {
+  if (exit_code == 0) return "resources exited successfully with a zero exit code";
+  return "container failed with non-zero exit code: " + std::to_string(exit_code);
+}
+
 ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_restarts,
                           const AllocationExit& exit) {
   bool failed = exit.exit_code != 0 && !exit.killed_by_user && !exit.preemption_acked;

@@ -40,6 +40,11 @@ struct ExitOutcome {
   std::string reason;
 };
 
+// How Determined words an allocation's exit in its logs ("resources exited successfully with a
+// zero exit code", "container failed with non-zero exit code: N"): users' log alerts and
+// Determined's own tests match on it, so the master's exit lines carry it.
+std::string ExitPhrase(int exit_code);
+
 // `trial_state` is the trial's state when the exit arrived.
 ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_restarts,
                           const AllocationExit& exit);

@@ -17,6 +17,11 @@ TEST(ExitPolicyTest, RestartsUntilMax) {
   EXPECT_EQ(InterpretExit(RunState::kActive, 0, 0, fail).decision, ExitDecision::kError);
 }
 
+TEST(ExitPolicyTest, ExitLinesCarryDeterminedsWording) {
+  EXPECT_EQ(ExitPhrase(0), "resources exited successfully with a zero exit code");
+  EXPECT_EQ(ExitPhrase(3), "container failed with non-zero exit code: 3");
+}
+
 TEST(ExitPolicyTest, InfrastructureFailureIsNotCounted) {
   AllocationExit e{.exit_code = 137, .infrastructure_failure = true};
   ExitOutcome o = InterpretExit(RunState::kActive, 1, 1, e);

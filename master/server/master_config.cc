@@ -102,10 +102,30 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
                                                "root",
                                                "telemetry",
                                                "webhooks",
-                                               "webui_dir"};
+                                               "webui_dir",
+                                               // Determined's keys with nothing to configure
+                                               // here (docs/operations.md): accepted, checked.
+                                               "scim",
+                                               "cache",
+                                               "launch_error"};
   std::string errors;
   for (auto& [k, v] : doc.items()) {
     if (!kKnown.count(k)) errors += k + ": unknown field\n";
+  }
+  if (doc.contains("scim") && !doc["scim"].is_object() && !doc["scim"].is_null()) {
+    errors += "scim: must be a mapping\n";
+  }
+  if (doc.contains("cache")) {
+    const json& cache = doc["cache"];
+    if (!cache.is_object() && !cache.is_null()) {
+      errors += "cache: must be a mapping\n";
+    } else if (cache.is_object() && cache.contains("cache_dir") &&
+               !cache["cache_dir"].is_string()) {
+      errors += "cache.cache_dir: must be a string\n";
+    }
+  }
+  if (doc.contains("launch_error") && !doc["launch_error"].is_boolean()) {
+    errors += "launch_error: must be true or false, got " + doc["launch_error"].dump() + "\n";
   }
   try {
     if (doc.contains("port")) config->port = doc["port"].get<int>();

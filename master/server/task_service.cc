@@ -6,6 +6,7 @@
 #include <chrono>
 #include <sstream>
 
+#include "master/core/exit_policy.h"
 #include "master/core/permissions.h"
 #include "master/scheduler/job_queue.h"
 #include "master/scheduler/pool_config.h"
@@ -310,7 +311,8 @@ Status TaskService::EndLocked(Task& t, std::optional<int64_t> exit_code, const s
   std::string title = TaskTypeTitle(t.type);
   if (exit_code) {
     MasterLogLocked(t, title + " (id: " + t.row.task_id + ") exited with code " +
-                           std::to_string(*exit_code) + (error.empty() ? "" : ": " + error));
+                           std::to_string(*exit_code) + ": " + core::ExitPhrase(*exit_code) +
+                           (error.empty() ? "" : ": " + error));
   } else {
     MasterLogLocked(t, title + " (id: " + t.row.task_id + ") was terminated: " + error);
   }

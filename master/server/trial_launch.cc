@@ -112,7 +112,7 @@ Status ExperimentService::AllocationEnded(const AllocationRuntime& alloc, const 
   if (!end.never_started) {
     std::string msg = "Trial " + std::to_string(trial.id) + " (Experiment " +
                       std::to_string(exp.id) + ") exited with code " +
-                      std::to_string(end.exit_code);
+                      std::to_string(end.exit_code) + ": " + core::ExitPhrase(end.exit_code);
     if (!end.error.empty()) msg += ": " + end.error;
     writes.logs.push_back(
         deps_.logs->Row(trial.id, trial.task_id, msg + " (" + outcome.reason + ")"));
