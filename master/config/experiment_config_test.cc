@@ -75,6 +75,21 @@ TEST(ExperimentConfigTest, MinimalValidConfigDefaults) {
 }
 
 // Rebuilding from the stored defaulted JSON yields the same config, byte for byte.
+// Determined's merged config carries the warm-start sources even when unset, as nulls.
+TEST(ExperimentConfigTest, DefaultedSearcherCarriesNullWarmStartSources) {
+  auto cfg = ParseExperimentConfig(kMinimal, Defaults());
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  const json& s = cfg->defaulted["searcher"];
+  ASSERT_TRUE(s.contains("source_trial_id"));
+  EXPECT_TRUE(s["source_trial_id"].is_null());
+  ASSERT_TRUE(s.contains("source_checkpoint_uuid"));
+  EXPECT_TRUE(s["source_checkpoint_uuid"].is_null());
+  // The defaulted config parses again (forks and continues submit it back).
+  auto again = ParseExperimentConfig(cfg->defaulted.dump(), Defaults());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(again->searcher.source_trial_id.has_value());
+}
+
 TEST(ExperimentConfigTest, FromJsonRebuildsSameConfig) {
   auto cfg = ParseExperimentConfig(
       "name: exp\nentrypoint: [python3, train.py]\nlabels: [a, b]\n"

@@ -182,6 +182,11 @@ SearcherConfig ParseSearcher(const nlohmann::json& in, int64_t batches_per_step,
   if (cfg.source_trial_id && *cfg.source_trial_id < 1) {
     problems->Add(JoinPath(kPath, "source_trial_id"), "must be > 0", *cfg.source_trial_id);
   }
+  // Determined's merged config always carries both, null when unset (its web UI's decoders
+  // require them).
+  for (const char* key : {"source_trial_id", "source_checkpoint_uuid"}) {
+    if (!out.contains(key)) out[key] = nullptr;
+  }
   ParseSearcherMethod(in, &out, &cfg, problems);
   return cfg;
 }
