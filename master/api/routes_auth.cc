@@ -69,12 +69,16 @@ void RegisterAuthRoutes(server::Router* router, server::Master* master) {
                 return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
               }));
 
-  router->Add("GET", "/api/v1/me",
-              WithAuth(master, Auth::kUser, [master](HttpRequest&, const Principal& who) {
-                auto u = master->auth()->GetUser(who.user_id);
-                if (!u.ok()) return ErrorResponse(u.status());
-                return JsonResponse({{"user", UserJson(*u)}});
-              }));
+  // The caller's own user: /api/v1/me, and Determined's /api/v1/auth/user (its web UI asks it
+  // on every full page load).
+  for (const char* path : {"/api/v1/me", "/api/v1/auth/user"}) {
+    router->Add("GET", path,
+                WithAuth(master, Auth::kUser, [master](HttpRequest&, const Principal& who) {
+                  auto u = master->auth()->GetUser(who.user_id);
+                  if (!u.ok()) return ErrorResponse(u.status());
+                  return JsonResponse({{"user", UserJson(*u)}});
+                }));
+  }
 
   router->Add("POST", "/api/v1/users/{id}/password",
               WithAuth(master, CheckedInHandler(Auth::kUser, core::Action::kManageUsers),

@@ -163,7 +163,7 @@ def test_every_get_answers_per_contract(cluster, contract, world):
     running, rt = w["running"], w["running_trial"]
     gets = [
         "/info", "/api/v1/master", "/api/v1/master/logs?limit=20",
-        "/api/v1/master/logs?offset=-5", "/api/v1/me", "/api/v1/users",
+        "/api/v1/master/logs?offset=-5", "/api/v1/me", "/api/v1/auth/user", "/api/v1/users",
         "/api/v1/users?admin=true&limit=1", "/api/v1/users/1", "/api/v1/users/determined/by-username",
         "/api/v1/users?sortBy=SORT_BY_USER_NAME&orderBy=ORDER_BY_DESC",
         "/api/v1/agents", "/api/v1/agents?sortBy=SORT_BY_TIME&orderBy=ORDER_BY_DESC&limit=1",

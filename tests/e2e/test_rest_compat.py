@@ -119,6 +119,8 @@ def test_users(cluster):
     by_name = cluster.request("GET", "/api/v1/users/determined/by-username")["user"]
     assert require(by_name, "User")["admin"] is False
     assert require(cluster.request("GET", "/api/v1/me")["user"], "User")["username"] == "determined"
+    # Determined's name for it, asked by its web UI on every full page load.
+    assert cluster.request("GET", "/api/v1/auth/user") == cluster.request("GET", "/api/v1/me")
     status, err = cluster.request_status(
         "GET", "/api/v1/users/nobody/by-username",
         headers={"Authorization": f"Bearer {cluster.token()}"})
