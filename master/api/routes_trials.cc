@@ -280,6 +280,17 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 return JsonResponse({{"trial", TrialJson(*v)}});
               }));
 
+  // Logs are kept until their trial is deleted (there is no retention policy yet): -1, which
+  // Determined's web UI shows as "retained forever".
+  router->Add("GET", "/api/v1/trials/{id}/remaining_log_retention_days",
+              WithAuth(master, ReadTrial(), [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto v = master->experiments()->GetTrial(*id);
+                if (!v.ok()) return ErrorResponse(v.status());
+                return JsonResponse({{"remainingDays", -1}});
+              }));
+
   router->Add("GET", "/api/v1/trials/{id}/workloads",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 Result<int64_t> id = PathId(req, "id");

@@ -186,7 +186,8 @@ def test_every_get_answers_per_contract(cluster, contract, world):
         f"/api/v1/experiments/{done}/validation-history",
         f"/api/v1/experiments/{done}/model_def",
         f"/api/v1/tasks/{w['allocation'].rsplit('.', 1)[0]}/context_directory",
-        f"/api/v1/trials/{trial}", f"/api/v1/trials/{rt}", f"/api/v1/trials/{trial}/checkpoints",
+        f"/api/v1/trials/{trial}", f"/api/v1/trials/{trial}/remaining_log_retention_days",
+        f"/api/v1/trials/{rt}", f"/api/v1/trials/{trial}/checkpoints",
         f"/api/v1/trials/{trial}/checkpoints?sortByMetric=x&orderBy=ORDER_BY_ASC"
         "&states=STATE_COMPLETED",
         f"/api/v1/trials/{trial}/workloads", f"/api/v1/trials/{trial}/workloads?includeBatchMetrics=true",

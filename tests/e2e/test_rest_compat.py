@@ -213,6 +213,16 @@ def test_model_definition_download(cluster, running):
     assert status == 404
 
 
+def test_trial_log_retention_is_forever(cluster, running):
+    trial = cluster.trials(running)[0]["id"]
+    got = cluster.request("GET", f"/api/v1/trials/{trial}/remaining_log_retention_days")
+    assert got == {"remainingDays": -1}, got  # Determined's web UI: "retained forever"
+    status, _ = cluster.request_status(
+        "GET", "/api/v1/trials/999999/remaining_log_retention_days",
+        headers={"Authorization": f"Bearer {cluster.token()}"})
+    assert status == 404
+
+
 def test_null_fields_mean_absent(cluster, running):
     """Determined's client sends every unset field of a request as null."""
     (job,) = [j["full"] for j in cluster.request("GET", "/api/v1/job-queues-v2")["jobs"]
