@@ -64,7 +64,7 @@ struct ProcessEnd {
   bool told_none = false;  // answered "no operation for now" (or restored: it may have been)
   // The process followed the searcher in this run (was told to train by GET .../operation,
   // reported progress on an operation or completed one) and got somewhere (completed an
-  // operation, or left a checkpoint newer than the one it started from).
+  // operation, or left a checkpoint of more steps than the one it started from).
   bool followed_op = false;
   bool progressed = false;
 };

@@ -59,11 +59,12 @@ struct TrialRuntime {
   std::string warm_start_checkpoint_uuid;
   // The current run's process, for what its exit 0 means (core::ProcessEnd): whether it
   // followed the searcher (told to train by GET .../operation, or reported progress on an
-  // operation or completed one) and whether it completed one; the checkpoint it started from
-  // tells whether it left a newer one.
+  // operation or completed one) and whether it completed one; the steps of the checkpoint it
+  // started from tell whether it left one further on (a new checkpoint of the same steps, e.g.
+  // saved at start-up, is not progress: it would run such a script forever).
   struct RunProgress {
     std::string allocation_id;
-    std::string start_checkpoint;
+    int64_t start_steps = 0;
     bool followed_op = false;
     bool completed_op = false;
   };

@@ -49,7 +49,7 @@ Result<TrialLaunch> ExperimentService::LaunchOf(const AllocationRuntime& alloc,
                        deps_.checkpoints->LatestCompleted(trial->id));
   DET_ASSIGN_OR_RETURN(std::string user_token, deps_.auth->CreateSession(exp.owner_id));
   if (trial->run_progress.allocation_id != alloc.id) {  // once per allocation, not per rank
-    trial->run_progress = {alloc.id, latest ? latest->uuid : "", false, false};
+    trial->run_progress = {alloc.id, latest ? latest->steps_completed : 0, false, false};
   }
   TrialLaunch launch;
   // An image other than the built-in default runs in a container (docs/operations.md).
@@ -103,7 +103,7 @@ Status ExperimentService::AllocationEnded(const AllocationRuntime& alloc, const 
     if (!process_end.progressed && !trial.searcher().ops.empty()) {
       DET_ASSIGN_OR_RETURN(std::optional<store::CheckpointRow> latest,
                            deps_.checkpoints->LatestCompleted(trial.id));
-      process_end.progressed = latest && latest->uuid != run.start_checkpoint;
+      process_end.progressed = latest && latest->steps_completed > run.start_steps;
     }
   }
   core::AllocationExit e = core::ExitFacts(process_end, trial.searcher());
