@@ -10,7 +10,7 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   libgtest-dev libgmock-dev libbenchmark-dev \
   python3 python3-torch python3-numpy python3-yaml python3-pytest python3-pytest-xdist \
   python3-sklearn python3-boto3 \
-  python3-psutil \
+  python3-psutil python3-optuna \
   python3-protobuf \
   python3-jsonschema \
   podman \

@@ -19,7 +19,7 @@ constexpr int64_t kMaxAdaptiveSimpleTrials = 2000;
 
 const std::vector<std::string_view> kNames = {
     "single",   "random",          "grid", "adaptive_asha", "async_halving",
-    "adaptive", "adaptive_simple", "pbt",  "custom",        "sync_halving"};
+    "adaptive", "adaptive_simple", "pbt",  "custom",        "sync_halving", "tpe"};
 
 // The union of every searcher's fields (current, 0.13-0.37 and step-era names).
 const std::vector<std::string_view> kKnownFields = {"name",
@@ -49,7 +49,13 @@ const std::vector<std::string_view> kKnownFields = {"name",
                                                     "max_steps",
                                                     "target_trial_steps",
                                                     "step_budget",
-                                                    "steps_per_round"};
+                                                    "steps_per_round",
+                                                    "n_startup_trials",
+                                                    "n_ei_candidates",
+                                                    "prior_weight",
+                                                    "consider_magic_clip",
+                                                    "consider_endpoints",
+                                                    "constant_liar"};
 
 struct LegacySteps {
   std::string_view legacy;
@@ -62,7 +68,7 @@ constexpr LegacySteps kLegacySteps[] = {{"max_steps", "max_length"},
 
 bool NeedsMaxTrials(const std::string& name) {
   return name == "random" || name == "adaptive_asha" || name == "async_halving" ||
-         name == "adaptive_simple";
+         name == "adaptive_simple" || name == "tpe";
 }
 
 // Rewrites legacy step counts in `*out` into batch lengths.

@@ -48,6 +48,9 @@ const std::vector<MethodFields>& Methods() {
       {"sync_halving",
        {"num_rungs", "budget", "divisor", "train_stragglers", "target_trial_steps", "step_budget"}},
       {"custom", {"unit"}},
+      {"tpe",
+       {"max_trials", "max_concurrent_trials", "n_startup_trials", "n_ei_candidates",
+        "prior_weight", "consider_magic_clip", "consider_endpoints", "constant_liar"}},
   };
   return kMethods;
 }
@@ -212,6 +215,21 @@ void ParsePbt(const json& in, const json& out, SearcherConfig* cfg, Problems* pr
   }
 }
 
+// Optuna's TPESampler names and defaults, written into the merged config.
+void ParseTpe(const json& in, json* out, Problems* problems) {
+  if (!Has(*out, "max_length")) problems->Add(JoinPath(kPath, "max_length"), Required("tpe"));
+  IntField(in, "n_startup_trials", 0, 10, out, problems);
+  IntField(in, "n_ei_candidates", 1, 24, out, problems);
+  if (!Has(in, "prior_weight")) {
+    (*out)["prior_weight"] = 1.0;
+  } else if (!in.at("prior_weight").is_number() || !(in.at("prior_weight").get<double>() > 0)) {
+    problems->Add(JoinPath(kPath, "prior_weight"), "must be a number > 0", in.at("prior_weight"));
+  }
+  BoolField(in, "consider_magic_clip", true, out, problems);
+  BoolField(in, "consider_endpoints", false, out, problems);
+  BoolField(in, "constant_liar", false, out, problems);
+}
+
 void ParseBudget(const json& out, SearcherConfig* cfg, Problems* problems) {
   if (!Has(out, "budget")) {
     problems->Add(JoinPath(kPath, "budget"), Required(cfg->name));
@@ -285,6 +303,7 @@ void ParseSearcherMethod(const nlohmann::json& in, nlohmann::json* out, Searcher
     if (!Has(*out, "max_length")) problems->Add(JoinPath(kPath, "max_length"), Required(name));
   }
   if (name == "pbt") ParsePbt(in, *out, cfg, problems);
+  if (name == "tpe") ParseTpe(in, out, problems);
   if (name == "custom") {
     if (auto unit = ReadString(in, "unit", kPath, problems)) {
       if (*unit != "batches" && *unit != "records" && *unit != "epochs") {

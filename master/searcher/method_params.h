@@ -45,6 +45,14 @@ struct MethodParams {
   double resample_probability = 0;
   double perturb_factor = 0;
 
+  // tpe (Optuna's TPESampler names and defaults)
+  int64_t n_startup_trials = 10;
+  int64_t n_ei_candidates = 24;
+  double prior_weight = 1.0;
+  bool consider_magic_clip = true;
+  bool consider_endpoints = false;
+  bool constant_liar = false;
+
   bool TimeMode() const { return max_time.has_value() && !time_metric.empty(); }
 };
 

@@ -15,6 +15,7 @@
 #include "master/searcher/random_search.h"
 #include "master/searcher/searcher.h"
 #include "master/searcher/sync_halving.h"
+#include "master/searcher/tpe_search.h"
 #include "master/searcher/tournament.h"
 
 namespace det::master::searcher {
@@ -97,6 +98,20 @@ Result<std::unique_ptr<SearchMethod>> MakeMethod(const config::ExperimentConfig&
     return std::unique_ptr<SearchMethod>(std::make_unique<PbtMethod>(
         p.population_size, p.num_rounds, p.length_per_round, p.truncate_fraction,
         p.resample_probability, p.perturb_factor, p.smaller_is_better));
+  }
+  if (name == "tpe") {
+    TpeOptions o;
+    o.max_trials = p.max_trials;
+    o.max_concurrent_trials = p.max_concurrent_trials;
+    o.max_length = *p.max_length;
+    o.smaller_is_better = p.smaller_is_better;
+    o.n_startup_trials = p.n_startup_trials;
+    o.n_ei_candidates = p.n_ei_candidates;
+    o.constant_liar = p.constant_liar;
+    o.parzen.prior_weight = p.prior_weight;
+    o.parzen.consider_magic_clip = p.consider_magic_clip;
+    o.parzen.consider_endpoints = p.consider_endpoints;
+    return std::unique_ptr<SearchMethod>(std::make_unique<TpeMethod>(o));
   }
   return Unimplemented("searcher '" + name + "' is not supported");
 }
