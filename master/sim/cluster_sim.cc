@@ -10,11 +10,9 @@
 #include <utility>
 #include <variant>
 
-#include "master/core/exit_policy.h"
-#include "master/core/experiment_moves.h"
+#include "master/core/experiment.h"
 #include "master/core/lifecycle.h"
 #include "master/core/states.h"
-#include "master/core/trial_searcher.h"
 #include "master/searcher/searcher.h"
 #include "master/searcher/simulate.h"
 
@@ -23,7 +21,6 @@ namespace det::master::sim {
 namespace {
 
 using core::RunState;
-using searcher::Action;
 
 // A fake process of one allocation.
 enum class Phase {
@@ -34,13 +31,14 @@ enum class Phase {
 };
 
 struct Alloc {
+  int exp = -1;
   int trial = -1;
   Phase phase = Phase::kQueued;
   uint64_t length = 0;
   bool told_none = false;
   bool followed = false;    // told to train (core::ProcessEnd::followed_op)
   bool progressed = false;  // completed an operation or checkpointed in this run
-  bool restored = false;  // survived a master restart (what it was told is not stored)
+  bool restored = false;    // survived a master restart (what it was told is not stored)
   bool preempt = false;
   bool acked = false;
   bool killed = false;
@@ -48,40 +46,59 @@ struct Alloc {
   int exit_code = 0;
 };
 
-struct Trial {
+// What the cluster has seen of a trial, kept apart from the experiment's own record so that
+// the two can be compared.
+struct Seen {
   std::string request_id;
-  core::SearcherTrialState searcher;
-  RunState state = RunState::kActive;
-  int64_t restarts = 0;
-  int alloc = -1;  // index into allocs_, -1 if none
-  std::vector<uint64_t> validated;  // lengths given to the searcher as completed
+  RunState state = RunState::kActive;  // as the decisions' moves told it
+  int alloc = -1;                      // index into allocs_, -1 if none
+  std::vector<uint64_t> validated;     // lengths the experiment accepted as completed
+};
+
+// One experiment: the master's core::Experiment (the type under test) and what its writes and
+// effects told the cluster.
+struct Exp {
+  const config::ExperimentConfig* config = nullptr;
+  std::optional<core::Experiment> core;
+  RunState seen_state = RunState::kPaused;  // as its writes said
+  bool killed = false;
+  int pause_cycles = 3;
+  int kills = 1;
+  std::vector<Seen> seen;  // per trial, in creation order
+  std::map<std::string, int> by_request;
 };
 
 struct Budgets {
   int agent_losses = 3;
-  int pause_cycles = 3;
   int master_restarts = 3;
-  int kills = 1;
   int own_exits = 4;  // a process ends itself (exit 0) with work left
 };
 
 class Sim {
  public:
-  Sim(const config::ExperimentConfig& config, const ClusterSimOptions& options,
+  Sim(const std::vector<config::ExperimentConfig>& configs, const ClusterSimOptions& options,
       std::vector<std::string>* trace)
-      : config_(config), options_(options), rng_(options.seed), trace_(trace) {
+      : options_(options), rng_(options.seed), trace_(trace) {
     if (!options.faults) budgets_.agent_losses = 0;
-    if (!options.pauses) budgets_.pause_cycles = 0;
     if (!options.master_restarts) budgets_.master_restarts = 0;
-    if (!options.kill) budgets_.kills = 0;
     if (!options.own_exits) budgets_.own_exits = 0;
+    for (const config::ExperimentConfig& c : configs) {
+      Exp& e = exps_.emplace_back();
+      e.config = &c;
+      if (!options.pauses) e.pause_cycles = 0;
+      if (!options.kill) e.kills = 0;
+    }
   }
 
   Result<ClusterSimResult> Run() {
-    DET_ASSIGN_OR_RETURN(searcher_, searcher::Searcher::Create(config_));
-    exp_state_ = RunState::kActive;
-    Log("create experiment");
-    DET_RETURN_IF_ERROR(ProcessActions(searcher_->InitialOperations()));
+    for (size_t i = 0; i < exps_.size(); ++i) {
+      Exp& e = exps_[i];
+      DET_ASSIGN_OR_RETURN(std::unique_ptr<searcher::Searcher> search,
+                           searcher::Searcher::Create(*e.config));
+      e.core.emplace(std::move(search), Rules(e));
+      Log("create experiment e" + std::to_string(i));
+      DET_RETURN_IF_ERROR(Decide(static_cast<int>(i), core::Activate{}));
+    }
     for (;;) {
       std::vector<std::pair<std::string, std::function<Status()>>> events = Enabled();
       if (events.empty()) break;
@@ -96,16 +113,28 @@ class Sim {
   }
 
  private:
+  static core::ExperimentRules Rules(const Exp& e) {
+    core::ExperimentRules rules;
+    rules.max_restarts = e.config->max_restarts;
+    return rules;
+  }
+
+  std::string TrialName(int exp, int trial) const {
+    return (exps_.size() > 1 ? "e" + std::to_string(exp) + "." : "") + "t" + std::to_string(trial);
+  }
+  std::string ExpName(int exp) const { return exps_.size() > 1 ? " e" + std::to_string(exp) : ""; }
+
   // --- the events that can happen now ---------------------------------------------------
   std::vector<std::pair<std::string, std::function<Status()>>> Enabled() {
     std::vector<std::pair<std::string, std::function<Status()>>> out;
     int placed = Placed();
     for (int a : live_) {
       Alloc& al = allocs_[a];
-      std::string name = "a" + std::to_string(a) + "(t" + std::to_string(al.trial) + ")";
+      const Exp& x = exps_[al.exp];
+      std::string name = "a" + std::to_string(a) + "(" + TrialName(al.exp, al.trial) + ")";
       switch (al.phase) {
         case Phase::kQueued:
-          if (placed < options_.slots && exp_state_ == RunState::kActive) {
+          if (placed < options_.slots && x.core->state() == RunState::kActive) {
             out.emplace_back("place " + name, [this, a] { return Place(a); });
           }
           break;
@@ -143,8 +172,8 @@ class Sim {
           break;
       }
       bool running = al.phase == Phase::kAsking || al.phase == Phase::kTraining;
-      const Trial& t = trials_[al.trial];
-      if (running && options_.faults && t.restarts < config_.max_restarts && !al.killed) {
+      const core::Trial& t = x.core->trials()[al.trial];
+      if (running && options_.faults && t.restarts < x.config->max_restarts && !al.killed) {
         out.emplace_back("crash " + name, [this, a] {
           allocs_[a].exit_code = 1;
           allocs_[a].phase = Phase::kExiting;
@@ -161,17 +190,32 @@ class Sim {
         });
       }
     }
-    if (exp_state_ == RunState::kActive && budgets_.pause_cycles > 0) {
-      out.emplace_back("pause", [this] { return Pause(); });
+    bool any_live = false;
+    for (size_t i = 0; i < exps_.size(); ++i) {
+      int e = static_cast<int>(i);
+      Exp& x = exps_[i];
+      RunState state = x.core->state();
+      any_live = any_live || !core::IsTerminal(state);
+      if (state == RunState::kActive && x.pause_cycles > 0) {
+        out.emplace_back("pause" + ExpName(e), [this, e] {
+          --exps_[e].pause_cycles;
+          return Decide(e, core::Pause{});
+        });
+      }
+      if (state == RunState::kPaused) {
+        out.emplace_back("activate" + ExpName(e),
+                         [this, e] { return Decide(e, core::Activate{}); });
+      }
+      if (!core::IsTerminal(state) && !core::IsStopping(state) && x.kills > 0) {
+        out.emplace_back("kill" + ExpName(e), [this, e] {
+          --exps_[e].kills;
+          exps_[e].killed = true;
+          return Decide(e, core::Stop{RunState::kStoppingKilled});
+        });
+      }
     }
-    if (exp_state_ == RunState::kPaused) {
-      out.emplace_back("activate", [this] { return Activate(); });
-    }
-    if (!core::IsTerminal(exp_state_) && budgets_.master_restarts > 0) {
+    if (any_live && budgets_.master_restarts > 0) {
       out.emplace_back("restart the master", [this] { return RestartMaster(); });
-    }
-    if (!core::IsTerminal(exp_state_) && !core::IsStopping(exp_state_) && budgets_.kills > 0) {
-      out.emplace_back("kill", [this] { return Kill(); });
     }
     return out;
   }
@@ -182,21 +226,22 @@ class Sim {
     return n;
   }
 
+  const std::string& Rid(const Alloc& al) const { return exps_[al.exp].seen[al.trial].request_id; }
+
   Status Place(int a) {
     allocs_[a].phase = Phase::kAsking;
-    return Status::Ok();
+    return Decide(allocs_[a].exp, core::Placed{Rid(allocs_[a])});
   }
 
-  // GET .../searcher/operation, answered as the master answers it.
+  // GET .../searcher/operation, answered as the experiment answers it.
   Status Ask(int a) {
     Alloc& al = allocs_[a];
-    Trial& t = trials_[al.trial];
     if (al.preempt) {  // the harness checks for preemption between operations
       al.acked = true;
       al.phase = Phase::kExiting;
       return Status::Ok();
     }
-    core::OpAnswer answer = core::AnswerOperation(t.searcher, t.state, true);
+    DET_ASSIGN_OR_RETURN(core::OpAnswer answer, exps_[al.exp].core->Answer(Rid(al)));
     switch (answer.kind) {
       case core::OpAnswerKind::kTrain:
         al.phase = Phase::kTraining;
@@ -219,296 +264,218 @@ class Sim {
     return Status::Ok();
   }
 
-  // POST .../searcher/completed_operation, as the master applies it.
+  // POST .../searcher/completed_operation.
   Status Report(int a) {
     Alloc& al = allocs_[a];
-    Trial& t = trials_[al.trial];
     al.phase = Phase::kAsking;
-    auto kind = core::CheckCompletion(t.searcher, al.trial, al.length, 1.0);
-    if (!kind.ok()) {
+    Exp& x = exps_[al.exp];
+    core::CompleteOperation report{Rid(al), al.trial, al.length, 1.0};
+    Result<core::Decision> d = x.core->Decide(report);
+    if (!d.ok() && d.status().code() != StatusCode::kInternal) {
       // Closed (or its op taken back) while it trained: refused, and the process asks again.
-      Log("  refused: " + kind.status().message());
+      Log("  refused: " + d.status().message());
       return Status::Ok();
     }
-    if (*kind == core::CompletionKind::kAlreadyStored) return Status::Ok();
-    if (!t.validated.empty() && t.validated.back() >= al.length) {
-      return Broken("t" + std::to_string(al.trial) + " trained to " + std::to_string(al.length) +
-                    " twice (or out of order)");
+    if (!d.ok()) return Broken(d.status().message());
+    if (d->completion == core::CompletionKind::kApply) {
+      Seen& s = x.seen[al.trial];
+      if (!s.validated.empty() && s.validated.back() >= al.length) {
+        return Broken(TrialName(al.exp, al.trial) + " trained to " + std::to_string(al.length) +
+                      " twice (or out of order)");
+      }
+      s.validated.push_back(al.length);
+      al.progressed = true;
     }
-    t.validated.push_back(al.length);
-    std::vector<Action> actions;
-    if (!t.searcher.searcher_exited) {
-      DET_ASSIGN_OR_RETURN(actions,
-                           searcher_->ValidationCompleted(t.request_id, 1.0, al.length));
-    }
-    core::ApplyCompletion(&t.searcher, al.length);
-    al.progressed = true;
-    return ProcessActions(std::move(actions));
+    return Apply(al.exp, *d);
   }
 
-  // The allocation's end, decided as ExperimentService::AllocationEnded decides it.
+  // The allocation's end, with what the master knows of its process.
   Status Exit(int a) {
     Alloc al = allocs_[a];
     Remove(a);
-    Trial& t = trials_[al.trial];
-    t.alloc = -1;
+    exps_[al.exp].seen[al.trial].alloc = -1;
     core::ProcessEnd end{al.exit_code, al.killed, al.acked, al.infrastructure,
                          al.told_none || al.restored};
     // The master keeps these only in memory: a restored allocation's are lost (its restored
     // flag then reads as told none, which runs pending work again anyway).
     end.followed_op = al.followed && !al.restored;
     end.progressed = al.progressed && !al.restored;
-    core::ExitOutcome outcome = core::InterpretExit(t.state, t.restarts, config_.max_restarts,
-                                                    core::ExitFacts(end, t.searcher));
-    Log("  " + outcome.reason);
-    t.restarts = outcome.restarts;
-    std::vector<Action> actions;
-    switch (outcome.decision) {
-      case core::ExitDecision::kComplete:
-        DET_RETURN_IF_ERROR(SetState(al.trial, RunState::kCompleted));
-        SearcherExit(al.trial, std::nullopt, &actions);
-        break;
-      case core::ExitDecision::kRestart:
-      case core::ExitDecision::kRescheduleFree:
-        if (exp_state_ == RunState::kActive && t.state == RunState::kActive) Request(al.trial);
-        break;
-      case core::ExitDecision::kError:
-        DET_RETURN_IF_ERROR(SetState(al.trial, RunState::kError));
-        SearcherExit(al.trial, searcher::ExitedReason::kErrored, &actions);
-        break;
-      case core::ExitDecision::kTerminal: {
-        RunState final_state = core::TerminalFor(t.state);
-        DET_RETURN_IF_ERROR(SetState(al.trial, final_state));
-        SearcherExit(al.trial,
-                     final_state == RunState::kCanceled
-                         ? std::optional<searcher::ExitedReason>(
-                               searcher::ExitedReason::kUserCanceled)
-                         : std::nullopt,
-                     &actions);
-        break;
-      }
-      case core::ExitDecision::kIdle:
-        break;
-    }
-    return ProcessActions(std::move(actions));
+    Result<core::Decision> d = exps_[al.exp].core->Decide(core::ProcessExited{Rid(al), end});
+    if (!d.ok()) return Broken(d.status().message());
+    Log("  " + d->exit->reason);
+    return Apply(al.exp, *d);
   }
 
-  core::TrialPresence PresenceOf(const Trial& t) const {
-    if (t.alloc < 0) return core::TrialPresence::kNone;
-    return allocs_[t.alloc].phase == Phase::kQueued ? core::TrialPresence::kQueued
-                                                    : core::TrialPresence::kRunning;
-  }
-
-  // Every trial follows the experiment to `to` as the master moves it
-  // (core::MoveWithExperiment, through ExperimentService::StageEnding and ResumeTrials).
-  Status MoveTrials(RunState to, std::vector<Action>* actions, bool* moved) {
-    for (size_t i = 0; i < trials_.size(); ++i) {
-      Trial& t = trials_[i];
-      core::TrialMove m = core::MoveWithExperiment(to, t.state, PresenceOf(t));
-      if (m.to) {
-        *moved = true;
-        DET_RETURN_IF_ERROR(SetState(static_cast<int>(i), *m.to));
-      }
-      if (m.drop_queued) {
-        Remove(t.alloc);  // never started: it ends without an exit to interpret
-        t.alloc = -1;
-      }
-      if (m.stop_process) allocs_[t.alloc].preempt = true;
-      if (m.kill_process) {
-        Alloc& al = allocs_[t.alloc];
-        al.killed = true;
-        al.exit_code = 137;
-        al.phase = Phase::kExiting;
-      }
-      if (m.tell_searcher_canceled) {
-        SearcherExit(static_cast<int>(i), searcher::ExitedReason::kUserCanceled, actions);
-      }
-      if (m.request_process) Request(static_cast<int>(i));
-    }
-    return Status::Ok();
-  }
-
-  Status Pause() {
-    --budgets_.pause_cycles;
-    exp_state_ = RunState::kPaused;
-    std::vector<Action> none;
-    bool moved = false;
-    return MoveTrials(RunState::kPaused, &none, &moved);
-  }
-
-  Status Activate() {
-    exp_state_ = RunState::kActive;
-    std::vector<Action> none;
-    bool moved = false;
-    DET_RETURN_IF_ERROR(MoveTrials(RunState::kActive, &none, &moved));
-    return MaybeFinish();
-  }
-
-  Status Kill() {
-    --budgets_.kills;
-    killed_ = true;
-    exp_state_ = RunState::kStoppingKilled;
-    return EndTrials();
-  }
-
-  // Every trial not yet stopping follows the experiment, and so do the ones the searcher
-  // creates meanwhile (a canceled trial's exit may make it create another), as the master's
-  // ExperimentService::MoveEveryTrial does.
-  Status EndTrials() {
-    for (bool moved = true; moved;) {
-      moved = false;
-      std::vector<Action> actions;
-      DET_RETURN_IF_ERROR(MoveTrials(exp_state_, &actions, &moved));
-      DET_RETURN_IF_ERROR(ProcessActions(std::move(actions)));
-    }
-    return Status::Ok();
-  }
-
-  // kill -9 of the master, then a start from what it stored: the searcher from its snapshot,
-  // the trials' searcher fields from theirs; processes go on and are adopted, and what they
-  // were told is forgotten.
+  // kill -9 of the master, then a start from what it stored: each searcher from its snapshot
+  // text, the trials' states, restarts and searcher fields from theirs; processes go on and
+  // are adopted, and what they were told is forgotten.
   Status RestartMaster() {
     --budgets_.master_restarts;
-    std::string text = searcher_->Snapshot().dump();
-    DET_ASSIGN_OR_RETURN(searcher_,
-                         searcher::Searcher::Restore(config_, nlohmann::json::parse(text)));
-    for (Trial& t : trials_) {
-      t.searcher = core::SearcherTrialState::FromJson(
-          nlohmann::json::parse(t.searcher.ToJson().dump()));
-    }
-    for (int a : live_) {
-      if (allocs_[a].phase != Phase::kQueued) allocs_[a].restored = true;
-    }
-    return Status::Ok();
-  }
-
-  // --- the master's side: searcher actions, trial states ----------------------------------
-  Status ProcessActions(std::vector<Action> actions) {
-    std::deque<Action> queue(std::make_move_iterator(actions.begin()),
-                             std::make_move_iterator(actions.end()));
-    std::set<int> touched;
-    while (!queue.empty()) {
-      Action action = std::move(queue.front());
-      queue.pop_front();
-      if (auto* c = std::get_if<searcher::CreateAction>(&action)) {
-        int index = static_cast<int>(trials_.size());
-        Trial t;
-        t.request_id = c->request_id;
-        t.state = exp_state_ == RunState::kPaused ? RunState::kPaused : RunState::kActive;
-        trials_.push_back(std::move(t));
-        by_request_[c->request_id] = index;
-        Log("  -> create t" + std::to_string(index));
-        touched.insert(index);
-        for (Action& more : searcher_->TrialCreated(c->request_id)) queue.push_back(more);
-      } else if (auto* v = std::get_if<searcher::ValidateAfterAction>(&action)) {
-        int index = by_request_.at(v->request_id);
-        trials_[index].searcher.ops.push_back(v->length);
-        Log("  -> t" + std::to_string(index) + " validate after " + std::to_string(v->length));
-        touched.insert(index);
-      } else if (auto* cl = std::get_if<searcher::CloseAction>(&action)) {
-        int index = by_request_.at(cl->request_id);
-        Trial& t = trials_[index];
-        Log("  -> close t" + std::to_string(index));
-        core::CloseEffect effect = core::ApplyClose(&t.searcher, t.state, t.alloc >= 0);
-        if (effect == core::CloseEffect::kStopProcess) {
-          allocs_[t.alloc].preempt = true;  // asked to checkpoint and stop
-        } else if (effect == core::CloseEffect::kCompleteNow) {
-          DET_RETURN_IF_ERROR(SetState(index, RunState::kCompleted));
-          std::vector<Action> more;
-          SearcherExit(index, std::nullopt, &more);
-          for (Action& m : more) queue.push_back(m);
-        }
-      } else if (auto* s = std::get_if<searcher::ShutdownAction>(&action)) {
-        Log("  -> shutdown");
-        shutdown_ = core::SearcherShutdown{s->cancel, s->failure};
+    std::vector<std::vector<core::Trial>> stored(exps_.size());
+    for (size_t i = 0; i < exps_.size(); ++i) {
+      for (const core::Trial& t : exps_[i].core->trials()) {
+        core::Trial r;
+        r.request_id = t.request_id;
+        r.state = t.state;
+        r.restarts = t.restarts;
+        r.searcher =
+            core::SearcherTrialState::FromJson(nlohmann::json::parse(t.searcher.ToJson().dump()));
+        stored[i].push_back(std::move(r));
       }
     }
-    for (int index : touched) {
-      Trial& t = trials_[index];
-      if (core::NeedsProcess(exp_state_, t.state, t.alloc >= 0, t.searcher)) Request(index);
+    for (int a : live_) {
+      Alloc& al = allocs_[a];
+      stored[al.exp][al.trial].presence =
+          al.phase == Phase::kQueued ? core::TrialPresence::kQueued : core::TrialPresence::kRunning;
+      if (al.phase != Phase::kQueued) al.restored = true;
     }
-    if (core::IsStopping(exp_state_) && !ending_) {
-      ending_ = true;
-      Status st = EndTrials();
-      ending_ = false;
-      DET_RETURN_IF_ERROR(st);
+    for (size_t i = 0; i < exps_.size(); ++i) {
+      Exp& x = exps_[i];
+      std::string text = x.core->searcher().Snapshot().dump();
+      DET_ASSIGN_OR_RETURN(std::unique_ptr<searcher::Searcher> search,
+                           searcher::Searcher::Restore(*x.config, nlohmann::json::parse(text)));
+      RunState state = x.core->state();
+      bool initialized = x.core->initialized();
+      std::optional<core::SearcherShutdown> shutdown = x.core->shutdown();
+      x.core.emplace(std::move(search), Rules(x), state, initialized, shutdown,
+                     std::move(stored[i]));
     }
-    return MaybeFinish();
-  }
-
-  void SearcherExit(int index, std::optional<searcher::ExitedReason> reason,
-                    std::vector<Action>* actions) {
-    Trial& t = trials_[index];
-    if (t.searcher.searcher_exited) return;
-    t.searcher.searcher_exited = true;
-    if (reason) {
-      for (Action& a : searcher_->TrialExitedEarly(t.request_id, *reason)) actions->push_back(a);
-    }
-    for (Action& a : searcher_->TrialExited(t.request_id)) actions->push_back(a);
-  }
-
-  Status MaybeFinish() {
-    if (core::IsTerminal(exp_state_)) return Status::Ok();
-    core::ExperimentTrialsSummary summary;
-    for (const Trial& t : trials_) {
-      if (!core::IsTerminal(t.state) || t.alloc >= 0) summary.live++;
-      summary.any_completed = summary.any_completed || t.state == RunState::kCompleted;
-      summary.any_errored = summary.any_errored || t.state == RunState::kError;
-    }
-    std::optional<RunState> end = core::ExperimentEndState(exp_state_, summary, false, shutdown_);
-    if (!end) return Status::Ok();
-    if (!core::ExperimentTransitionAllowed(exp_state_, *end)) {
-      return Broken(std::string("experiment ") + std::string(core::RunStateName(exp_state_)) +
-                    " -> " + std::string(core::RunStateName(*end)));
-    }
-    Log("  experiment " + std::string(core::RunStateName(*end)));
-    exp_state_ = *end;
     return Status::Ok();
   }
 
-  Status SetState(int index, RunState to) {
-    Trial& t = trials_[index];
-    if (t.state == to) return Status::Ok();
-    if (!core::TrialTransitionAllowed(t.state, to)) {
-      return Broken("t" + std::to_string(index) + " moved " +
-                    std::string(core::RunStateName(t.state)) + " -> " +
-                    std::string(core::RunStateName(to)));
-    }
-    Log("  t" + std::to_string(index) + " " + std::string(core::RunStateName(to)));
-    t.state = to;
-    return Status::Ok();
+  // --- the decisions, and the cluster carrying them out ---------------------------------
+  Status Decide(int exp, const core::ExperimentEvent& event) {
+    Result<core::Decision> d = exps_[exp].core->Decide(event);
+    if (!d.ok()) return Broken(d.status().message());
+    return Apply(exp, *d);
   }
 
-  void Request(int index) {
-    int a = static_cast<int>(allocs_.size());
-    allocs_.push_back(Alloc{});
-    allocs_[a].trial = index;
-    live_.push_back(a);
-    trials_[index].alloc = a;
-    Log("  t" + std::to_string(index) + " queued as a" + std::to_string(a));
+  // Checks the decision against what the cluster saw before it, then carries out its effects.
+  Status Apply(int exp, const core::Decision& d) {
+    Exp& x = exps_[exp];
+    for (const searcher::CreateAction& c : d.created) {
+      int index = static_cast<int>(x.seen.size());
+      const core::Trial& t = x.core->trials()[index];
+      if (t.request_id != c.request_id) return Broken("trials are not kept in creation order");
+      Seen s;
+      s.request_id = c.request_id;
+      // Its state when created: the first move's `from`, else the state it still has.
+      s.state = t.state;
+      for (const core::TrialStateChange& m : d.moves) {
+        if (m.request_id == c.request_id) {
+          s.state = m.from;
+          break;
+        }
+      }
+      x.seen.push_back(std::move(s));
+      x.by_request[c.request_id] = index;
+      Log("  -> create " + TrialName(exp, index));
+    }
+    for (const core::TrialStateChange& m : d.moves) {
+      int index = x.by_request.at(m.request_id);
+      Seen& s = x.seen[index];
+      if (s.state != m.from || !core::TrialTransitionAllowed(m.from, m.to)) {
+        return Broken(TrialName(exp, index) + " moved " + Name(m.from) + " -> " + Name(m.to) +
+                      " (it was " + Name(s.state) + ")");
+      }
+      s.state = m.to;
+      Log("  " + TrialName(exp, index) + " " + Name(m.to));
+    }
+    if (d.experiment_to) {
+      if (!core::ExperimentTransitionAllowed(x.seen_state, *d.experiment_to)) {
+        return Broken("experiment" + ExpName(exp) + " " + Name(x.seen_state) + " -> " +
+                      Name(*d.experiment_to));
+      }
+      x.seen_state = *d.experiment_to;
+      Log("  experiment" + ExpName(exp) + " " + Name(*d.experiment_to));
+    }
+    for (const core::ProcessEffect& e : d.processes) {
+      int index = x.by_request.at(e.request_id);
+      Seen& s = x.seen[index];
+      std::string t = TrialName(exp, index);
+      switch (e.kind) {
+        case core::ProcessEffect::Kind::kRequest: {
+          if (s.alloc >= 0) return Broken(t + " is given a second allocation");
+          int a = static_cast<int>(allocs_.size());
+          allocs_.push_back(Alloc{});
+          allocs_[a].exp = exp;
+          allocs_[a].trial = index;
+          live_.push_back(a);
+          s.alloc = a;
+          Log("  " + t + " queued as a" + std::to_string(a));
+          break;
+        }
+        case core::ProcessEffect::Kind::kDrop:
+          if (s.alloc < 0 || allocs_[s.alloc].phase != Phase::kQueued) {
+            return Broken(t + "'s allocation is dropped, but it is not queued");
+          }
+          Remove(s.alloc);  // never started: it ends without an exit to interpret
+          s.alloc = -1;
+          break;
+        case core::ProcessEffect::Kind::kStop:
+          if (s.alloc < 0) return Broken(t + " is asked to stop without an allocation");
+          allocs_[s.alloc].preempt = true;  // asked to checkpoint and stop
+          break;
+        case core::ProcessEffect::Kind::kKill: {
+          if (s.alloc < 0) return Broken(t + " is killed without an allocation");
+          Alloc& al = allocs_[s.alloc];
+          al.killed = true;
+          al.exit_code = 137;
+          al.phase = Phase::kExiting;
+          break;
+        }
+      }
+    }
+    return Status::Ok();
   }
 
   void Remove(int a) { live_.erase(std::find(live_.begin(), live_.end(), a)); }
 
+  static std::string Name(RunState s) { return std::string(core::RunStateName(s)); }
+
   // --- invariants ------------------------------------------------------------------------
   Status CheckStep() {
     if (Placed() > options_.slots) return Broken("more slots held than the agent has");
-    std::set<int> with_alloc;
+    std::set<std::pair<int, int>> with_alloc;
     for (int a : live_) {
-      int trial = allocs_[a].trial;
-      if (!with_alloc.insert(trial).second) {
-        return Broken("t" + std::to_string(trial) + " has two allocations");
+      const Alloc& al = allocs_[a];
+      if (!with_alloc.insert({al.exp, al.trial}).second) {
+        return Broken(TrialName(al.exp, al.trial) + " has two allocations");
       }
-      if (trials_[trial].alloc != a) return Broken("a" + std::to_string(a) + " is orphaned");
+      if (exps_[al.exp].seen[al.trial].alloc != a) {
+        return Broken("a" + std::to_string(a) + " is orphaned");
+      }
     }
-    for (size_t i = 0; i < trials_.size(); ++i) {
-      const Trial& t = trials_[i];
-      if (t.alloc >= 0 && !with_alloc.count(static_cast<int>(i))) {
-        return Broken("t" + std::to_string(i) + " points at an allocation that ended");
+    for (size_t e = 0; e < exps_.size(); ++e) {
+      const Exp& x = exps_[e];
+      const auto& trials = x.core->trials();
+      if (trials.size() != x.seen.size()) return Broken("a trial was made without being written");
+      for (size_t i = 0; i < trials.size(); ++i) {
+        const core::Trial& t = trials[i];
+        const Seen& s = x.seen[i];
+        std::string name = TrialName(static_cast<int>(e), static_cast<int>(i));
+        if (s.alloc >= 0 && !with_alloc.count({static_cast<int>(e), static_cast<int>(i)})) {
+          return Broken(name + " points at an allocation that ended");
+        }
+        if (t.state != s.state) {
+          return Broken(name + " is " + Name(t.state) + " but its writes said " + Name(s.state));
+        }
+        core::TrialPresence presence = core::TrialPresence::kNone;
+        if (s.alloc >= 0) {
+          presence = allocs_[s.alloc].phase == Phase::kQueued ? core::TrialPresence::kQueued
+                                                              : core::TrialPresence::kRunning;
+        }
+        if (t.presence != presence) {
+          return Broken(name +
+                        ": the experiment's idea of its allocation differs from the "
+                        "cluster's");
+        }
+        if (core::IsTerminal(t.state) && presence == core::TrialPresence::kQueued) {
+          return Broken(name + " is terminal with a queued allocation");
+        }
       }
-      if (core::IsTerminal(t.state) && t.alloc >= 0 &&
-          allocs_[t.alloc].phase == Phase::kQueued) {
-        return Broken("t" + std::to_string(i) + " is terminal with a queued allocation");
+      if (x.seen_state != x.core->state()) {
+        return Broken("experiment" + ExpName(static_cast<int>(e)) + " moved without a write");
       }
     }
     return Status::Ok();
@@ -516,40 +483,48 @@ class Sim {
 
   Result<ClusterSimResult> Finish() {
     if (!live_.empty()) return Broken("allocations left at the end");
-    for (size_t i = 0; i < trials_.size(); ++i) {
-      const Trial& t = trials_[i];
-      if (!core::IsTerminal(t.state)) {
-        return Broken("t" + std::to_string(i) + " left " +
-                      std::string(core::RunStateName(t.state)) + " with nothing to run it" +
-                      (t.searcher.ops.empty() ? "" : " (an operation pending: lost)"));
-      }
-      if (!killed_ && !t.searcher.ops.empty()) {
-        return Broken("t" + std::to_string(i) + " ended with the operation to " +
-                      std::to_string(t.searcher.ops.front()) + " never run (lost)");
-      }
-    }
-    if (!core::IsTerminal(exp_state_)) {
-      return Broken("the experiment is left " + std::string(core::RunStateName(exp_state_)));
-    }
     ClusterSimResult result;
-    for (const Trial& t : trials_) {
-      std::string key;
-      for (uint64_t l : t.validated) key += (key.empty() ? "" : " ") + std::to_string(l);
-      result.shapes[key]++;
-    }
-    result.killed = killed_;
     result.steps = steps_;
-    if (!killed_) {
-      searcher::SimulateOptions o;
-      o.metric = searcher::SimulatedMetric::kConstant;
-      DET_ASSIGN_OR_RETURN(searcher::SimulateResult offline, searcher::Simulate(config_, o));
-      if (offline.Shapes() != result.shapes) {
-        return Broken("final lengths " + ShapesText(result.shapes) +
-                      " differ from the offline simulation's " + ShapesText(offline.Shapes()));
+    for (size_t e = 0; e < exps_.size(); ++e) {
+      const Exp& x = exps_[e];
+      const auto& trials = x.core->trials();
+      for (size_t i = 0; i < trials.size(); ++i) {
+        const core::Trial& t = trials[i];
+        std::string name = TrialName(static_cast<int>(e), static_cast<int>(i));
+        if (!core::IsTerminal(t.state)) {
+          return Broken(name + " left " + Name(t.state) + " with nothing to run it" +
+                        (t.searcher.ops.empty() ? "" : " (an operation pending: lost)"));
+        }
+        if (!x.killed && !t.searcher.ops.empty()) {
+          return Broken(name + " ended with the operation to " +
+                        std::to_string(t.searcher.ops.front()) + " never run (lost)");
+        }
       }
-      if (exp_state_ != RunState::kCompleted) {
-        return Broken("the experiment ended " + std::string(core::RunStateName(exp_state_)));
+      RunState state = x.core->state();
+      if (!core::IsTerminal(state)) {
+        return Broken("experiment" + ExpName(static_cast<int>(e)) + " is left " + Name(state));
       }
+      ClusterSimResult::Outcome outcome;
+      for (const Seen& s : x.seen) {
+        std::string key;
+        for (uint64_t l : s.validated) key += (key.empty() ? "" : " ") + std::to_string(l);
+        outcome.shapes[key]++;
+      }
+      outcome.killed = x.killed;
+      if (!x.killed) {
+        searcher::SimulateOptions o;
+        o.metric = searcher::SimulatedMetric::kConstant;
+        DET_ASSIGN_OR_RETURN(searcher::SimulateResult offline, searcher::Simulate(*x.config, o));
+        if (offline.Shapes() != outcome.shapes) {
+          return Broken("final lengths" + ExpName(static_cast<int>(e)) + " " +
+                        ShapesText(outcome.shapes) + " differ from the offline simulation's " +
+                        ShapesText(offline.Shapes()));
+        }
+        if (state != RunState::kCompleted) {
+          return Broken("experiment" + ExpName(static_cast<int>(e)) + " ended " + Name(state));
+        }
+      }
+      result.experiments.push_back(std::move(outcome));
     }
     return result;
   }
@@ -563,37 +538,31 @@ class Sim {
   }
 
   Status Broken(const std::string& what) {
-    return Internal("seed " + std::to_string(options_.seed) + ", step " +
-                    std::to_string(steps_) + ": " + what);
+    return Internal("seed " + std::to_string(options_.seed) + ", step " + std::to_string(steps_) +
+                    ": " + what);
   }
 
   void Log(const std::string& line) {
     if (trace_ != nullptr) trace_->push_back(line);
   }
 
-  const config::ExperimentConfig& config_;
   const ClusterSimOptions& options_;
   std::mt19937_64 rng_;
   std::vector<std::string>* trace_;
   Budgets budgets_;
-  std::unique_ptr<searcher::Searcher> searcher_;
-  RunState exp_state_ = RunState::kActive;
-  std::optional<core::SearcherShutdown> shutdown_;
-  bool killed_ = false;
-  bool ending_ = false;  // inside EndTrials
+  std::deque<Exp> exps_;  // a deque: an experiment's address stays put
   int64_t steps_ = 0;
-  std::vector<Trial> trials_;
-  std::map<std::string, int> by_request_;
   std::vector<Alloc> allocs_;  // every allocation made; live_ lists those not ended
   std::vector<int> live_;
 };
 
 }  // namespace
 
-Result<ClusterSimResult> RunClusterSim(const config::ExperimentConfig& config,
+Result<ClusterSimResult> RunClusterSim(const std::vector<config::ExperimentConfig>& configs,
                                        const ClusterSimOptions& options,
                                        std::vector<std::string>* trace) {
-  Sim sim(config, options, trace);
+  if (configs.empty()) return InvalidArgument("configs: at least one experiment is needed");
+  Sim sim(configs, options, trace);
   return sim.Run();
 }
 
