@@ -9,6 +9,7 @@ export DET_BUILD_DIR="${BUILD_DIR:-$(dirname "$here")/build}"
 "$PYTHON" "$here/trainer_vs_plain.py"
 "$PYTHON" "$here/checkpoint_throughput.py"
 "$DET_BUILD_DIR/bin/searcher_bench"
+"$PYTHON" "$here/tpe_vs_optuna.py"
 "$PYTHON" "$here/scheduling_overhead.py"
 "$PYTHON" "$here/metrics_trials.py"
 "$DET_BUILD_DIR/bin/metrics_store_bench" --batches 100

@@ -55,7 +55,8 @@ const std::vector<std::string_view> kKnownFields = {"name",
                                                     "prior_weight",
                                                     "consider_magic_clip",
                                                     "consider_endpoints",
-                                                    "constant_liar"};
+                                                    "constant_liar",
+                                                    "sampler"};
 
 struct LegacySteps {
   std::string_view legacy;

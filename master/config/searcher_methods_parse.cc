@@ -33,10 +33,14 @@ const std::vector<MethodFields>& Methods() {
       {"grid", {"max_concurrent_trials", "max_steps"}},
       {"adaptive_asha",
        {"max_trials", "max_concurrent_trials", "time_metric", "max_time", "mode", "divisor",
-        "max_rungs", "bracket_rungs", "stop_once", "target_trial_steps", "max_steps"}},
+        "max_rungs", "bracket_rungs", "stop_once", "target_trial_steps", "max_steps", "sampler",
+        "n_startup_trials", "n_ei_candidates", "prior_weight", "consider_magic_clip",
+        "consider_endpoints", "constant_liar"}},
       {"async_halving",
        {"num_rungs", "max_trials", "max_concurrent_trials", "time_metric", "max_time", "divisor",
-        "stop_once", "target_trial_steps", "max_steps"}},
+        "stop_once", "target_trial_steps", "max_steps", "sampler", "n_startup_trials",
+        "n_ei_candidates", "prior_weight", "consider_magic_clip", "consider_endpoints",
+        "constant_liar"}},
       {"adaptive",
        {"budget", "mode", "divisor", "max_rungs", "bracket_rungs", "train_stragglers",
         "max_concurrent_trials", "target_trial_steps", "step_budget"}},
@@ -215,9 +219,9 @@ void ParsePbt(const json& in, const json& out, SearcherConfig* cfg, Problems* pr
   }
 }
 
-// Optuna's TPESampler names and defaults, written into the merged config.
-void ParseTpe(const json& in, json* out, Problems* problems) {
-  if (!Has(*out, "max_length")) problems->Add(JoinPath(kPath, "max_length"), Required("tpe"));
+// Optuna's TPESampler names and defaults, written into `out` (the merged config for tpe; for an
+// ASHA searcher's `sampler: tpe` they are only checked, so its merged config stays as it was).
+void ParseTpeKnobs(const json& in, json* out, Problems* problems) {
   IntField(in, "n_startup_trials", 0, 10, out, problems);
   IntField(in, "n_ei_candidates", 1, 24, out, problems);
   if (!Has(in, "prior_weight")) {
@@ -228,6 +232,21 @@ void ParseTpe(const json& in, json* out, Problems* problems) {
   BoolField(in, "consider_magic_clip", true, out, problems);
   BoolField(in, "consider_endpoints", false, out, problems);
   BoolField(in, "constant_liar", false, out, problems);
+}
+
+void ParseTpe(const json& in, json* out, Problems* problems) {
+  if (!Has(*out, "max_length")) problems->Add(JoinPath(kPath, "max_length"), Required("tpe"));
+  ParseTpeKnobs(in, out, problems);
+}
+
+void ParseSampler(const json& in, Problems* problems) {
+  std::string sampler = "random";
+  if (auto s = ReadString(in, "sampler", kPath, problems)) sampler = *s;
+  if (sampler != "random" && sampler != "tpe") {
+    problems->Add(JoinPath(kPath, "sampler"), "must be one of random, tpe", sampler);
+  }
+  json ignored = json::object();
+  ParseTpeKnobs(in, &ignored, problems);
 }
 
 void ParseBudget(const json& out, SearcherConfig* cfg, Problems* problems) {
@@ -304,6 +323,7 @@ void ParseSearcherMethod(const nlohmann::json& in, nlohmann::json* out, Searcher
   }
   if (name == "pbt") ParsePbt(in, *out, cfg, problems);
   if (name == "tpe") ParseTpe(in, out, problems);
+  if (Takes(name, "sampler")) ParseSampler(in, problems);
   if (name == "custom") {
     if (auto unit = ReadString(in, "unit", kPath, problems)) {
       if (*unit != "batches" && *unit != "records" && *unit != "epochs") {

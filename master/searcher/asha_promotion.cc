@@ -31,7 +31,7 @@ AshaPromotionMethod::Trial* AshaPromotionMethod::Find(TrialHandle trial) {
 }
 
 void AshaPromotionMethod::CreateTrial(SearchContext& ctx, std::vector<Action>* actions) {
-  CreateAction create = NewCreateAction(ctx.hparams, ctx.rng);
+  CreateAction create = NewTrialAction(ctx);
   TrialHandle trial = ctx.ids.Add(create.request_id);
   if (trial >= local_.size()) local_.resize(trial + 1, kNoTrial);
   if (local_[trial] == kNoTrial) {

@@ -27,7 +27,7 @@ AshaStoppingMethod::AshaStoppingMethod(Mode mode, int num_rungs, double max_unit
       rungs_(static_cast<size_t>(num_rungs)) {}
 
 void AshaStoppingMethod::CreateTrial(SearchContext& ctx, std::vector<Action>* actions) {
-  CreateAction create = NewCreateAction(ctx.hparams, ctx.rng);
+  CreateAction create = NewTrialAction(ctx);
   trials_[create.request_id];
   actions->emplace_back(std::in_place_type<CreateAction>, std::move(create));
 }

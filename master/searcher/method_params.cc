@@ -119,16 +119,22 @@ Result<MethodParams> ReadMethodParams(const config::ExperimentConfig& config) {
       p.bracket_rungs.push_back(static_cast<int>(r.get<int64_t>()));
     }
   }
+  DET_RETURN_IF_ERROR(ReadString(s, "sampler", &p.sampler));
+  if (p.sampler != "random" && p.sampler != "tpe") {
+    return InvalidArgument("searcher.sampler: must be random or tpe, got '" + p.sampler + "'");
+  }
   DET_RETURN_IF_ERROR(ReadInt(s, "n_startup_trials", &p.n_startup_trials));
   DET_RETURN_IF_ERROR(ReadInt(s, "n_ei_candidates", &p.n_ei_candidates));
   DET_RETURN_IF_ERROR(ReadDouble(s, "prior_weight", &p.prior_weight));
   DET_RETURN_IF_ERROR(ReadBool(s, "consider_magic_clip", &p.consider_magic_clip));
   DET_RETURN_IF_ERROR(ReadBool(s, "consider_endpoints", &p.consider_endpoints));
   DET_RETURN_IF_ERROR(ReadBool(s, "constant_liar", &p.constant_liar));
-  if (p.name == "tpe") {
-    DET_RETURN_IF_ERROR(Require(p.max_length.has_value(), "max_length", p.name));
-    if (*p.max_length < 1) return InvalidArgument("searcher.max_length: must be > 0");
-    if (p.max_trials < 1) return InvalidArgument("searcher.max_trials: must be > 0");
+  if (p.name == "tpe" || p.sampler == "tpe") {
+    if (p.name == "tpe") {
+      DET_RETURN_IF_ERROR(Require(p.max_length.has_value(), "max_length", p.name));
+      if (*p.max_length < 1) return InvalidArgument("searcher.max_length: must be > 0");
+      if (p.max_trials < 1) return InvalidArgument("searcher.max_trials: must be > 0");
+    }
     if (p.n_startup_trials < 0) {
       return InvalidArgument("searcher.n_startup_trials: must be >= 0");
     }

@@ -45,7 +45,9 @@ struct MethodParams {
   double resample_probability = 0;
   double perturb_factor = 0;
 
-  // tpe (Optuna's TPESampler names and defaults)
+  // adaptive_asha / async_halving: how new trials are drawn ("random" or "tpe").
+  std::string sampler = "random";
+  // tpe, and the tpe sampler (Optuna's TPESampler names and defaults)
   int64_t n_startup_trials = 10;
   int64_t n_ei_candidates = 24;
   double prior_weight = 1.0;

@@ -145,6 +145,7 @@ Result<std::vector<Action>> MethodSearcher::ValidationCompleted(const std::strin
   }
   if (!std::isfinite(metric)) return InvalidArgument("searcher metric: must be a finite number");
   TakePending(handle, length);
+  if (sampler_) sampler_->Validated(handle, length, metric);
   double& units = trials_[handle].units;
   units = std::isnan(units) ? static_cast<double>(length)
                             : std::max(units, static_cast<double>(length));
@@ -174,6 +175,7 @@ std::vector<Action> MethodSearcher::TrialExitedEarly(const std::string& request_
   ClearPending(handle);
   if (reason == ExitedReason::kErrored) trial.failed = true;
   if (reason == ExitedReason::kUserCanceled) trial.canceled = true;
+  if (sampler_) sampler_->Ended(handle);
   SearchContext ctx = Context();
   return Record(method_->TrialExitedEarly(ctx, handle, reason));
 }
@@ -184,6 +186,7 @@ std::vector<Action> MethodSearcher::TrialExited(const std::string& request_id) {
   TrialRecord& trial = trials_[handle];
   trial.exited = true;
   ++exited_count_;
+  if (sampler_) sampler_->Ended(handle);
   if (!trial.done) {
     trial.done = true;
     ClearPending(handle);
@@ -231,13 +234,15 @@ nlohmann::json MethodSearcher::Snapshot() const {
              {"pending", Pending(h)},
              {"units", std::isnan(t.units) ? json(nullptr) : json(t.units)}};
   }
-  return json{{"version", kSnapshotVersion},
-              {"search_method_type", name_},
-              {"rand", rng_.Snapshot()},
-              {"initialized", initialized_},
-              {"shutdown", shutdown_},
-              {"trials", std::move(trials)},
-              {"method", method_->Snapshot(ids_)}};
+  json out{{"version", kSnapshotVersion},
+           {"search_method_type", name_},
+           {"rand", rng_.Snapshot()},
+           {"initialized", initialized_},
+           {"shutdown", shutdown_},
+           {"trials", std::move(trials)},
+           {"method", method_->Snapshot(ids_)}};
+  if (sampler_) out["sampler"] = sampler_->Snapshot(ids_);  // absent with random sampling
+  return out;
 }
 
 Status MethodSearcher::LoadSnapshot(const nlohmann::json& snapshot) {
@@ -279,6 +284,14 @@ Status MethodSearcher::LoadSnapshot(const nlohmann::json& snapshot) {
       trials.push_back(std::move(r));
     }
     DET_RETURN_IF_ERROR(method_->Restore(snapshot.at("method"), ids));
+    if (sampler_) {
+      if (!snapshot.contains("sampler")) {
+        return InvalidArgument("invalid searcher snapshot: no state of its tpe sampler");
+      }
+      std::optional<TpeSampler> sampler = sampler_;
+      DET_RETURN_IF_ERROR(sampler->Restore(snapshot.at("sampler"), ids));
+      sampler_ = std::move(sampler);
+    }
     rng_ = *rng;
     initialized_ = snapshot.at("initialized").get<bool>();
     shutdown_ = snapshot.at("shutdown").get<bool>();

@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,7 @@
 #include "master/searcher/request_id_index.h"
 #include "master/searcher/search_method.h"
 #include "master/searcher/searcher.h"
+#include "master/searcher/tpe_sampler.h"
 
 namespace det::master::searcher {
 
@@ -46,6 +48,8 @@ class MethodSearcher : public Searcher {
 
   // Replaces this searcher's state with `snapshot` (as produced by Snapshot()).
   Status LoadSnapshot(const nlohmann::json& snapshot);
+  // `sampler: tpe`: the method's new trials are model-sampled (before any event or restore).
+  void UseTpeSampler(TpeOptions options) { sampler_.emplace(options); }
 
   std::vector<Action> InitialOperations() override;
   std::vector<Action> TrialCreated(const std::string& request_id) override;
@@ -91,12 +95,15 @@ class MethodSearcher : public Searcher {
   std::vector<Action> Record(std::vector<Action> actions);
   // The handle of a recorded trial, or kNoTrial.
   TrialHandle Known(const std::string& request_id);
-  SearchContext Context() { return SearchContext{rng_, hparams_, ids_}; }
+  SearchContext Context() {
+    return SearchContext{rng_, hparams_, ids_, sampler_ ? &*sampler_ : nullptr};
+  }
 
   std::string name_;
   config::Hyperparameters hparams_;
   NpRand rng_;
   ClonedPtr<SearchMethod> method_;
+  std::optional<TpeSampler> sampler_;  // sampler: tpe
   bool initialized_ = false;
   bool shutdown_ = false;
   int64_t exited_count_ = 0;

@@ -45,7 +45,13 @@ struct SearchContext {
   // Every trial of the search: a method registers each Create it emits (ids.Add) and gets its
   // handle; events name trials by handle, actions by ids.id(handle).
   RequestIdIndex& ids;
+  // `sampler: tpe` (tpe_sampler.h): new trials' hyperparameters from a model; null: random.
+  class TpeSampler* sampler = nullptr;
 };
+
+// A new trial of a method whose trials may be model-sampled (ASHA): the sampler's, or exactly
+// NewCreateAction's random draw. Not registered in ctx.ids by the random path (the method does).
+CreateAction NewTrialAction(SearchContext& ctx);
 
 // Units trained so far per trial (the largest value reported or validated), by handle.
 class TrialUnits {

@@ -15,8 +15,8 @@
 #include "master/searcher/random_search.h"
 #include "master/searcher/searcher.h"
 #include "master/searcher/sync_halving.h"
-#include "master/searcher/tpe_search.h"
 #include "master/searcher/tournament.h"
+#include "master/searcher/tpe_search.h"
 
 namespace det::master::searcher {
 
@@ -35,13 +35,28 @@ std::unique_ptr<SearchMethod> MakeAsha(const MethodParams& p, int num_rungs, int
                                                 max_length, p.divisor, max_trials, mct,
                                                 p.smaller_is_better, p.metric, p.time_metric);
   }
-  return std::make_unique<AshaPromotionMethod>(num_rungs, *p.max_length, p.divisor, max_trials,
-                                               mct, p.smaller_is_better);
+  return std::make_unique<AshaPromotionMethod>(num_rungs, *p.max_length, p.divisor, max_trials, mct,
+                                               p.smaller_is_better);
 }
 
 std::vector<int> SortedDescending(std::vector<int> rungs) {
   std::sort(rungs.begin(), rungs.end(), std::greater<int>());
   return rungs;
+}
+
+TpeOptions TpeOptionsOf(const MethodParams& p) {
+  TpeOptions o;
+  o.max_trials = p.max_trials;
+  o.max_concurrent_trials = p.max_concurrent_trials;
+  o.max_length = p.max_length.value_or(1);
+  o.smaller_is_better = p.smaller_is_better;
+  o.n_startup_trials = p.n_startup_trials;
+  o.n_ei_candidates = p.n_ei_candidates;
+  o.constant_liar = p.constant_liar;
+  o.parzen.prior_weight = p.prior_weight;
+  o.parzen.consider_magic_clip = p.consider_magic_clip;
+  o.parzen.consider_endpoints = p.consider_endpoints;
+  return o;
 }
 
 Result<std::unique_ptr<SearchMethod>> MakeMethod(const config::ExperimentConfig& config) {
@@ -50,8 +65,8 @@ Result<std::unique_ptr<SearchMethod>> MakeMethod(const config::ExperimentConfig&
   if (name == "grid") {
     DET_ASSIGN_OR_RETURN(std::vector<GridAxis> axes, GridAxes(config.hyperparameters));
     DET_ASSIGN_OR_RETURN(uint64_t size, GridSize(axes));
-    return std::unique_ptr<SearchMethod>(std::make_unique<GridMethod>(
-        std::move(axes), size, p.max_length, p.max_concurrent_trials));
+    return std::unique_ptr<SearchMethod>(
+        std::make_unique<GridMethod>(std::move(axes), size, p.max_length, p.max_concurrent_trials));
   }
   if (name == "async_halving") {
     return MakeAsha(p, p.num_rungs, p.max_trials, p.max_concurrent_trials);
@@ -100,20 +115,19 @@ Result<std::unique_ptr<SearchMethod>> MakeMethod(const config::ExperimentConfig&
         p.resample_probability, p.perturb_factor, p.smaller_is_better));
   }
   if (name == "tpe") {
-    TpeOptions o;
-    o.max_trials = p.max_trials;
-    o.max_concurrent_trials = p.max_concurrent_trials;
-    o.max_length = *p.max_length;
-    o.smaller_is_better = p.smaller_is_better;
-    o.n_startup_trials = p.n_startup_trials;
-    o.n_ei_candidates = p.n_ei_candidates;
-    o.constant_liar = p.constant_liar;
-    o.parzen.prior_weight = p.prior_weight;
-    o.parzen.consider_magic_clip = p.consider_magic_clip;
-    o.parzen.consider_endpoints = p.consider_endpoints;
+    TpeOptions o = TpeOptionsOf(p);
     return std::unique_ptr<SearchMethod>(std::make_unique<TpeMethod>(o));
   }
   return Unimplemented("searcher '" + name + "' is not supported");
+}
+
+// The method behind the searcher, with a tpe sampler when the config asks for one.
+Result<std::unique_ptr<MethodSearcher>> MakeMethodSearcher(const config::ExperimentConfig& config) {
+  DET_ASSIGN_OR_RETURN(MethodParams p, ReadMethodParams(config));
+  DET_ASSIGN_OR_RETURN(std::unique_ptr<SearchMethod> method, MakeMethod(config));
+  auto searcher = std::make_unique<MethodSearcher>(config, std::move(method));
+  if (p.sampler == "tpe") searcher->UseTpeSampler(TpeOptionsOf(p));
+  return searcher;
 }
 
 }  // namespace
@@ -126,8 +140,8 @@ Result<std::unique_ptr<Searcher>> Searcher::Create(const config::ExperimentConfi
     }
     return std::unique_ptr<Searcher>(std::make_unique<RandomSearcher>(config));
   }
-  DET_ASSIGN_OR_RETURN(std::unique_ptr<SearchMethod> method, MakeMethod(config));
-  return std::unique_ptr<Searcher>(std::make_unique<MethodSearcher>(config, std::move(method)));
+  DET_ASSIGN_OR_RETURN(std::unique_ptr<MethodSearcher> searcher, MakeMethodSearcher(config));
+  return std::unique_ptr<Searcher>(std::move(searcher));
 }
 
 Result<std::unique_ptr<Searcher>> Searcher::Restore(const config::ExperimentConfig& config,
@@ -138,8 +152,7 @@ Result<std::unique_ptr<Searcher>> Searcher::Restore(const config::ExperimentConf
     DET_RETURN_IF_ERROR(searcher->LoadSnapshot(snapshot));
     return std::unique_ptr<Searcher>(std::move(searcher));
   }
-  DET_ASSIGN_OR_RETURN(std::unique_ptr<SearchMethod> method, MakeMethod(config));
-  auto searcher = std::make_unique<MethodSearcher>(config, std::move(method));
+  DET_ASSIGN_OR_RETURN(std::unique_ptr<MethodSearcher> searcher, MakeMethodSearcher(config));
   DET_RETURN_IF_ERROR(searcher->LoadSnapshot(snapshot));
   return std::unique_ptr<Searcher>(std::move(searcher));
 }

@@ -44,11 +44,12 @@ class Suggester {
     for (size_t i = 0; i < observations.size(); ++i) {
       if (observations[i].loss || options.constant_liar) ranked.push_back(i);
     }
-    auto loss = [&](size_t i) {
-      return observations[i].loss.value_or(std::numeric_limits<double>::infinity());
+    auto key = [&](size_t i) {
+      return std::make_pair(observations[i].depth,
+                            observations[i].loss.value_or(std::numeric_limits<double>::infinity()));
     };
     std::stable_sort(ranked.begin(), ranked.end(),
-                     [&](size_t a, size_t b) { return loss(a) < loss(b); });
+                     [&](size_t a, size_t b) { return key(a) < key(b); });
     size_t n_below = std::min<size_t>(
         static_cast<size_t>(std::ceil(0.1 * static_cast<double>(ranked.size()))), 25);
     std::vector<size_t> below(ranked.begin(), ranked.begin() + static_cast<long>(n_below));

@@ -45,10 +45,14 @@ struct TpeOptions {
   ParzenOptions parzen;
 };
 
-// One trial as the sampler sees it: its hyperparameters, its loss (nullopt: still running).
+// One trial as the sampler sees it: its hyperparameters, its loss (nullopt: still running),
+// and how far it got: trials are ranked by (depth, loss), smaller first, so a trial that
+// reached a longer length ranks above any that stopped shorter (ASHA's rungs; Optuna ranks
+// pruned trials by their last step the same way). 0 for all in a single-length search.
 struct TpeObservation {
   const nlohmann::json* hparams = nullptr;
   std::optional<double> loss;
+  double depth = 0;
 };
 
 // The TPE suggestion for a new trial given `observations` in creation order (rule 3's split and

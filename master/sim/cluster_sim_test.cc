@@ -86,6 +86,11 @@ TEST(ClusterSimTest, Random) { RunSeeds({kRandom}, true); }
 TEST(ClusterSimTest, Grid) { RunSeeds({kGrid}, true); }
 TEST(ClusterSimTest, Pbt) { RunSeeds({kPbt}, true); }
 TEST(ClusterSimTest, Tpe) { RunSeeds({kTpe}, true, Seeds() / 2); }
+TEST(ClusterSimTest, AdaptiveAshaWithTheTpeSampler) {
+  std::string asha = kAdaptiveAsha;
+  asha.replace(asha.size() - 1, 1, ", sampler: tpe, n_startup_trials: 3}");
+  RunSeeds({asha.c_str()}, true, Seeds() / 2);
+}
 // Two searches on one agent's two slots, each paused, activated and killed on its own.
 TEST(ClusterSimTest, AdaptiveAshaAndPbtShareTheSlots) {
   RunSeeds({kAdaptiveAsha, kPbt}, true, Seeds() / 2);

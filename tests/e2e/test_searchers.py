@@ -4,6 +4,8 @@ import os
 import pathlib
 import signal
 
+import pytest
+
 
 from cluster import REPO, wait_for
 
@@ -86,21 +88,22 @@ def test_invalid_hp_trials_end_and_are_replaced(cluster, tmp_path):
 TPE = pathlib.Path(__file__).parent / "fixtures" / "tpe_search"
 
 
-def test_tpe_search_continues_identically_after_a_master_kill9(cluster, own_cluster):
-    """The same TPE search runs twice at once, on two clusters; one master is killed -9 after
-    five trials and restarted. TPE's suggestions depend on every metric it was told, so equal
-    hyperparameters for all 14 trials mean the restored searcher went on exactly where it was."""
-    straight = cluster.create(TPE / "tpe.yaml", TPE)
+@pytest.mark.parametrize("config", ["tpe.yaml", "tpe_asha.yaml"])
+def test_tpe_search_continues_identically_after_a_master_kill9(cluster, own_cluster, config):
+    """The same search runs twice at once, on two clusters; one master is killed -9 once six
+    trials exist, and restarted. Its suggestions (a tpe search's, or adaptive_asha's with
+    sampler: tpe) depend on every metric it was told, so equal hyperparameters for all 14 trials
+    mean the restored searcher went on exactly where it was."""
+    straight = cluster.create(TPE / config, TPE)
     c = own_cluster
-    killed = c.create(TPE / "tpe.yaml", TPE)
-    wait_for(lambda: sum(t["state"] == "STATE_COMPLETED" for t in c.trials(killed)) >= 5, 300,
-             "five trials to complete")
+    killed = c.create(TPE / config, TPE)
+    wait_for(lambda: len(c.trials(killed)) >= 6, 300, "six trials to be created")
     pid = int((c.data_dir / "master.pid").read_text().split()[0])
+    created = len(c.trials(killed))
     os.kill(pid, signal.SIGKILL)
+    assert created < 14, "the search was over before the kill: nothing was restored mid-search"
     wait_for(lambda: not pathlib.Path(f"/proc/{pid}").exists(), 10, "master to die")
     c.master_up()
-    before = sum(t["state"] == "STATE_COMPLETED" for t in c.trials(killed))
-    assert before < 14, "the search ended before the kill: nothing was restored mid-search"
     c.wait_state(killed, "STATE_COMPLETED", timeout=600)
     cluster.wait_state(straight, "STATE_COMPLETED", timeout=600)
 
