@@ -14,6 +14,7 @@ DIGITS = REPO / "examples" / "digits"
     ("grid.yaml", 4, "400 batches"),
     ("pbt.yaml", 4, "300 batches"),
     ("random.yaml", 4, "800 batches"),
+    ("tpe.yaml", 8, "1600 batches"),
     ("const.yaml", 1, "200 batches"),
 ])
 def test_preview_counts_trials_and_units(config, trials, total):
