@@ -20,6 +20,12 @@ using server::Principal;
 
 namespace {
 
+// Who a trial process's report comes from, for ExperimentService: its allocation, or "" for a
+// user (whose reports never mark the trial's run).
+server::ExperimentService::Reporter ReportFrom(const Principal& who) {
+  return who.is_allocation ? who.allocation_id : std::string();
+}
+
 constexpr int64_t kMaxLongPollMs = 60 * 1000;
 
 // Metric values may arrive as "NaN"/"Infinity" strings (JSON has no such numbers); keep them.
@@ -433,16 +439,17 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
       }));
 
   router->Add("GET", "/api/v1/trials/{id}/searcher/operation",
-              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal& who) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<int64_t> wait = QueryInt(req, "timeoutSeconds", 10);
                 if (!wait.ok()) return ErrorResponse(wait.status());
                 int64_t wait_ms = std::min(*wait * 1000, kMaxLongPollMs);
                 return server::HttpResponse::Deferred(
-                    [master, id = *id, wait_ms](server::Responder respond) {
+                    [master, id = *id, wait_ms, from = ReportFrom(who)](server::Responder respond) {
                       master->experiments()->GetSearcherOperation(
-                          id, wait_ms, [respond](Result<server::SearcherOpView> op) {
+                          id, wait_ms,
+                          [respond](Result<server::SearcherOpView> op) {
                             if (!op.ok()) return respond(ErrorResponse(op.status()));
                             json j_op = nullptr;
                             if (op->length) {
@@ -451,12 +458,13 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                                         {"length", std::to_string(*op->length)}}}};
                             }
                             respond(JsonResponse({{"op", j_op}, {"completed", op->completed}}));
-                          });
+                          },
+                          from);
                     });
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/searcher/completed_operation",
-              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal& who) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -470,14 +478,15 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                   return ErrorResponse(InvalidArgument("searcherMetric: required number"));
                 }
                 return DeferredStatus([master, id = *id, length = static_cast<uint64_t>(*length),
-                                       metric = metric->get<double>()](server::Done<Status> done) {
+                                       metric = metric->get<double>(),
+                                       from = ReportFrom(who)](server::Done<Status> done) {
                   master->experiments()->CompleteSearcherOperation(id, length, metric,
-                                                                   std::move(done));
+                                                                   std::move(done), from);
                 });
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/progress",
-              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal&) {
+              WithAuth(master, ReportTrial(), [master](HttpRequest& req, const Principal& who) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
                 Result<json> body = ParseBody(req);
@@ -490,10 +499,10 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                   Status st = master->unmanaged()->ReportProgress(*id, p->get<double>());
                   return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
                 }
-                return DeferredStatus(
-                    [master, id = *id, fraction = p->get<double>()](server::Done<Status> done) {
-                      master->experiments()->ReportProgress(id, fraction, std::move(done));
-                    });
+                return DeferredStatus([master, id = *id, fraction = p->get<double>(),
+                                       from = ReportFrom(who)](server::Done<Status> done) {
+                  master->experiments()->ReportProgress(id, fraction, std::move(done), from);
+                });
               }));
 
   router->Add("POST", "/api/v1/trials/{id}/early_exit",

@@ -171,10 +171,17 @@ class ExperimentService : public AllocationOwner {
   Status ReportCheckpoint(const Principal& who, store::CheckpointRow row);
   // Answers at once when the trial has an operation or is done, else when one arrives or after
   // `wait_ms` (no operation, not completed).
-  void GetSearcherOperation(int64_t trial_id, int64_t wait_ms, Reply<SearcherOpView> reply);
+  // `from`: the allocation the request comes from ("" for a user; nullopt for an in-process
+  // caller, counted as the trial's own process). Only the trial's current allocation marks its
+  // run as following the searcher or told "no operation for now" (what its exit then means,
+  // core::ExitFacts): a user asking about the trial changes nothing about its process's fate.
+  using Reporter = std::optional<std::string>;
+  void GetSearcherOperation(int64_t trial_id, int64_t wait_ms, Reply<SearcherOpView> reply,
+                            Reporter from = std::nullopt);
   void CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric,
-                                 Done<Status> done);
-  void ReportProgress(int64_t trial_id, double fraction, Done<Status> done);
+                                 Done<Status> done, Reporter from = std::nullopt);
+  void ReportProgress(int64_t trial_id, double fraction, Done<Status> done,
+                      Reporter from = std::nullopt);
   void ReportEarlyExit(int64_t trial_id, std::string reason, Done<Status> done);
   Status CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric);
   Status ReportProgress(int64_t trial_id, double fraction);
@@ -241,8 +248,8 @@ class ExperimentService : public AllocationOwner {
   // the rest first (Settle), and a restart moves what a crash left (RestoreExperiment).
   struct Ending;
   Status EndTrials(ExperimentRuntime& exp, core::RunState state) ON_RUNTIME;
-  Status StageEnding(ExperimentRuntime& exp, core::RunState state, size_t limit, Ending* e)
-      ON_RUNTIME;
+  Status StageEnding(ExperimentRuntime& exp, core::RunState state, size_t limit,
+                     Ending* e) ON_RUNTIME;
   Status AfterEnding(ExperimentRuntime& exp, Ending& e) ON_RUNTIME;
   void FollowInSlices(const ExperimentRuntime& exp) ON_RUNTIME;
   // One slice of at most `limit` trials following the experiment's current state; false when
@@ -328,7 +335,9 @@ class ExperimentService : public AllocationOwner {
   Status ContinueExperimentNow(int64_t id, const nlohmann::json& overrides) ON_RUNTIME;
   Status KillTrialNow(int64_t trial_id) ON_RUNTIME;
   Status DeleteExperimentNow(int64_t id) ON_RUNTIME;
-  Status CompleteSearcherOperationNow(int64_t trial_id, uint64_t length, double metric) ON_RUNTIME;
+  Status CompleteSearcherOperationNow(int64_t trial_id, uint64_t length, double metric,
+                                      const Reporter& from) ON_RUNTIME;
+  static bool FromOwnProcess(const TrialRuntime& trial, const Reporter& from);
   Status ReportEarlyExitNow(int64_t trial_id, const std::string& reason) ON_RUNTIME;
 
   int64_t Now() const { return deps_.clock->NowMicros(); }

@@ -265,6 +265,51 @@ TEST(RuntimeServicesTest, ARegisteredAgentGetsStartCommandsEachStoredWithItsLogL
   EXPECT_EQ(rt.view.PresentedExperimentState(1).value_or(""), "STATE_STARTING");
 }
 
+// A trial's process that was told "no operation for now" leaves to free its slot: its exit 0
+// leaves the trial waiting for a promotion. The same question asked by a user (who may report
+// for the trial) must not change what the process's exit means: the exit then completes it.
+TEST(RuntimeServicesTest, OnlyTheTrialsOwnAllocationMarksItsRunToldNone) {
+  constexpr char kAsha[] =
+      "name: asha\n"
+      "entrypoint: python3 train.py\n"
+      "searcher: {name: adaptive_asha, metric: loss, max_trials: 2, max_concurrent_trials: 2,\n"
+      "           max_rungs: 2, divisor: 2, mode: aggressive, max_length: {batches: 10}}\n"
+      "hyperparameters: {lr: {type: double, minval: 0.001, maxval: 0.1}}\n"
+      "max_restarts: 0\n";
+  for (bool own : {true, false}) {
+    FakeRuntimeStore store;
+    Runtime rt(&store);
+    rt.Create(kAsha);
+    rt.RegisterAgent("a1", 2);
+    json commands = rt.Commands("a1");
+    ASSERT_EQ(commands.size(), 2u) << commands.dump();
+    std::string alloc = commands[0]["allocationId"];
+    int64_t trial_id = std::stoll(commands[0]["env"]["DET_TRIAL_ID"].get<std::string>());
+    ASSERT_TRUE(rt.Event("a1", "started", alloc).ok());
+    uint64_t length = std::stoull(
+        json::parse(commands[0]["env"]["DET_SEARCHER_OP"].get<std::string>())["length"]
+            .get<std::string>());
+    // Reported by a user: it marks nothing either way.
+    std::promise<Status> completed;
+    rt.experiments->CompleteSearcherOperation(
+        trial_id, length, 0.5, [&](Status st) { completed.set_value(st); }, std::string());
+    ASSERT_TRUE(completed.get_future().get().ok());
+    std::promise<Result<SearcherOpView>> answer;
+    rt.experiments->GetSearcherOperation(
+        trial_id, 0, [&](Result<SearcherOpView> r) { answer.set_value(std::move(r)); },
+        own ? alloc : std::string());
+    Result<SearcherOpView> op = answer.get_future().get();
+    ASSERT_TRUE(op.ok()) << op.status().ToString();
+    ASSERT_FALSE(op->length.has_value()) << "the first of two waits at the lowest rung";
+    ASSERT_TRUE(rt.Event("a1", "exited", alloc, 0).ok());
+    ASSERT_TRUE(rt.Trial(trial_id).has_value());
+    EXPECT_EQ(rt.Trial(trial_id)->state,
+              own ? core::RunState::kActive : core::RunState::kCompleted)
+        << (own ? "told none by its own allocation: it waits for a promotion"
+                : "asked by a user: the process's exit 0 completes the trial");
+  }
+}
+
 TEST(RuntimeServicesTest, AnExitIsOneDecisionWithTheTrialsFateAndFreesTheSlot) {
   FakeRuntimeStore store;
   Runtime rt(&store);

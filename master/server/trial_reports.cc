@@ -118,60 +118,65 @@ Status ExperimentService::ReportCheckpoint(const Principal& who, store::Checkpoi
   return Status::Ok();
 }
 
+bool ExperimentService::FromOwnProcess(const TrialRuntime& trial, const Reporter& from) {
+  return !from || (!from->empty() && *from == trial.allocation_id);
+}
+
 void ExperimentService::GetSearcherOperation(int64_t trial_id, int64_t wait_ms,
-                                             Reply<SearcherOpView> reply) {
+                                             Reply<SearcherOpView> reply, Reporter from) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-  deps_.loop->Post([this, trial_id, deadline, reply = std::move(reply)]() mutable {
-    runtime_role.Assume();
-    auto step = std::make_shared<std::function<bool(bool)>>(
-        [this, trial_id, reply = std::move(reply)](bool final) {
-          runtime_role.Assume();
-          TrialRuntime* found = FindTrial(trial_id);
-          if (found == nullptr) {
-            Status st = deps_.store->GetTrial(trial_id).status();
-            if (!st.ok()) {
-              reply(st);
-            } else {
-              reply(SearcherOpView{std::nullopt, std::nullopt, true});
-            }
-            return true;
-          }
-          TrialRuntime& t = *found;
-          core::OpAnswer answer =
-              core::AnswerOperation(t.searcher(), t.state, !t.allocation_id.empty());
-          switch (answer.kind) {
-            case core::OpAnswerKind::kTrain:
-              t.run_progress.followed_op = true;
-              reply(SearcherOpView{t.request_id, answer.length, false});
+  deps_.loop->Post(
+      [this, trial_id, deadline, reply = std::move(reply), from = std::move(from)]() mutable {
+        runtime_role.Assume();
+        auto step = std::make_shared<std::function<bool(bool)>>(
+            [this, trial_id, reply = std::move(reply), from = std::move(from)](bool final) {
+              runtime_role.Assume();
+              TrialRuntime* found = FindTrial(trial_id);
+              if (found == nullptr) {
+                Status st = deps_.store->GetTrial(trial_id).status();
+                if (!st.ok()) {
+                  reply(st);
+                } else {
+                  reply(SearcherOpView{std::nullopt, std::nullopt, true});
+                }
+                return true;
+              }
+              TrialRuntime& t = *found;
+              core::OpAnswer answer =
+                  core::AnswerOperation(t.searcher(), t.state, !t.allocation_id.empty());
+              switch (answer.kind) {
+                case core::OpAnswerKind::kTrain:
+                  if (FromOwnProcess(t, from)) t.run_progress.followed_op = true;
+                  reply(SearcherOpView{t.request_id, answer.length, false});
+                  return true;
+                case core::OpAnswerKind::kDone:
+                  reply(SearcherOpView{t.request_id, std::nullopt, true});
+                  return true;
+                case core::OpAnswerKind::kNoneForNow:
+                  // Its exit with an operation given meanwhile runs it again (core::ExitFacts).
+                  if (FromOwnProcess(t, from)) deps_.allocations->MarkOutOfOps(t.allocation_id);
+                  reply(SearcherOpView{t.request_id, std::nullopt, true});
+                  return true;
+                case core::OpAnswerKind::kWait:
+                  break;
+              }
+              if (!final) return false;
+              reply(SearcherOpView{t.request_id, std::nullopt, false});
               return true;
-            case core::OpAnswerKind::kDone:
-              reply(SearcherOpView{t.request_id, std::nullopt, true});
-              return true;
-            case core::OpAnswerKind::kNoneForNow:
-              // Its exit with an operation given meanwhile runs it again (core::ExitFacts).
-              deps_.allocations->MarkOutOfOps(t.allocation_id);
-              reply(SearcherOpView{t.request_id, std::nullopt, true});
-              return true;
-            case core::OpAnswerKind::kWait:
-              break;
-          }
-          if (!final) return false;
-          reply(SearcherOpView{t.request_id, std::nullopt, false});
-          return true;
-        });
-    LongPollOnLoop(deps_.loop, deps_.waiters, TrialKey(trial_id), deadline, std::move(step));
-  });
+            });
+        LongPollOnLoop(deps_.loop, deps_.waiters, TrialKey(trial_id), deadline, std::move(step));
+      });
 }
 
 void ExperimentService::CompleteSearcherOperation(int64_t trial_id, uint64_t length, double metric,
-                                                  Done<Status> done) {
-  Run([this, trial_id, length, metric]()
-          ON_RUNTIME { return CompleteSearcherOperationNow(trial_id, length, metric); },
+                                                  Done<Status> done, Reporter from) {
+  Run([this, trial_id, length, metric, from = std::move(from)]()
+          ON_RUNTIME { return CompleteSearcherOperationNow(trial_id, length, metric, from); },
       std::move(done));
 }
 
 Status ExperimentService::CompleteSearcherOperationNow(int64_t trial_id, uint64_t length,
-                                                       double metric) {
+                                                       double metric, const Reporter& from) {
   TrialRuntime* found = FindTrial(trial_id);
   if (found == nullptr) {
     return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
@@ -187,7 +192,7 @@ Status ExperimentService::CompleteSearcherOperationNow(int64_t trial_id, uint64_
     DET_ASSIGN_OR_RETURN(actions, exp.searcher->ValidationCompleted(t.request_id, metric, length));
   }
   core::ApplyCompletion(&t.MutableSearcher(), length);
-  t.run_progress.followed_op = t.run_progress.completed_op = true;
+  if (FromOwnProcess(t, from)) t.run_progress.followed_op = t.run_progress.completed_op = true;
   NotifyTrial(t.id);
   store::DecisionWrites w;
   w.searcher_metrics.push_back({trial_id, metric});
@@ -195,15 +200,16 @@ Status ExperimentService::CompleteSearcherOperationNow(int64_t trial_id, uint64_
   return ProcessActions(exp, std::move(actions));
 }
 
-void ExperimentService::ReportProgress(int64_t trial_id, double fraction, Done<Status> done) {
+void ExperimentService::ReportProgress(int64_t trial_id, double fraction, Done<Status> done,
+                                       Reporter from) {
   if (!std::isfinite(fraction) || fraction < 0) {
     return done(InvalidArgument("progress: must be a number >= 0"));
   }
   Run(
-      [this, trial_id, fraction]() ON_RUNTIME -> Status {
+      [this, trial_id, fraction, from = std::move(from)]() ON_RUNTIME -> Status {
         TrialRuntime* t = FindTrial(trial_id);
         if (t == nullptr) return Status::Ok();
-        t->run_progress.followed_op = true;
+        if (FromOwnProcess(*t, from)) t->run_progress.followed_op = true;
         ExperimentRuntime& exp = *experiments_.at(t->experiment_id);
         double length = t->searcher().ops.empty()
                             ? static_cast<double>(exp.config.searcher.max_length
