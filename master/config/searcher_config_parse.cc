@@ -56,7 +56,8 @@ const std::vector<std::string_view> kKnownFields = {"name",
                                                     "consider_magic_clip",
                                                     "consider_endpoints",
                                                     "constant_liar",
-                                                    "sampler"};
+                                                    "sampler",
+                                                    "stopping"};
 
 struct LegacySteps {
   std::string_view legacy;

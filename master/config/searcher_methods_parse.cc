@@ -29,7 +29,7 @@ const std::vector<std::string_view> kCommonFields = {
 const std::vector<MethodFields>& Methods() {
   static const std::vector<MethodFields> kMethods = {
       {"single", {"max_steps"}},
-      {"random", {"max_trials", "max_concurrent_trials", "max_steps"}},
+      {"random", {"max_trials", "max_concurrent_trials", "max_steps", "stopping"}},
       {"grid", {"max_concurrent_trials", "max_steps"}},
       {"adaptive_asha",
        {"max_trials", "max_concurrent_trials", "time_metric", "max_time", "mode", "divisor",
@@ -54,7 +54,8 @@ const std::vector<MethodFields>& Methods() {
       {"custom", {"unit"}},
       {"tpe",
        {"max_trials", "max_concurrent_trials", "n_startup_trials", "n_ei_candidates",
-        "prior_weight", "consider_magic_clip", "consider_endpoints", "constant_liar"}},
+        "prior_weight", "consider_magic_clip", "consider_endpoints", "constant_liar",
+        "stopping"}},
   };
   return kMethods;
 }
@@ -239,6 +240,51 @@ void ParseTpe(const json& in, json* out, Problems* problems) {
   ParseTpeKnobs(in, out, problems);
 }
 
+// `stopping: {type: median, check_every, n_startup_trials, n_warmup_steps, interval_steps,
+// n_min_trials}`: Optuna's MedianPruner fields; check_every is a length in max_length's unit.
+void ParseStopping(const json& in, const json& out, Problems* problems) {
+  const json* stop = SubMap(in, "stopping", problems);
+  if (stop == nullptr) return;
+  std::string path = JoinPath(kPath, "stopping");
+  RejectUnknownKeys(*stop,
+                    {"type", "check_every", "n_startup_trials", "n_warmup_steps",
+                     "interval_steps", "n_min_trials"},
+                    path, problems);
+  if (auto type = ReadString(*stop, "type", path, problems)) {
+    if (*type != "median") problems->Add(JoinPath(path, "type"), "must be median", *type);
+  }
+  if (!Has(*stop, "check_every")) {
+    problems->Add(JoinPath(path, "check_every"), "required (a length, as max_length)");
+  } else {
+    std::optional<Length> every = ParseLength(stop->at("check_every"),
+                                              JoinPath(path, "check_every"),
+                                              /*allow_unitless=*/true, problems);
+    if (every && every->value == 0) {
+      problems->Add(JoinPath(path, "check_every"), "must be > 0", stop->at("check_every"));
+    }
+    if (every && Has(out, "max_length") && out.at("max_length").is_object() &&
+        stop->at("check_every").is_object() &&
+        out.at("max_length").begin().key() != stop->at("check_every").begin().key()) {
+      problems->Add(JoinPath(path, "check_every"), "must be in max_length's unit",
+                    stop->at("check_every"));
+    }
+  }
+  if (!Has(out, "max_length")) {
+    problems->Add(JoinPath(kPath, "max_length"), "required with searcher.stopping");
+  }
+  auto non_negative = [&](const char* key, int64_t min) {
+    if (!Has(*stop, key)) return;
+    auto v = ReadInt(*stop, key, path, problems);
+    if (v && *v < min) {
+      problems->Add(JoinPath(path, key), min == 1 ? "must be > 0" : "must be >= 0", *v);
+    }
+  };
+  non_negative("n_startup_trials", 0);
+  non_negative("n_warmup_steps", 0);
+  non_negative("interval_steps", 1);
+  non_negative("n_min_trials", 1);
+}
+
 void ParseSampler(const json& in, Problems* problems) {
   std::string sampler = "random";
   if (auto s = ReadString(in, "sampler", kPath, problems)) sampler = *s;
@@ -324,6 +370,7 @@ void ParseSearcherMethod(const nlohmann::json& in, nlohmann::json* out, Searcher
   if (name == "pbt") ParsePbt(in, *out, cfg, problems);
   if (name == "tpe") ParseTpe(in, out, problems);
   if (Takes(name, "sampler")) ParseSampler(in, problems);
+  if (Takes(name, "stopping") && Has(in, "stopping")) ParseStopping(in, *out, problems);
   if (name == "custom") {
     if (auto unit = ReadString(in, "unit", kPath, problems)) {
       if (*unit != "batches" && *unit != "records" && *unit != "epochs") {

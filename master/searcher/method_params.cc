@@ -42,7 +42,8 @@ Status ReadDouble(const json& s, const char* name, double* out) {
 Status ReadBool(const json& s, const char* name, bool* out) {
   const json* f = Field(s, name);
   if (!f) return Status::Ok();
-  if (!f->is_boolean()) return InvalidArgument(Path(name) + ": must be a boolean, got " + f->dump());
+  if (!f->is_boolean())
+    return InvalidArgument(Path(name) + ": must be a boolean, got " + f->dump());
   *out = f->get<bool>();
   return Status::Ok();
 }
@@ -113,11 +114,47 @@ Result<MethodParams> ReadMethodParams(const config::ExperimentConfig& config) {
     if (!f->is_array()) return InvalidArgument("searcher.bracket_rungs: must be a list");
     for (const json& r : *f) {
       if (!r.is_number_integer() || r.get<int64_t>() < 1 || r.get<int64_t>() > 64) {
-        return InvalidArgument("searcher.bracket_rungs: each entry must be an integer in [1, 64], "
-                               "got " + r.dump());
+        return InvalidArgument(
+            "searcher.bracket_rungs: each entry must be an integer in [1, 64], "
+            "got " +
+            r.dump());
       }
       p.bracket_rungs.push_back(static_cast<int>(r.get<int64_t>()));
     }
+  }
+  if (const json* stop = Field(s, "stopping")) {
+    if (!stop->is_object()) return InvalidArgument("searcher.stopping: must be a map");
+    std::string type = "median";
+    if (const json* t = Field(*stop, "type")) {
+      if (!t->is_string()) return InvalidArgument("searcher.stopping.type: must be a string");
+      type = t->get<std::string>();
+    }
+    if (type != "median") {
+      return InvalidArgument("searcher.stopping.type: must be median, got '" + type + "'");
+    }
+    p.median_stopping = true;
+    std::optional<uint64_t> every;
+    if (!ReadLength(*stop, "check_every", &every).ok() || !every || *every < 1) {
+      return InvalidArgument("searcher.stopping.check_every: required, a length > 0");
+    }
+    p.check_every = *every;
+    int64_t warmup = 0, interval = 1;
+    if (!ReadInt(*stop, "n_startup_trials", &p.stop_n_startup_trials).ok() ||
+        p.stop_n_startup_trials < 0) {
+      return InvalidArgument("searcher.stopping.n_startup_trials: must be an integer >= 0");
+    }
+    if (!ReadInt(*stop, "n_warmup_steps", &warmup).ok() || warmup < 0) {
+      return InvalidArgument("searcher.stopping.n_warmup_steps: must be an integer >= 0");
+    }
+    if (!ReadInt(*stop, "interval_steps", &interval).ok() || interval < 1) {
+      return InvalidArgument("searcher.stopping.interval_steps: must be an integer > 0");
+    }
+    if (!ReadInt(*stop, "n_min_trials", &p.n_min_trials).ok() || p.n_min_trials < 1) {
+      return InvalidArgument("searcher.stopping.n_min_trials: must be an integer > 0");
+    }
+    p.n_warmup_steps = static_cast<uint64_t>(warmup);
+    p.interval_steps = static_cast<uint64_t>(interval);
+    if (!p.max_length) return InvalidArgument("searcher.max_length: required with stopping");
   }
   DET_RETURN_IF_ERROR(ReadString(s, "sampler", &p.sampler));
   if (p.sampler != "random" && p.sampler != "tpe") {
@@ -153,7 +190,8 @@ Result<MethodParams> ReadMethodParams(const config::ExperimentConfig& config) {
     double v = 0;
     if (Field(*rf, "truncate_fraction")) {
       Status st = ReadDouble(*rf, "truncate_fraction", &v);
-      if (!st.ok()) return InvalidArgument("searcher.replace_function.truncate_fraction: must be a number");
+      if (!st.ok())
+        return InvalidArgument("searcher.replace_function.truncate_fraction: must be a number");
       truncate = v;
     }
   }
@@ -186,8 +224,10 @@ Result<MethodParams> ReadMethodParams(const config::ExperimentConfig& config) {
     }
     p.max_rungs = static_cast<int>(max_rungs);
     if (p.mode != "aggressive" && p.mode != "standard" && p.mode != "conservative") {
-      return InvalidArgument("searcher.mode: must be one of aggressive, standard, conservative, "
-                             "got '" + p.mode + "'");
+      return InvalidArgument(
+          "searcher.mode: must be one of aggressive, standard, conservative, "
+          "got '" +
+          p.mode + "'");
     }
     if (asha && p.TimeMode()) {
       // 0.38 style: lengths come from max_time; max_length is not needed.
@@ -224,8 +264,7 @@ Result<MethodParams> ReadMethodParams(const config::ExperimentConfig& config) {
     DET_RETURN_IF_ERROR(Require(Field(s, "num_rounds") != nullptr, "num_rounds", n));
     DET_RETURN_IF_ERROR(Require(lpr.has_value(), "length_per_round", n));
     DET_RETURN_IF_ERROR(Require(truncate.has_value(), "replace_function.truncate_fraction", n));
-    DET_RETURN_IF_ERROR(
-        Require(resample.has_value(), "explore_function.resample_probability", n));
+    DET_RETURN_IF_ERROR(Require(resample.has_value(), "explore_function.resample_probability", n));
     DET_RETURN_IF_ERROR(Require(perturb.has_value(), "explore_function.perturb_factor", n));
     if (population < 1) return InvalidArgument("searcher.population_size: must be >= 1");
     if (rounds < 1) return InvalidArgument("searcher.num_rounds: must be >= 1");

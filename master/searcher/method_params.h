@@ -24,14 +24,14 @@ struct MethodParams {
   int64_t max_concurrent_trials = 16;  // 0 = no limit
 
   // adaptive_asha / async_halving / adaptive / adaptive_simple
-  std::string mode = "standard";       // aggressive | standard | conservative
-  double divisor = 4;                  // > 1
+  std::string mode = "standard";  // aggressive | standard | conservative
+  double divisor = 4;             // > 1
   int max_rungs = 5;
-  std::vector<int> bracket_rungs;      // empty = derived from mode
+  std::vector<int> bracket_rungs;  // empty = derived from mode
   bool stop_once = false;
-  int num_rungs = 0;                   // async_halving (required there)
-  uint64_t budget = 0;                 // adaptive (required there)
-  bool train_stragglers = true;        // accepted, unused (as in Determined)
+  int num_rungs = 0;             // async_halving (required there)
+  uint64_t budget = 0;           // adaptive (required there)
+  bool train_stragglers = true;  // accepted, unused (as in Determined)
 
   // 0.38 style: both set = decisions from reported metrics dicts.
   std::optional<double> max_time;
@@ -54,6 +54,14 @@ struct MethodParams {
   bool consider_magic_clip = true;
   bool consider_endpoints = false;
   bool constant_liar = false;
+
+  // random / tpe: `stopping: {type: median, check_every, ...}` (Optuna's MedianPruner names).
+  bool median_stopping = false;
+  uint64_t check_every = 0;
+  int64_t stop_n_startup_trials = 5;
+  uint64_t n_warmup_steps = 0;
+  uint64_t interval_steps = 1;
+  int64_t n_min_trials = 1;
 
   bool TimeMode() const { return max_time.has_value() && !time_metric.empty(); }
 };

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <memory>
 
 #include "master/searcher/asha_promotion.h"
@@ -56,6 +57,13 @@ TpeOptions TpeOptionsOf(const MethodParams& p) {
   o.parzen.prior_weight = p.prior_weight;
   o.parzen.consider_magic_clip = p.consider_magic_clip;
   o.parzen.consider_endpoints = p.consider_endpoints;
+  if (p.median_stopping) {
+    o.stopping.check_every = p.check_every;
+    o.stopping.n_startup_trials = p.stop_n_startup_trials;
+    o.stopping.n_warmup_steps = p.n_warmup_steps;
+    o.stopping.interval_steps = p.interval_steps;
+    o.stopping.n_min_trials = p.n_min_trials;
+  }
   return o;
 }
 
@@ -114,8 +122,9 @@ Result<std::unique_ptr<SearchMethod>> MakeMethod(const config::ExperimentConfig&
         p.population_size, p.num_rounds, p.length_per_round, p.truncate_fraction,
         p.resample_probability, p.perturb_factor, p.smaller_is_better));
   }
-  if (name == "tpe") {
+  if (name == "tpe" || name == "random") {  // random: only with `stopping` (RandomSearcher)
     TpeOptions o = TpeOptionsOf(p);
+    if (name == "random") o.n_startup_trials = std::numeric_limits<int64_t>::max();
     return std::unique_ptr<SearchMethod>(std::make_unique<TpeMethod>(o));
   }
   return Unimplemented("searcher '" + name + "' is not supported");
@@ -130,15 +139,30 @@ Result<std::unique_ptr<MethodSearcher>> MakeMethodSearcher(const config::Experim
   return searcher;
 }
 
+// single and random run as RandomSearcher, except random with a `stopping` block, which needs
+// several validations per trial (TpeMethod with nothing modelled).
+bool PlainRandom(const config::ExperimentConfig& config) {
+  const std::string& name = config.searcher.name;
+  if (name == "single") return true;
+  if (name != "random") return false;
+  const nlohmann::json& s = config.defaulted.is_object() && config.defaulted.contains("searcher")
+                                ? config.defaulted.at("searcher")
+                                : nlohmann::json::object();
+  return !s.is_object() || !s.contains("stopping") || s.at("stopping").is_null();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Searcher>> Searcher::Create(const config::ExperimentConfig& config) {
   const std::string& name = config.searcher.name;
-  if (name == "single" || name == "random") {
+  if (PlainRandom(config)) {
     if (name == "random" && config.searcher.max_trials < 1) {
       return InvalidArgument("searcher.max_trials: must be > 0");
     }
     return std::unique_ptr<Searcher>(std::make_unique<RandomSearcher>(config));
+  }
+  if (name == "random" && config.searcher.max_trials < 1) {
+    return InvalidArgument("searcher.max_trials: must be > 0");
   }
   DET_ASSIGN_OR_RETURN(std::unique_ptr<MethodSearcher> searcher, MakeMethodSearcher(config));
   return std::unique_ptr<Searcher>(std::move(searcher));
@@ -146,8 +170,7 @@ Result<std::unique_ptr<Searcher>> Searcher::Create(const config::ExperimentConfi
 
 Result<std::unique_ptr<Searcher>> Searcher::Restore(const config::ExperimentConfig& config,
                                                     const nlohmann::json& snapshot) {
-  const std::string& name = config.searcher.name;
-  if (name == "single" || name == "random") {
+  if (PlainRandom(config)) {
     auto searcher = std::make_unique<RandomSearcher>(config);
     DET_RETURN_IF_ERROR(searcher->LoadSnapshot(snapshot));
     return std::unique_ptr<Searcher>(std::move(searcher));

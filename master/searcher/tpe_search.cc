@@ -1,6 +1,7 @@
 #include "master/searcher/tpe_search.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -182,9 +183,18 @@ class Suggester {
   std::vector<const json*> below_, above_;
 };
 
+constexpr uint8_t kStates = 6;
+
 const char* StateName(uint8_t s) {
-  static const char* kNames[] = {"", "running", "completed", "ended", "replaced"};
-  return s < 5 ? kNames[s] : "";
+  static const char* kNames[kStates] = {"", "running", "completed", "ended", "replaced", "stopped"};
+  return s < kStates ? kNames[s] : "";
+}
+
+// np.nanpercentile(values, 50): the middle value, or the mean of the two middle ones.
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 }  // namespace
@@ -209,13 +219,19 @@ CreateAction TpeMethod::Next(SearchContext& ctx) {
   } else {
     std::vector<const Trial*> by_seq;
     for (const Trial& t : trials_) {
-      if (t.state == State::kCompleted || t.state == State::kRunning) by_seq.push_back(&t);
+      if (t.state == State::kCompleted || t.state == State::kStopped ||
+          t.state == State::kRunning) {
+        by_seq.push_back(&t);
+      }
     }
     std::sort(by_seq.begin(), by_seq.end(),
               [](const Trial* a, const Trial* b) { return a->seq < b->seq; });
     std::vector<TpeObservation> observations;
     observations.reserve(by_seq.size());
-    for (const Trial* t : by_seq) observations.push_back({&t->hparams, t->loss});
+    for (const Trial* t : by_seq) {
+      std::optional<double> loss = t->state == State::kRunning ? std::nullopt : t->loss;
+      observations.push_back({&t->hparams, loss, -static_cast<double>(t->reached)});
+    }
     hparams = SuggestTpe(ctx.hparams, observations, options_, ctx.rng);
   }
   CreateAction create = NewCreateActionWithHparams(hparams, ctx.rng);
@@ -248,23 +264,61 @@ std::vector<Action> TpeMethod::InitialOperations(SearchContext& ctx) {
   return actions;
 }
 
+uint64_t TpeMethod::NextCheck(uint64_t after) const {
+  if (options_.stopping.check_every == 0) return options_.max_length;
+  return std::min(after + options_.stopping.check_every, options_.max_length);
+}
+
+bool TpeMethod::ShouldStop(const Trial& t, uint64_t length) const {
+  const MedianStopping& s = options_.stopping;
+  if (s.check_every == 0 || length < s.n_warmup_steps) return false;
+  if (s.interval_steps > 1 && (length - s.n_warmup_steps) % s.interval_steps != 0) return false;
+  std::vector<double> others;
+  int64_t finished = 0;
+  for (const Trial& o : trials_) {
+    if (o.state != State::kCompleted) continue;
+    ++finished;
+    auto at = o.intermediate.find(length);
+    if (at != o.intermediate.end()) others.push_back(at->second);
+  }
+  if (finished < s.n_startup_trials || others.empty() ||
+      static_cast<int64_t>(others.size()) < s.n_min_trials) {
+    return false;
+  }
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [l, loss] : t.intermediate) {
+    if (l <= length) best = std::min(best, loss);
+  }
+  return best > Median(std::move(others));
+}
+
 std::vector<Action> TpeMethod::TrialCreated(SearchContext& ctx, TrialHandle trial) {
   std::vector<Action> actions;
   if (Ours(trial) == nullptr) return actions;
-  actions.emplace_back(std::in_place_type<ValidateAfterAction>,
-                       ValidateAfterAction{.request_id = std::string(ctx.ids.id(trial)),
-                                           .length = options_.max_length});
+  actions.emplace_back(
+      std::in_place_type<ValidateAfterAction>,
+      ValidateAfterAction{.request_id = std::string(ctx.ids.id(trial)), .length = NextCheck(0)});
   return actions;
 }
 
 Result<std::vector<Action>> TpeMethod::ValidationCompleted(SearchContext& ctx, TrialHandle trial,
                                                            double metric, uint64_t length) {
   std::vector<Action> actions;
-  if (!Finish(trial, State::kCompleted)) return actions;
-  trials_[trial].loss = options_.smaller_is_better ? metric : -metric;
-  ++completed_;
-  actions.emplace_back(std::in_place_type<CloseAction>,
-                       CloseAction{.request_id = std::string(ctx.ids.id(trial))});
+  Trial* t = Ours(trial);
+  if (t == nullptr || t->state != State::kRunning) return actions;
+  const double loss = options_.smaller_is_better ? metric : -metric;
+  const std::string id(ctx.ids.id(trial));
+  t->reached = std::max(t->reached, length);
+  if (options_.stopping.check_every > 0) t->intermediate[length] = loss;
+  if (length >= options_.max_length || ShouldStop(*t, length)) {
+    t->state = length >= options_.max_length ? State::kCompleted : State::kStopped;
+    t->loss = loss;
+    ++completed_;
+    actions.emplace_back(std::in_place_type<CloseAction>, CloseAction{.request_id = id});
+    return actions;
+  }
+  actions.emplace_back(std::in_place_type<ValidateAfterAction>,
+                       ValidateAfterAction{.request_id = id, .length = NextCheck(length)});
   return actions;
 }
 
@@ -290,7 +344,7 @@ double TpeMethod::Progress(const TrialUnits& units) const {
   double sum = 0;
   for (TrialHandle h = 0; h < trials_.size(); ++h) {
     const Trial& t = trials_[h];
-    if (t.state == State::kCompleted || t.state == State::kEnded) {
+    if (t.state == State::kCompleted || t.state == State::kEnded || t.state == State::kStopped) {
       sum += 1;
     } else if (t.state == State::kRunning && options_.max_length > 0) {
       if (std::optional<double> u = units.Of(h)) {
@@ -306,10 +360,19 @@ json TpeMethod::Snapshot(const RequestIdIndex& ids) const {
   for (TrialHandle h = 0; h < trials_.size(); ++h) {
     const Trial& t = trials_[h];
     if (t.state == State::kNotOurs) continue;
-    trials[std::string(ids.id(h))] = {{"seq", t.seq},
-                                      {"hparams", t.hparams},
-                                      {"loss", t.loss ? json(*t.loss) : json(nullptr)},
-                                      {"state", StateName(static_cast<uint8_t>(t.state))}};
+    json j = {{"seq", t.seq},
+              {"hparams", t.hparams},
+              {"loss", t.loss ? json(*t.loss) : json(nullptr)},
+              {"state", StateName(static_cast<uint8_t>(t.state))}};
+    if (t.reached > 0) j["reached"] = t.reached;
+    if (!t.intermediate.empty()) {
+      json intermediate = json::object();
+      for (const auto& [length, loss] : t.intermediate) {
+        intermediate[std::to_string(length)] = loss;
+      }
+      j["intermediate"] = std::move(intermediate);
+    }
+    trials[std::string(ids.id(h))] = std::move(j);
   }
   return json{{"created", created_}, {"next_seq", next_seq_}, {"trials", std::move(trials)}};
 }
@@ -327,7 +390,7 @@ Status TpeMethod::Restore(const json& snapshot, const RequestIdIndex& ids) {
     }
     Trial& t = trials[h];
     std::string state = j.value("state", "");
-    for (uint8_t s = 1; s < 5; ++s) {
+    for (uint8_t s = 1; s < kStates; ++s) {
       if (state == StateName(s)) t.state = static_cast<State>(s);
     }
     if (t.state == State::kNotOurs) {
@@ -337,7 +400,23 @@ Status TpeMethod::Restore(const json& snapshot, const RequestIdIndex& ids) {
     t.seq = j.value("seq", int64_t{0});
     t.hparams = j.value("hparams", json::object());
     if (j.contains("loss") && j["loss"].is_number()) t.loss = j["loss"].get<double>();
-    completed += t.state == State::kCompleted;
+    t.reached = j.value("reached", uint64_t{0});
+    if (j.contains("intermediate")) {
+      if (!j["intermediate"].is_object()) {
+        return InvalidArgument("invalid searcher snapshot: tpe trial " + id +
+                               " has intermediate metrics that are not a map");
+      }
+      for (const auto& [length, loss] : j["intermediate"].items()) {
+        uint64_t l = 0;
+        auto [end, err] = std::from_chars(length.data(), length.data() + length.size(), l);
+        if (err != std::errc() || end != length.data() + length.size() || !loss.is_number()) {
+          return InvalidArgument("invalid searcher snapshot: tpe trial " + id +
+                                 " has a bad intermediate metric at '" + length + "'");
+        }
+        t.intermediate[l] = loss.get<double>();
+      }
+    }
+    completed += t.state == State::kCompleted || t.state == State::kStopped;
   }
   trials_ = std::move(trials);
   created_ = snapshot.value("created", int64_t{0});

@@ -20,10 +20,16 @@
 //     hyperparameters are modelled in exponent space; categorical by choice index; nested
 //     groups leaf by leaf.
 //  5. Progress = (finished trials + running trials' units / max_length) / max_trials.
-//  6. Snapshot = {created, next_seq, trials: {request id: {seq, hparams, loss, state}}};
-//     restoring it and snapshotting again gives the identical text, and the same suggestions.
+//  6. Snapshot = {created, next_seq, trials: {request id: {seq, hparams, loss, state,
+//     [intermediate]}}}; restoring it and snapshotting again gives the identical text, and the
+//     same suggestions.
+//  7. With `stopping` (MedianStopping), trials validate every check_every and may be stopped
+//     early; a stopped trial is an observation ranked below every trial that got further (by
+//     its last metric), as Optuna's TPE ranks pruned trials. random search with `stopping` is
+//     this method with no modelled trial (its draws are random search's).
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -34,6 +40,19 @@
 
 namespace det::master::searcher {
 
+// A `stopping: {type: median, ...}` block (tpe and random searches): Optuna's MedianPruner.
+// A trial validates every `check_every` units; at a length L past the warm-up, once
+// n_startup_trials trials have finished, it is stopped (closed) when the best metric it has
+// reported so far is worse than the median of the finished trials' metrics at L (at least
+// n_min_trials of them).
+struct MedianStopping {
+  uint64_t check_every = 0;  // 0: no stopping (one validation, at max_length)
+  int64_t n_startup_trials = 5;
+  uint64_t n_warmup_steps = 0;  // in max_length's unit
+  uint64_t interval_steps = 1;  // decisions only at lengths warm-up + k * interval_steps
+  int64_t n_min_trials = 1;
+};
+
 struct TpeOptions {
   int64_t max_trials = 1;
   int64_t max_concurrent_trials = 16;  // 0: no limit
@@ -43,6 +62,7 @@ struct TpeOptions {
   int64_t n_ei_candidates = 24;
   bool constant_liar = false;
   ParzenOptions parzen;
+  MedianStopping stopping;
 };
 
 // One trial as the sampler sees it: its hyperparameters, its loss (nullopt: still running),
@@ -80,15 +100,19 @@ class TpeMethod : public SearchMethod {
   }
 
  private:
-  enum class State : uint8_t { kNotOurs, kRunning, kCompleted, kEnded, kReplaced };
+  enum class State : uint8_t { kNotOurs, kRunning, kCompleted, kEnded, kReplaced, kStopped };
   struct Trial {
     State state = State::kNotOurs;
     int64_t seq = 0;  // creation order: observation weights favour the newest
     nlohmann::json hparams;
-    std::optional<double> loss;
+    std::optional<double> loss;               // its final (or, stopped, its last) loss
+    uint64_t reached = 0;                     // the longest length it validated
+    std::map<uint64_t, double> intermediate;  // losses by length, with stopping
   };
 
   CreateAction Next(SearchContext& ctx);
+  uint64_t NextCheck(uint64_t after) const;
+  bool ShouldStop(const Trial& t, uint64_t length) const;
   // Ends a running trial of ours as `to`; false when it is not one.
   bool Finish(TrialHandle trial, State to);
   Trial* Ours(TrialHandle trial);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -262,6 +263,142 @@ TEST(TpeSearchTest, ConfigErrorsNameTheField) {
   EXPECT_EQ(ok.defaulted["searcher"]["n_startup_trials"], 10);
   EXPECT_EQ(ok.defaulted["searcher"]["n_ei_candidates"], 24);
   EXPECT_EQ(ok.defaulted["searcher"]["constant_liar"], false);
+}
+
+}  // namespace
+}  // namespace det::master::searcher
+
+namespace det::master::searcher {
+namespace {
+
+// A search whose trials validate several times: one operation at a time, oldest first, metric
+// f(hparams) + 10 / length (a learning curve that keeps the trials' order at every length).
+struct StagedRun {
+  std::vector<json> created;                // hparams, in creation order
+  std::map<std::string, uint64_t> reached;  // request id -> longest length validated
+  std::vector<std::string> events;
+};
+
+StagedRun RunStaged(const config::ExperimentConfig& cfg, int restore_after = 0) {
+  auto f = [](const json& h) { return std::pow(h["x"].get<double>() - 7.0, 2); };
+  StagedRun out;
+  auto made = Searcher::Create(cfg);
+  EXPECT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<Searcher> s = std::move(made).value();
+  std::map<std::string, json> hparams;
+  std::deque<std::pair<std::string, uint64_t>> ops;
+  std::deque<std::string> closed;
+  std::function<void(std::vector<Action>)> take = [&](std::vector<Action> actions) {
+    for (Action& a : actions) {
+      if (auto* c = std::get_if<CreateAction>(&a)) {
+        hparams[c->request_id] = c->hparams;
+        out.created.push_back(c->hparams);
+        take(s->TrialCreated(c->request_id));
+      } else if (auto* v = std::get_if<ValidateAfterAction>(&a)) {
+        ops.emplace_back(v->request_id, v->length);
+      } else if (auto* cl = std::get_if<CloseAction>(&a)) {
+        closed.push_back(cl->request_id);
+        out.events.push_back("close " + cl->request_id);
+      }
+    }
+  };
+  take(s->InitialOperations());
+  int done = 0;
+  while (!ops.empty() || !closed.empty()) {
+    if (!closed.empty()) {
+      std::string rid = closed.front();
+      closed.pop_front();
+      take(s->TrialExited(rid));
+      continue;
+    }
+    auto [rid, length] = ops.front();
+    ops.pop_front();
+    out.reached[rid] = length;
+    out.events.push_back("op " + rid + " " + std::to_string(length));
+    auto r =
+        s->ValidationCompleted(rid, f(hparams[rid]) + 10.0 / static_cast<double>(length), length);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    take(*r);
+    if (++done == restore_after) {
+      std::string text = s->Snapshot().dump();
+      auto back = Searcher::Restore(cfg, json::parse(text));
+      EXPECT_TRUE(back.ok()) << back.status().ToString();
+      s = std::move(back).value();
+      EXPECT_EQ(s->Snapshot().dump(), text);
+    }
+  }
+  return out;
+}
+
+constexpr char kStopped[] =
+    ", metric: loss, max_trials: 20, max_concurrent_trials: 1, max_length: {batches: 30}, "
+    "stopping: {type: median, check_every: {batches: 10}, n_startup_trials: 3}}";
+
+TEST(MedianStoppingTest, StopsTrialsWorseThanTheFinishedTrialsMedian) {
+  StagedRun run = RunStaged(Config(std::string("{name: random") + kStopped, kX, 5));
+  ASSERT_EQ(run.created.size(), 20u);
+  int stopped = 0, finished = 0;
+  for (const auto& [rid, length] : run.reached) {
+    EXPECT_TRUE(length == 10 || length == 20 || length == 30) << length;
+    stopped += length < 30;
+    finished += length == 30;
+  }
+  EXPECT_GT(stopped, 0) << "a median rule that never stops anything";
+  EXPECT_GE(finished, 3) << "the start-up trials always finish";
+  // Random sampling with stopping draws exactly what random search draws.
+  SearchRun plain =
+      RunSearch(Config("{name: random, metric: loss, max_trials: 20, max_concurrent_trials: 1, "
+                       "max_length: {batches: 100}}",
+                       kX, 5),
+                [](const json&) { return 0.0; });
+  EXPECT_EQ(plain.hparams, run.created);
+}
+
+TEST(MedianStoppingTest, NothingIsStoppedBeforeTheStartUpTrialsFinishOrDuringTheWarmUp) {
+  StagedRun warm = RunStaged(Config(
+      "{name: random, metric: loss, max_trials: 12, max_concurrent_trials: 1, "
+      "max_length: {batches: 30}, stopping: {check_every: {batches: 10}, n_startup_trials: 3, "
+      "n_warmup_steps: 30}}",
+      kX, 5));
+  for (const auto& [rid, length] : warm.reached) EXPECT_EQ(length, 30u);
+  StagedRun never =
+      RunStaged(Config("{name: random, metric: loss, max_trials: 12, max_concurrent_trials: 1, "
+                       "max_length: {batches: 30}, stopping: {check_every: {batches: 10}, "
+                       "n_startup_trials: 50}}",
+                       kX, 5));
+  for (const auto& [rid, length] : never.reached) EXPECT_EQ(length, 30u);
+}
+
+TEST(MedianStoppingTest, TpeWithStoppingLearnsAndRestoresExactly) {
+  config::ExperimentConfig cfg = Config(std::string("{name: tpe") + kStopped, kX, 6);
+  StagedRun straight = RunStaged(cfg);
+  StagedRun restored = RunStaged(cfg, /*restore_after=*/17);
+  EXPECT_EQ(straight.events, restored.events);
+  EXPECT_EQ(straight.created, restored.created);
+  double tail = 0;
+  for (size_t i = 10; i < 20; ++i) tail += std::fabs(straight.created[i]["x"].get<double>() - 7);
+  EXPECT_LT(tail / 10, 2.5) << "modelled trials gather toward x = 7 (a uniform draw: 2.9)";
+}
+
+TEST(MedianStoppingTest, ConfigErrorsNameTheField) {
+  auto bad = [](const std::string& stopping) {
+    std::string yaml = "entrypoint: m:T\nhyperparameters:\n" + std::string(kX) +
+                       "searcher: {name: random, metric: loss, max_trials: 3, "
+                       "max_length: {batches: 30}, stopping: " +
+                       stopping + "}\n";
+    auto cfg = config::ParseExperimentConfig(yaml, config::ConfigDefaults{});
+    return cfg.ok() ? std::string() : cfg.status().message();
+  };
+  EXPECT_NE(bad("{type: median}").find("searcher.stopping.check_every"), std::string::npos);
+  EXPECT_NE(bad("{type: mean, check_every: {batches: 5}}").find("searcher.stopping.type"),
+            std::string::npos);
+  EXPECT_NE(bad("{check_every: {epochs: 1}}").find("max_length's unit"), std::string::npos);
+  EXPECT_NE(bad("{check_every: {batches: 5}, interval_steps: 0}")
+                .find("searcher.stopping.interval_steps"),
+            std::string::npos);
+  EXPECT_NE(bad("{check_every: {batches: 5}, patience: 2}").find("searcher.stopping.patience"),
+            std::string::npos);
+  EXPECT_EQ(bad("{check_every: {batches: 5}, n_warmup_steps: 10}"), "");
 }
 
 }  // namespace

@@ -88,11 +88,11 @@ def test_invalid_hp_trials_end_and_are_replaced(cluster, tmp_path):
 TPE = pathlib.Path(__file__).parent / "fixtures" / "tpe_search"
 
 
-@pytest.mark.parametrize("config", ["tpe.yaml", "tpe_asha.yaml"])
+@pytest.mark.parametrize("config", ["tpe.yaml", "tpe_asha.yaml", "tpe_stopping.yaml"])
 def test_tpe_search_continues_identically_after_a_master_kill9(cluster, own_cluster, config):
     """The same search runs twice at once, on two clusters; one master is killed -9 once six
-    trials exist, and restarted. Its suggestions (a tpe search's, or adaptive_asha's with
-    sampler: tpe) depend on every metric it was told, so equal hyperparameters for all 14 trials
+    trials exist, and restarted. Its suggestions (a tpe search's, adaptive_asha's with
+    sampler: tpe, or a tpe search's with median stopping) depend on every metric it was told, so equal hyperparameters for all 14 trials
     mean the restored searcher went on exactly where it was."""
     straight = cluster.create(TPE / config, TPE)
     c = own_cluster
@@ -113,6 +113,10 @@ def test_tpe_search_continues_identically_after_a_master_kill9(cluster, own_clus
     a, b = hparams(cluster, straight), hparams(c, killed)
     assert len(a) == 14
     assert a == b
+    if config == "tpe_stopping.yaml":
+        reached = sorted(t["totalBatchesProcessed"] for t in cluster.trials(straight))
+        assert reached[0] < 3 <= reached[-1], f"some trials stopped early, some finished: {reached}"
+        assert reached == sorted(t["totalBatchesProcessed"] for t in c.trials(killed))
     # After the 4 random start-up trials it models: not every suggestion is a fresh uniform
     # draw, so some x lands within 1.5 of the optimum at 7 (a chance of 0.3 per uniform draw).
     assert any(abs(h["x"] - 7.0) < 1.5 for h in a[4:])
