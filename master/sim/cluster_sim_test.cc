@@ -86,6 +86,12 @@ TEST(ClusterSimTest, Random) { RunSeeds({kRandom}, true); }
 TEST(ClusterSimTest, Grid) { RunSeeds({kGrid}, true); }
 TEST(ClusterSimTest, Pbt) { RunSeeds({kPbt}, true); }
 TEST(ClusterSimTest, Tpe) { RunSeeds({kTpe}, true, Seeds() / 2); }
+TEST(ClusterSimTest, RandomWithMedianStopping) {
+  RunSeeds({"{name: random, metric: loss, max_trials: 6, max_length: {batches: 20}, "
+            "max_concurrent_trials: 2, stopping: {check_every: {batches: 5}, "
+            "n_startup_trials: 2}}"},
+           true, Seeds() / 4);
+}
 TEST(ClusterSimTest, AdaptiveAshaWithTheTpeSampler) {
   std::string asha = kAdaptiveAsha;
   asha.replace(asha.size() - 1, 1, ", sampler: tpe, n_startup_trials: 3}");
