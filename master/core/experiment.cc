@@ -93,10 +93,13 @@ Result<Decision> Experiment::Decide(const ExperimentEvent& event) {
                          event);
   out_ = nullptr;
   if (!st.ok()) return st;
-  // In creation order, so the writes (and a test) do not depend on hashing.
-  for (const Trial& t : trials_) {
-    if (dirty_.count(t.request_id)) d.searcher_changed.push_back(t.request_id);
-  }
+  // In creation order, so the writes (and a test) do not depend on hashing; O(changed), not
+  // O(trials).
+  std::vector<size_t> changed;
+  changed.reserve(dirty_.size());
+  for (const std::string& rid : dirty_) changed.push_back(by_request_.at(rid));
+  std::sort(changed.begin(), changed.end());
+  for (size_t i : changed) d.searcher_changed.push_back(trials_[i].request_id);
   d.progress = searcher_->Progress();
   return d;
 }
