@@ -16,6 +16,7 @@ constexpr std::string_view kPath = "searcher";
 constexpr int64_t kDefaultMaxConcurrentTrials = 16;
 constexpr int64_t kDefaultDivisor = 4;
 constexpr int64_t kDefaultMaxRungs = 5;
+constexpr int64_t kMaxEiCandidates = 1024;
 
 struct MethodFields {
   std::string_view method;
@@ -54,8 +55,7 @@ const std::vector<MethodFields>& Methods() {
       {"custom", {"unit"}},
       {"tpe",
        {"max_trials", "max_concurrent_trials", "n_startup_trials", "n_ei_candidates",
-        "prior_weight", "consider_magic_clip", "consider_endpoints", "constant_liar",
-        "stopping"}},
+        "prior_weight", "consider_magic_clip", "consider_endpoints", "constant_liar", "stopping"}},
   };
   return kMethods;
 }
@@ -224,7 +224,13 @@ void ParsePbt(const json& in, const json& out, SearcherConfig* cfg, Problems* pr
 // ASHA searcher's `sampler: tpe` they are only checked, so its merged config stays as it was).
 void ParseTpeKnobs(const json& in, json* out, Problems* problems) {
   IntField(in, "n_startup_trials", 0, 10, out, problems);
-  IntField(in, "n_ei_candidates", 1, 24, out, problems);
+  // Each candidate is scored against every trial, on the runtime loop: a bound keeps one
+  // user's search from holding it for everyone.
+  int64_t candidates = IntField(in, "n_ei_candidates", 1, 24, out, problems);
+  if (candidates > kMaxEiCandidates) {
+    problems->Add(JoinPath(kPath, "n_ei_candidates"),
+                  "must be <= " + std::to_string(kMaxEiCandidates), candidates);
+  }
   if (!Has(in, "prior_weight")) {
     (*out)["prior_weight"] = 1.0;
   } else if (!in.at("prior_weight").is_number() || !(in.at("prior_weight").get<double>() > 0)) {
@@ -247,8 +253,8 @@ void ParseStopping(const json& in, const json& out, Problems* problems) {
   if (stop == nullptr) return;
   std::string path = JoinPath(kPath, "stopping");
   RejectUnknownKeys(*stop,
-                    {"type", "check_every", "n_startup_trials", "n_warmup_steps",
-                     "interval_steps", "n_min_trials"},
+                    {"type", "check_every", "n_startup_trials", "n_warmup_steps", "interval_steps",
+                     "n_min_trials"},
                     path, problems);
   if (auto type = ReadString(*stop, "type", path, problems)) {
     if (*type != "median") problems->Add(JoinPath(path, "type"), "must be median", *type);
@@ -256,9 +262,9 @@ void ParseStopping(const json& in, const json& out, Problems* problems) {
   if (!Has(*stop, "check_every")) {
     problems->Add(JoinPath(path, "check_every"), "required (a length, as max_length)");
   } else {
-    std::optional<Length> every = ParseLength(stop->at("check_every"),
-                                              JoinPath(path, "check_every"),
-                                              /*allow_unitless=*/true, problems);
+    std::optional<Length> every =
+        ParseLength(stop->at("check_every"), JoinPath(path, "check_every"),
+                    /*allow_unitless=*/true, problems);
     if (every && every->value == 0) {
       problems->Add(JoinPath(path, "check_every"), "must be > 0", stop->at("check_every"));
     }

@@ -175,7 +175,9 @@ Result<MethodParams> ReadMethodParams(const config::ExperimentConfig& config) {
     if (p.n_startup_trials < 0) {
       return InvalidArgument("searcher.n_startup_trials: must be >= 0");
     }
-    if (p.n_ei_candidates < 1) return InvalidArgument("searcher.n_ei_candidates: must be > 0");
+    if (p.n_ei_candidates < 1 || p.n_ei_candidates > 1024) {
+      return InvalidArgument("searcher.n_ei_candidates: must be in [1, 1024]");
+    }
     if (!(p.prior_weight > 0) || !std::isfinite(p.prior_weight)) {
       return InvalidArgument("searcher.prior_weight: must be a number > 0");
     }

@@ -251,6 +251,11 @@ TEST(TpeSearchTest, ConfigErrorsNameTheField) {
       bad("{name: tpe, metric: loss, max_trials: 5, max_length: {batches: 10}, n_ei_candidates: 0}")
           .find("searcher.n_ei_candidates"),
       std::string::npos);
+  // A candidate count that would hold the runtime loop for everyone is refused.
+  EXPECT_NE(bad("{name: tpe, metric: loss, max_trials: 5, max_length: {batches: 10}, "
+                "n_ei_candidates: 1000000000000}")
+                .find("searcher.n_ei_candidates: must be <= 1024"),
+            std::string::npos);
   EXPECT_NE(
       bad("{name: tpe, metric: loss, max_trials: 5, max_length: {batches: 10}, prior_weight: -1}")
           .find("searcher.prior_weight"),
