@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 
 DEBIAN_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   libboost-dev libboost-system-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev libpq-dev \
-  libarchive-dev libcurl4-openssl-dev libssl-dev libcrypt-dev libcli11-dev libspdlog-dev \
+  libarchive-dev libcurl4-openssl-dev libssl-dev libcrypt-dev libcli11-dev libspdlog-dev libre2-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   python3 python3-torch python3-numpy python3-yaml python3-pytest python3-pytest-xdist \
   python3-sklearn python3-boto3 \

@@ -78,6 +78,7 @@ int RunCli(int argc, char** argv) {
   RegisterJobCommands(app, ctx);
   RegisterModelCommands(app, ctx);
   RegisterTemplateCommands(app, ctx);
+  RegisterWebhookCommands(app, ctx);
   RegisterNtscCommands(app, ctx);
   RegisterUserAdminCommands(app.get_subcommand("user"), ctx);
   RegisterWorkspaceProjectCommands(app, ctx);

@@ -52,6 +52,7 @@ void RegisterTrialCommands(CLI::App& app, CliContext& ctx);
 void RegisterDeployCommands(CLI::App& app, CliContext& ctx);
 void RegisterPreviewCommands(CLI::App& app, CliContext& ctx);
 void RegisterTemplateCommands(CLI::App& app, CliContext& ctx);  // det template (tpl)
+void RegisterWebhookCommands(CLI::App& app, CliContext& ctx);   // det webhook
 // det cmd, notebook, shell, tensorboard, task (commands_ntsc.cc).
 void RegisterNtscCommands(CLI::App& app, CliContext& ctx);
 

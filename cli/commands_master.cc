@@ -5,6 +5,7 @@
 #include "cli/cli_context.h"
 #include "cli/format.h"
 #include "cli/table.h"
+#include "cli/yaml_render.h"
 
 namespace det::cli {
 namespace {
@@ -80,6 +81,54 @@ void RegisterMasterCommands(CLI::App& app, CliContext& ctx) {
   info->add_flag("--json", *info_json, "print JSON");
   info->callback([&ctx, info_json] {
     ctx.SetAction("get master info", [&ctx, info_json] { return MasterInfo(ctx, *info_json); });
+  });
+
+  // cluster-message set | clear | get (admins; every user sees the active one in master info).
+  struct MessageArgs {
+    std::string message, start, end, duration;
+    bool clear_all = false, json = false, yaml = false;
+  };
+  auto m = std::make_shared<MessageArgs>();
+  CLI::App* msg = master->add_subcommand("cluster-message", "set or clear cluster-wide message");
+  msg->require_subcommand(1);
+  CLI::App* set = msg->add_subcommand("set", "create or edit the displayed cluster-wide message");
+  set->add_option("-s,--start", m->start,
+                  "timestamp to start displaying the message (RFC 3339), default now");
+  CLI::Option* end = set->add_option("-e,--end", m->end,
+                                     "timestamp to stop displaying it (RFC 3339), default never");
+  set->add_option("-d,--duration", m->duration, "how long it lasts, e.g. 24h, 5d, 2w")
+      ->excludes(end);
+  set->add_option("-m,--message", m->message, "text of the message to display to users");
+  set->callback([&ctx, m] {
+    ctx.SetAction("set cluster message", [&ctx, m]() -> Status {
+      if (m->message.empty()) return InvalidArgument("Provide a message using the -m flag.");
+      nlohmann::json body = {{"message", m->message}};
+      if (!m->start.empty()) body["startTime"] = m->start;
+      if (!m->end.empty()) body["endTime"] = m->end;
+      if (!m->duration.empty()) body["duration"] = m->duration;
+      return ctx.GetSession().Call("PUT", "/api/v1/master/cluster_message", body).status();
+    });
+  });
+  CLI::App* clear = msg->add_subcommand("clear", "clear cluster-wide message");
+  clear->add_flag("-c,--clear", m->clear_all, "clear all cluster-wide messages");
+  clear->callback([&ctx] {
+    ctx.SetAction("clear cluster message", [&ctx]() -> Status {
+      return ctx.GetSession()
+          .Call("DELETE", "/api/v1/master/cluster_message", std::nullopt)
+          .status();
+    });
+  });
+  CLI::App* get = msg->add_subcommand("get", "get cluster-wide message");
+  CLI::Option* as_json = get->add_flag("--json", m->json, "print JSON");
+  get->add_flag("--yaml", m->yaml, "print YAML")->excludes(as_json);
+  get->callback([&ctx, m] {
+    ctx.SetAction("get cluster message", [&ctx, m]() -> Status {
+      DET_ASSIGN_OR_RETURN(nlohmann::json resp,
+                           ctx.GetSession().Get("/api/v1/master/cluster_message"));
+      if (!resp.contains("clusterMessage")) resp["clusterMessage"] = nullptr;
+      Print(m->json ? resp.dump(4) + "\n" : RenderYaml(resp));
+      return Status::Ok();
+    });
   });
 
   CLI::App* agent = app.add_subcommand("agent", "inspect agents")->alias("a");

@@ -44,6 +44,9 @@ struct LaunchArgs {
   std::string templ;
   std::vector<std::string> entrypoint;  // cmd run CMD...; shell start -- CMD
   bool detach = false;
+  // notebook start: Determined's det opens a browser unless told not to; this one never opens
+  // one (it prints the URL), so the flag changes nothing.
+  bool no_browser = false;
   std::vector<int64_t> experiment_ids;  // tensorboard
   std::vector<int64_t> trial_ids;
 };
@@ -438,6 +441,8 @@ void RegisterNtscCommands(CLI::App& app, CliContext& ctx) {
   auto nb_args = std::make_shared<LaunchArgs>();
   CLI::App* nb_start = nb->add_subcommand("start", "start a Jupyter notebook");
   AddLaunchFlags(nb_start, *nb_args);
+  nb_start->add_flag("--no-browser", nb_args->no_browser,
+                     "don't open the notebook in a browser (none is opened: the URL is printed)");
   nb_start->callback([&ctx, nb_args] {
     ctx.SetAction("start notebook", [&ctx, nb_args] { return StartNotebook(ctx, *nb_args); });
   });

@@ -68,6 +68,7 @@ struct Seeded {
   int64_t project_id = 0;
   std::string model_name = "alices-model";
   std::string template_name = "alices-template";
+  int64_t webhook_id = 0;
   std::string external_experiment_id = "alices-external-experiment";
   int64_t unmanaged_experiment_id = 0;
   // Alice's tasks, each RUNNING with an allocation token of its own: kind -> task id.
@@ -277,6 +278,16 @@ class PermissionMatrixTest : public ::testing::Test {
     version.checkpoint_uuid = s_.checkpoint_uuid;
     version.user_id = s_.alice_id;
     ASSERT_TRUE(store->InsertModelVersion(version).ok());
+    store::WebhookRow webhook;  // of alice's workspace; nothing listens at its url
+    webhook.url = "http://127.0.0.1:9/matrix";
+    webhook.webhook_type = "DEFAULT";
+    webhook.mode = "WORKSPACE";
+    webhook.workspace_id = s_.workspace_id;
+    webhook.triggers = {{0, 0, "EXPERIMENT_STATE_CHANGE", {{"state", "COMPLETED"}}}};
+    auto inserted = store->InsertWebhook(webhook);
+    ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
+    s_.webhook_id = inserted->id;
+
     store::TemplateRow tmpl;
     tmpl.name = s_.template_name;
     tmpl.workspace_id = s_.workspace_id;
@@ -367,6 +378,7 @@ class PermissionMatrixTest : public ::testing::Test {
     if (param == "taskId") return s_.tasks.at("shell");
     if (param == "allocationId") return s_.tasks.at("shell") + ".1";
     if (under("/api/v1/templates/")) return s_.template_name;
+    if (under("/api/v1/webhooks/")) return std::to_string(s_.webhook_id);
     if (under("/api/v1/users/")) return std::to_string(s_.alice_id);
     if (under("/api/v1/agents/") || under("/agents/")) return "matrix-agent";
     if (under("/api/v1/experiments/")) return std::to_string(s_.experiment_id);
@@ -449,6 +461,9 @@ class PermissionMatrixTest : public ::testing::Test {
     if (route == "PUT /api/v1/experiments/by-external-id/{externalExperimentId}") {
       return json{{"unmanaged", true}, {"config", UnmanagedConfig()}}.dump();
     }
+    if (route == "POST /api/v1/experiments/continue") {
+      return json{{"id", s_.experiment_id}}.dump();
+    }
     if (route == "POST /api/v1/experiments/move") {
       return json{{"experimentIds", {s_.experiment_id}}, {"destinationProjectId", 1}}.dump();
     }
@@ -463,6 +478,14 @@ class PermissionMatrixTest : public ::testing::Test {
              ", \"trialSourceInfoType\": \"TRIAL_SOURCE_INFO_TYPE_INFERENCE\"}}";
     }
     if (route == "POST /api/v1/runs/start") return "{\"runId\": " + trial + "}";
+    if (route == "POST /api/v1/webhooks" || route == "PATCH /api/v1/webhooks/{id}") {
+      return json{{"url", "http://127.0.0.1:9/matrix"},
+                  {"webhookType", "WEBHOOK_TYPE_DEFAULT"},
+                  {"workspaceId", s_.workspace_id},
+                  {"triggers", {{{"triggerType", "TRIGGER_TYPE_EXPERIMENT_STATE_CHANGE"},
+                                 {"condition", {{"state", "COMPLETED"}}}}}}}
+          .dump();
+    }
     if (route == "POST /api/v1/webhooks/custom") {
       return "{\"data\": {\"title\": \"x\"}, \"trialId\": " + trial + "}";
     }

@@ -2,6 +2,8 @@
 #include "master/api/json_views.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/core/cluster_message.h"
+#include "master/server/cluster_message_service.h"
 #include "master/server/passwords.h"
 #include "common/version.h"
 
@@ -15,7 +17,10 @@ using server::Principal;
 void RegisterAuthRoutes(server::Router* router, server::Master* master) {
   auto info = NoAuth([master](HttpRequest&) {
     const std::string& name = master->config().cluster_name;
+    std::optional<store::ClusterMessageRow> message = master->cluster_message()->Active();
     return JsonResponse({{"version", kVersion},
+                         {"clusterMessage",
+                          message ? core::ClusterMessageJson(*message) : json(nullptr)},
                          {"masterId", master->master_id()},
                          {"clusterId", master->cluster_id()},
                          {"clusterName", name},

@@ -252,25 +252,50 @@ void RegisterCheckpointRoutes(server::Router* router, server::Master* master) {
               WithAuth(master, ExperimentOwner(),
                        [label](HttpRequest& req, const Principal&) { return label(req, false); }));
 
+  // `det experiment continue`: Determined's route names the experiment in the body
+  // ({id, overrideConfig}); the path form is kept for clients of earlier versions.
+  auto continue_experiment = [master](int64_t id, const json& body) {
+    std::string overrides;
+    if (const json* o = Field(body, "overrideConfig", "override_config"); o && o->is_string()) {
+      overrides = o->get<std::string>();
+    } else if (o != nullptr && !o->is_null()) {
+      return ErrorResponse(InvalidArgument("overrideConfig: must be a YAML string, got " + o->dump()));
+    }
+    Status st = master->experiments()->ContinueExperiment(id, overrides);
+    if (!st.ok()) return ErrorResponse(st);
+    // Determined's ContinueExperimentResponse requires the experiment.
+    auto v = master->experiments()->GetExperiment(id);
+    if (!v.ok()) return ErrorResponse(v.status());
+    return JsonResponse(
+        {{"experiment", PlacedExperimentJson(master, *v)}, {"warnings", json::array()}});
+  };
   router->Add("POST", "/api/v1/experiments/{id}/continue",
-              WithAuth(master, ExperimentOwner(), [master](HttpRequest& req, const Principal&) {
-                Result<int64_t> id = PathId(req, "id");
-                if (!id.ok()) return ErrorResponse(id.status());
-                Result<json> body = ParseBody(req);
-                if (!body.ok()) return ErrorResponse(body.status());
-                std::string overrides;
-                if (const json* o = Field(*body, "overrideConfig", "override_config");
-                    o && o->is_string()) {
-                  overrides = o->get<std::string>();
-                }
-                Status st = master->experiments()->ContinueExperiment(*id, overrides);
-                if (!st.ok()) return ErrorResponse(st);
-                // Determined's ContinueExperimentResponse requires the experiment.
-                auto v = master->experiments()->GetExperiment(*id);
-                if (!v.ok()) return ErrorResponse(v.status());
-                return JsonResponse({{"experiment", PlacedExperimentJson(master, *v)},
-                                     {"warnings", json::array()}});
-              }));
+              WithAuth(master, ExperimentOwner(),
+                       [continue_experiment](HttpRequest& req, const Principal&) {
+                         Result<int64_t> id = PathId(req, "id");
+                         if (!id.ok()) return ErrorResponse(id.status());
+                         Result<json> body = ParseBody(req);
+                         if (!body.ok()) return ErrorResponse(body.status());
+                         return continue_experiment(*id, *body);
+                       }));
+  router->Add("POST", "/api/v1/experiments/continue",
+              WithAuth(master, Checked(core::Action::kModify),
+                       [master, continue_experiment](HttpRequest& req, const Principal& who) {
+                         Result<json> body = ParseBody(req);
+                         if (!body.ok()) return ErrorResponse(body.status());
+                         const json* id = Field(*body, "id", "id");
+                         if (id == nullptr || !id->is_number_integer() || id->get<int64_t>() <= 0) {
+                           return ErrorResponse(
+                               InvalidArgument("id: required, the experiment's id (a positive integer)"));
+                         }
+                         int64_t exp_id = id->get<int64_t>();
+                         if (Status st = AuthorizeOn(master, who, ExperimentOwner(),
+                                                     std::to_string(exp_id));
+                             !st.ok()) {
+                           return ErrorResponse(st);
+                         }
+                         return continue_experiment(exp_id, *body);
+                       }));
 
   router->Add("DELETE", "/api/v1/experiments/{id}",
               DeferredIdAction(master, [master](int64_t id, server::Done<Status> done) {

@@ -4,7 +4,9 @@
 #include "common/clock.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/core/cluster_message.h"
 #include "master/core/secret_redact.h"
+#include "master/server/cluster_message_service.h"
 #include "master/server/db_config.h"
 
 namespace det::master::api {
@@ -55,7 +57,13 @@ json MasterConfigJson(const server::MasterConfig& c) {
                c.task_container_defaults.is_null() ? json::object() : c.task_container_defaults},
               {"log", {{"level", c.log_level}}},
               {"resource_manager", rm},
-              {"resource_pools", pools}};
+              {"resource_pools", pools},
+              // Determined's clients read these; none is switched on here.
+              {"feature_switches", json::array()},
+              // The signing key is a secret: only whether one is set is shown.
+              {"webhooks",
+               {{"base_url", c.webhooks_base_url},
+                {"signing_key", c.webhooks_signing_key.empty() ? "" : "********"}}}};
   core::RedactSecrets(cfg);
   return cfg;
 }
@@ -71,6 +79,27 @@ json LogEntryLine(const server::LogEntry& e) {
 }  // namespace
 
 void RegisterMasterRoutes(server::Router* router, server::Master* master) {
+  // The cluster-wide message: admins set, see (scheduled ones too) and clear it; every user sees
+  // the active one in the master's info (routes_auth.cc).
+  router->Add("GET", "/api/v1/master/cluster_message",
+              WithAuth(master, AdminOnly(), [master](HttpRequest&, const Principal&) {
+                std::optional<store::ClusterMessageRow> m = master->cluster_message()->Current();
+                return JsonResponse(
+                    {{"clusterMessage", m ? core::ClusterMessageJson(*m) : json(nullptr)}});
+              }));
+  router->Add("PUT", "/api/v1/master/cluster_message",
+              WithAuth(master, AdminOnly(), [master](HttpRequest& req, const Principal&) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                Status st = master->cluster_message()->Set(*body);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+  router->Add("DELETE", "/api/v1/master/cluster_message",
+              WithAuth(master, AdminOnly(), [master](HttpRequest&, const Principal&) {
+                Status st = master->cluster_message()->Clear();
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
   router->Add("GET", "/api/v1/master/config",
               WithAuth(master, AdminOnly(), [master](HttpRequest&, const Principal&) {
                 return JsonResponse({{"config", MasterConfigJson(master->config())}});

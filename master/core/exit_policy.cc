@@ -27,8 +27,10 @@ ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_re
   }
   if (failed) {
     int64_t next = restarts + 1;
+    // The failure that ends it is no restart: a trial that ran max_restarts + 1 times shows
+    // max_restarts restarts, as Determined's does.
     if (next > max_restarts) {
-      return {ExitDecision::kError, next, "trial exceeded max restarts"};
+      return {ExitDecision::kError, restarts, "trial exceeded max restarts"};
     }
     return {ExitDecision::kRestart, next, "trial failed, restarting"};
   }

@@ -221,6 +221,7 @@ Status ExperimentService::ContinueExperimentNow(int64_t id, const json& override
   w.experiment_meta = store::ExperimentMetaWrite{id, row.config, std::nullopt, false};
   w.experiment_state = store::ExperimentStateWrite{
       id, std::string(core::RunStateName(RunState::kActive)), std::nullopt};
+  AddWebhookEvents(id, row.config, exp.submission_time, RunState::kActive, std::nullopt, &w);
   std::vector<TrialRuntime*> again;
   for (auto& [rid, tid] : exp.trial_by_request) {
     TrialRuntime& t = *trials_[tid];
@@ -235,6 +236,7 @@ Status ExperimentService::ContinueExperimentNow(int64_t id, const json& override
     again.push_back(&t);
   }
   DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
+  WakeWebhooks(w);
   exp.config = cfg;
   exp.continued = true;
   exp.state = RunState::kActive;

@@ -13,6 +13,7 @@
 #include "master/server/checkpoint_service.h"
 #include "master/server/experiment_service.h"
 #include "master/server/passwords.h"
+#include "master/server/webhook_service.h"
 
 namespace det::master::server {
 
@@ -189,6 +190,7 @@ Status ExperimentService::SetExperimentState(ExperimentRuntime& exp, RunState st
   if (state == RunState::kCompleted) {
     w.experiment_progress = store::ExperimentProgressWrite{exp.id, 1.0};
   }
+  AddWebhookEvents(exp.id, exp.config.defaulted, exp.submission_time, state, end_time, &w);
   // The experiment's own part, once its state is stored.
   auto commit = [&]() ON_RUNTIME {
     RunState old = exp.state;
@@ -203,13 +205,16 @@ Status ExperimentService::SetExperimentState(ExperimentRuntime& exp, RunState st
     // (a large search's other paused trials follow in slices).
     TrialMoves back;
     bool more = false;
+    bool webhook_events = !w.webhook_events.empty();
     DET_RETURN_IF_ERROR(ResumeTrials(exp, std::move(w), &back, Slice(), false, &more));
+    if (webhook_events) deps_.webhooks->Wake();
     commit();
     CommitTrialStates(back);
     if (more) FollowInSlices(exp);
     return Status::Ok();
   }
   DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
+  WakeWebhooks(w);
   commit();
   if (core::IsTerminal(state)) {
     Status gc = deps_.checkpoints->CollectExperimentCheckpoints(exp.id);
@@ -224,6 +229,21 @@ Status ExperimentService::SetExperimentState(ExperimentRuntime& exp, RunState st
     CommitTrialStates(back);
   }
   return Status::Ok();
+}
+
+void ExperimentService::AddWebhookEvents(int64_t id, const json& config, int64_t start_time,
+                                         RunState state, std::optional<int64_t> end_time,
+                                         store::DecisionWrites* w) {
+  if (deps_.webhooks == nullptr) return;
+  WebhookService::ExperimentState e{id, std::string(core::RunStateName(state)), &config,
+                                    start_time, end_time};
+  for (store::WebhookEventRow& row : deps_.webhooks->ExperimentStateEvents(e)) {
+    w->webhook_events.push_back(std::move(row));
+  }
+}
+
+void ExperimentService::WakeWebhooks(const store::DecisionWrites& w) {
+  if (deps_.webhooks != nullptr && !w.webhook_events.empty()) deps_.webhooks->Wake();
 }
 
 Status ExperimentService::ResumeTrials(ExperimentRuntime& exp, store::DecisionWrites extra,

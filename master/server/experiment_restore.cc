@@ -17,9 +17,13 @@ Status ExperimentService::RestoreExperiment(
     const store::ExperimentRow& row, const std::map<int64_t, store::AllocationRow>& open_by_trial) {
   auto mark_error = [&]() {
     store::DecisionWrites w;
+    int64_t end = Now();
     w.experiment_state = store::ExperimentStateWrite{
-        row.id, std::string(core::RunStateName(RunState::kError)), Now()};
-    return deps_.store->ApplyDecision(w).status();
+        row.id, std::string(core::RunStateName(RunState::kError)), end};
+    AddWebhookEvents(row.id, row.config, row.start_time, RunState::kError, end, &w);
+    Status st = deps_.store->ApplyDecision(w).status();
+    if (st.ok()) WakeWebhooks(w);
+    return st;
   };
   auto exp = std::make_unique<ExperimentRuntime>();
   exp->id = row.id;

@@ -98,6 +98,7 @@ class ExperimentService : public AllocationOwner {
     class MetricsService* metrics = nullptr;
     class UnmanagedService* unmanaged = nullptr;
     class TaskService* tasks = nullptr;
+    class WebhookService* webhooks = nullptr;  // null: no webhooks (tests)
     // Trials a new search stores per transaction and publishes per loop task, and trials a
     // pause or stop moves per transaction and loop task: another experiment's decision runs
     // between two slices.
@@ -231,6 +232,12 @@ class ExperimentService : public AllocationOwner {
   Status SetTrialStates(const std::vector<TrialRuntime*>& trials, core::RunState state,
                         store::DecisionWrites extra = {}) ON_RUNTIME;
   Status MaybeFinishExperiment(ExperimentRuntime& exp) ON_RUNTIME;
+  // The webhook deliveries the experiment's move to `state` causes, added to `w` (stored with
+  // the move); WakeWebhooks after it is stored.
+  void AddWebhookEvents(int64_t id, const nlohmann::json& config, int64_t start_time,
+                        core::RunState state, std::optional<int64_t> end_time,
+                        store::DecisionWrites* w);
+  void WakeWebhooks(const store::DecisionWrites& w);
   Status ProcessActions(ExperimentRuntime& exp, std::vector<searcher::Action> actions) ON_RUNTIME;
   // Tells the searcher, once per trial, that it exited (early, for `reason`, when given) and
   // appends what the searcher decides to `actions`.

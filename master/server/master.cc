@@ -4,12 +4,14 @@
 
 #include "master/server/agent_admin_service.h"
 #include "master/server/agent_credential_service.h"
+#include "master/server/cluster_message_service.h"
 #include "master/server/experiment_summary_service.h"
 #include "master/server/passwords.h"
 #include "master/server/provisioner_service.h"
 #include "master/server/task_service.h"
 #include "master/server/template_service.h"
 #include "master/server/user_admin_service.h"
+#include "master/server/webhook_service.h"
 #include "master/server/workspace_service.h"
 
 namespace det::master::server {
@@ -43,6 +45,13 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       metrics_(std::make_unique<MetricsService>(store_.get())),
       series_(std::make_unique<SeriesService>(store_.get())) {
   workspaces_ = std::make_unique<WorkspaceService>(store_.get());
+  cluster_message_ = std::make_unique<ClusterMessageService>(store_.get(), clock_);
+  webhooks_ = std::make_unique<WebhookService>(
+      WebhookService::Deps{.store = store_.get(),
+                           .clock = clock_,
+                           .workspaces = workspaces_.get(),
+                           .signing_key = config_.webhooks_signing_key,
+                           .base_url = config_.webhooks_base_url});
   ownership_ = std::make_unique<OwnershipService>(store_.get());
   summaries_ = std::make_unique<ExperimentSummaryService>(store_.get(), clock_);
   agent_admin_ = std::make_unique<AgentAdminService>(store_.get());
@@ -94,6 +103,7 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
   exp_deps.metrics = metrics_.get();
   exp_deps.unmanaged = unmanaged_.get();
   exp_deps.tasks = tasks_.get();
+  exp_deps.webhooks = webhooks_.get();
   experiments_ = std::make_unique<ExperimentService>(exp_deps);
   allocations_->SetOwner(experiments_.get());
   loop_->SetHooks({[this] {
@@ -119,6 +129,8 @@ Status Master::Start() {
   allocations_->SetClusterIds(cluster_id_, master_id_);
   DET_RETURN_IF_ERROR(tasks_->Restore(Now() + config_.agent_timeout_seconds * 1000000));
   allocations_->CreateSlurm();
+  DET_RETURN_IF_ERROR(webhooks_->Start());
+  DET_RETURN_IF_ERROR(cluster_message_->Load());
   // Before the loop runs: the restore decides inline, on this thread.
   DET_RETURN_IF_ERROR(loop_->DecideAndWait([this]() -> Status {
     runtime_role.Assume();
@@ -154,6 +166,8 @@ void Master::Stop() {
   // Provisioned agents keep running: the next master re-finds them.
   if (provisioner_) provisioner_->Stop();
   checkpoints_->Stop();
+  // Deliveries still queued are made by the next master.
+  webhooks_->Stop();
 }
 
 }  // namespace det::master::server

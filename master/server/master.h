@@ -83,6 +83,14 @@ class Master {
   class WorkspaceService* workspaces() {
     return workspaces_.get();
   }
+  // Webhooks and their deliveries.
+  class WebhookService* webhooks() {
+    return webhooks_.get();
+  }
+  // The cluster-wide message.
+  class ClusterMessageService* cluster_message() {
+    return cluster_message_.get();
+  }
   class UserAdminService* user_admin() {
     return user_admin_.get();
   }
@@ -144,6 +152,9 @@ class Master {
   std::unique_ptr<SeriesService> series_;
   std::unique_ptr<AllocationService> allocations_;
   std::unique_ptr<ExperimentService> experiments_;
+  std::unique_ptr<class ClusterMessageService> cluster_message_;
+  // Last: its sender thread stops first.
+  std::unique_ptr<class WebhookService> webhooks_;
 };
 
 }  // namespace det::master::server

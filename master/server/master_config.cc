@@ -124,6 +124,27 @@ Status ApplyMasterYaml(const std::string& yaml_text, MasterConfig* config) {
       errors += "cache.cache_dir: must be a string\n";
     }
   }
+  if (doc.contains("webhooks") && !doc["webhooks"].is_null()) {
+    const json& hooks = doc["webhooks"];
+    if (!hooks.is_object()) {
+      errors += "webhooks: must be a mapping\n";
+    } else {
+      for (auto& [k, v] : hooks.items()) {
+        if (k != "signing_key" && k != "base_url") {
+          errors += "webhooks." + k + ": unknown field (signing_key, base_url)\n";
+        } else if (!v.is_string() && !v.is_null()) {
+          errors += "webhooks." + k + ": must be a string, got " + v.dump() + "\n";
+        } else if (v.is_string() && k == "signing_key") {
+          config->webhooks_signing_key = v.get<std::string>();
+        } else if (v.is_string()) {
+          config->webhooks_base_url = v.get<std::string>();
+          while (!config->webhooks_base_url.empty() && config->webhooks_base_url.back() == '/') {
+            config->webhooks_base_url.pop_back();
+          }
+        }
+      }
+    }
+  }
   if (doc.contains("launch_error") && !doc["launch_error"].is_boolean()) {
     errors += "launch_error: must be true or false, got " + doc["launch_error"].dump() + "\n";
   }

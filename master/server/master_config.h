@@ -58,6 +58,11 @@ struct MasterConfig {
   // authenticated (loopback-only clusters; the master warns at startup).
   std::string agent_token;
   std::string agent_token_file;
+  // webhooks.signing_key: the HMAC-SHA256 key of every delivery's X-Determined-AI-Signature
+  // (empty: signed with an empty key, as Determined); webhooks.base_url: the web UI's address,
+  // for links in Slack messages.
+  std::string webhooks_signing_key;
+  std::string webhooks_base_url;
 };
 
 // Applies a YAML document (the master.yaml format) over `config`. Unknown keys are errors.

@@ -11,6 +11,7 @@
 #include "master/core/lifecycle.h"
 #include "master/searcher/journaled_searcher.h"
 #include "master/server/experiment_service.h"
+#include "master/server/webhook_service.h"
 
 namespace det::master::server {
 
@@ -225,8 +226,12 @@ Status ExperimentService::ActivateNewExperiment(std::unique_ptr<ExperimentRuntim
       w.experiment_state = store::ExperimentStateWrite{
           exp.id, std::string(core::RunStateName(RunState::kActive)), std::nullopt};
       w.experiment_progress = store::ExperimentProgressWrite{exp.id, exp.searcher->Progress()};
+      AddWebhookEvents(exp.id, exp.config.defaulted, exp.submission_time, RunState::kActive,
+                       std::nullopt, &w);
     }
+    bool webhook_events = !w.webhook_events.empty();
     applied = ApplyStaged(&staged, /*first_allocations=*/true, std::move(w), stored, end);
+    if (applied.ok() && webhook_events) deps_.webhooks->Wake();
     if (applied.ok()) stored = end;
   } while (applied.ok() && stored < total);
   if (!applied.ok()) {

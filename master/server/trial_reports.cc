@@ -16,6 +16,7 @@
 #include "master/server/runtime_long_poll.h"
 #include "master/server/task_service.h"
 #include "master/server/unmanaged_service.h"
+#include "master/server/webhook_service.h"
 
 namespace det::master::server {
 
@@ -305,7 +306,18 @@ Status ExperimentService::AddTaskLogs(const Principal& who, std::vector<store::T
     }
     if (r.timestamp == 0) r.timestamp = Now();
   }
-  DET_RETURN_IF_ERROR(deps_.store->AddTaskLogs(rows));
+  std::vector<store::WebhookEventRow> events;
+  if (deps_.webhooks != nullptr) events = deps_.webhooks->TaskLogEvents(rows);
+  if (events.empty()) {
+    DET_RETURN_IF_ERROR(deps_.store->AddTaskLogs(rows));
+  } else {
+    // The lines and the deliveries they cause, in one transaction.
+    store::DecisionWrites w;
+    w.logs = rows;
+    w.webhook_events = std::move(events);
+    DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
+    deps_.webhooks->Wake();
+  }
   if (who.is_allocation && who.trial_id == 0) deps_.tasks->NotifyLogs(rows.front().task_id);
   std::set<int64_t> trials;
   for (const auto& r : rows) trials.insert(r.trial_id);

@@ -76,11 +76,14 @@ struct DecisionWrites {
   std::vector<TrialSearcherMetricWrite> searcher_metrics;
   std::vector<TrialRunnerStateWrite> runner_states;
   std::optional<ExperimentMetaWrite> experiment_meta;
+  // Webhook deliveries the decision causes (an experiment's state change), queued with it.
+  std::vector<WebhookEventRow> webhook_events;
 
   bool empty() const {
     return new_trials.empty() && trials.empty() && allocations.empty() && !experiment_state &&
            !experiment_progress && logs.empty() && trial_metadata.empty() &&
-           searcher_metrics.empty() && runner_states.empty() && !experiment_meta;
+           searcher_metrics.empty() && runner_states.empty() && !experiment_meta &&
+           webhook_events.empty();
   }
 };
 

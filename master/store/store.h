@@ -225,6 +225,48 @@ struct SystemMetricRow {
   int64_t end_time = 0;  // micros
 };
 
+// A webhook and its triggers (see webhooks in the migrations). Types and modes are Determined's
+// names without their prefix: DEFAULT / SLACK, WORKSPACE / SPECIFIC, EXPERIMENT_STATE_CHANGE /
+// METRIC_THRESHOLD_EXCEEDED / TASK_LOG / CUSTOM.
+struct WebhookTriggerRow {
+  int64_t id = 0;
+  int64_t webhook_id = 0;
+  std::string trigger_type;
+  nlohmann::json condition = nlohmann::json::object();
+};
+
+struct WebhookRow {
+  int64_t id = 0;
+  std::string name;
+  std::string url;
+  std::string webhook_type;
+  std::string mode;
+  std::optional<int64_t> workspace_id;  // unset: global
+  std::vector<WebhookTriggerRow> triggers;
+};
+
+// One delivery waiting to be made: what is posted where, how often it was tried and when it is
+// next due (micros).
+struct WebhookEventRow {
+  int64_t id = 0;
+  std::string url;
+  std::string payload;
+  int64_t attempts = 0;
+  int64_t next_attempt_at = 0;
+  // A TASK_LOG event is queued once per (task, trigger): set, the queue skips a repeat.
+  std::string dedupe_task_id;
+  int64_t dedupe_trigger_id = 0;
+};
+
+// The cluster-wide message shown to users (det master cluster-message; see cluster_messages in
+// the migrations). Times in micros; no end: shown until cleared.
+struct ClusterMessageRow {
+  std::string message;
+  int64_t start_time = 0;
+  std::optional<int64_t> end_time;
+  int64_t created_time = 0;
+};
+
 // A config template (see templates in the migrations).
 struct TemplateRow {
   std::string name;
@@ -466,6 +508,26 @@ class Store {
   // NotFound when there is no such template; AlreadyExists when new_name is taken.
   virtual Status RenameTemplate(const std::string& old_name, const std::string& new_name) = 0;
   virtual Status DeleteTemplate(const std::string& name) = 0;
+
+  // Webhooks (webhook_service.h). Insert fills in the ids of the webhook and its triggers.
+  virtual Result<WebhookRow> InsertWebhook(WebhookRow row) = 0;
+  virtual Result<std::vector<WebhookRow>> ListWebhooks() = 0;
+  // NotFound when there is no such webhook.
+  virtual Status UpdateWebhookUrl(int64_t id, const std::string& url) = 0;
+  virtual Status DeleteWebhook(int64_t id) = 0;
+  // Queues deliveries; one with a dedupe task id already queued or delivered for its trigger is
+  // skipped. The count queued.
+  virtual Result<int64_t> EnqueueWebhookEvents(const std::vector<WebhookEventRow>& events) = 0;
+  // At most `limit` deliveries due at `now`, oldest first.
+  virtual Result<std::vector<WebhookEventRow>> DueWebhookEvents(int64_t now, int64_t limit) = 0;
+  // A delivery made (or given up): removed. One to try again: its attempts and next time.
+  virtual Status DeleteWebhookEvent(int64_t id) = 0;
+  virtual Status RescheduleWebhookEvent(int64_t id, int64_t attempts, int64_t next_attempt_at) = 0;
+
+  // The cluster message: Set replaces the one there (if any); nullopt when none is set.
+  virtual Result<std::optional<ClusterMessageRow>> GetClusterMessage() = 0;
+  virtual Status SetClusterMessage(const ClusterMessageRow& row) = 0;
+  virtual Status ClearClusterMessage() = 0;
 
   // Workspaces, projects and the project of each experiment (clicompat).
   virtual Result<std::vector<WorkspaceRow>> ListWorkspaces() = 0;

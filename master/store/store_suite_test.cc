@@ -64,6 +64,68 @@ class StoreSuite : public ::testing::TestWithParam<store_test::Backend> {
   std::unique_ptr<Store> store_;
 };
 
+// Webhooks keep their triggers; the delivery queue hands out what is due, oldest first, takes a
+// TASK_LOG delivery once per task and trigger, and queues with a decision or not at all.
+TEST_P(StoreSuite, WebhooksAndTheirDeliveryQueue) {
+  WebhookRow w;
+  w.name = "alerts";
+  w.url = "http://127.0.0.1:9/x";
+  w.webhook_type = "SLACK";
+  w.mode = "SPECIFIC";
+  w.workspace_id = 1;
+  w.triggers = {{0, 0, "TASK_LOG", {{"regex", "boom"}}}, {0, 0, "CUSTOM", nlohmann::json::object()}};
+  auto stored = store_->InsertWebhook(w);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  ASSERT_GT(stored->id, 0);
+  ASSERT_EQ(stored->triggers.size(), 2u);
+  EXPECT_GT(stored->triggers[1].id, stored->triggers[0].id);
+  store_ = Reopen();
+  auto listed = store_->ListWebhooks();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].workspace_id, std::optional<int64_t>(1));
+  EXPECT_EQ((*listed)[0].triggers[0].condition, nlohmann::json({{"regex", "boom"}}));
+  ASSERT_TRUE(store_->UpdateWebhookUrl(stored->id, "http://127.0.0.1:9/y").ok());
+  EXPECT_EQ(store_->UpdateWebhookUrl(stored->id + 100, "http://z").code(), StatusCode::kNotFound);
+
+  WebhookEventRow a{0, "http://127.0.0.1:9/a", "{}", 0, 10, "task-1", stored->triggers[0].id};
+  WebhookEventRow b{0, "http://127.0.0.1:9/b", "{}", 0, 5, "", 0};
+  auto queued = store_->EnqueueWebhookEvents({a, b, a});
+  ASSERT_TRUE(queued.ok()) << queued.status().ToString();
+  EXPECT_EQ(*queued, 2);  // the repeat of a's task and trigger is skipped
+  EXPECT_EQ(*store_->EnqueueWebhookEvents({a}), 0);
+  auto due = store_->DueWebhookEvents(/*now=*/7, 10);
+  ASSERT_TRUE(due.ok());
+  ASSERT_EQ(due->size(), 1u);
+  EXPECT_EQ((*due)[0].url, "http://127.0.0.1:9/b");
+  due = store_->DueWebhookEvents(100, 10);
+  ASSERT_EQ(due->size(), 2u);
+  EXPECT_EQ((*due)[0].url, "http://127.0.0.1:9/b");  // oldest due first
+  ASSERT_TRUE(store_->RescheduleWebhookEvent((*due)[0].id, 1, 500).ok());
+  ASSERT_TRUE(store_->DeleteWebhookEvent((*due)[1].id).ok());
+  due = store_->DueWebhookEvents(100, 10);
+  EXPECT_TRUE(due->empty());
+  due = store_->DueWebhookEvents(500, 10);
+  ASSERT_EQ(due->size(), 1u);
+  EXPECT_EQ((*due)[0].attempts, 1);
+
+  // With a decision: a failed decision queues nothing.
+  DecisionWrites bad;
+  bad.trials.push_back({999999, std::string("ACTIVE"), 0, 0, std::nullopt});
+  bad.webhook_events.push_back({0, "http://127.0.0.1:9/c", "{}", 0, 0, "", 0});
+  EXPECT_FALSE(store_->ApplyDecision(bad).ok());
+  EXPECT_EQ(store_->DueWebhookEvents(1000, 10)->size(), 1u);
+  DecisionWrites good;
+  good.webhook_events.push_back({0, "http://127.0.0.1:9/c", "{}", 0, 0, "", 0});
+  ASSERT_TRUE(store_->ApplyDecision(good).ok());
+  EXPECT_EQ(store_->DueWebhookEvents(1000, 10)->size(), 2u);
+
+  ASSERT_TRUE(store_->DeleteWebhook(stored->id).ok());
+  EXPECT_TRUE(store_->ListWebhooks()->empty());
+  EXPECT_EQ(store_->DeleteWebhook(stored->id).code(), StatusCode::kNotFound);
+  // Its task-log marks went with it: the same task may be reported to a new trigger id anew.
+}
+
 // Ensures built-in users are created once with blank passwords and sessions resolve.
 TEST_P(StoreSuite, BuiltinUsersAndSessions) {
   auto fresh = store_->EnsureBuiltinUsers(std::nullopt);

@@ -192,6 +192,29 @@ class UnimplementedStore : public Store {
   Result<std::vector<SystemMetricRow>> LatestSystemMetrics(int64_t trial_id) override {
     return Unimplemented("LatestSystemMetrics");
   }
+  Result<std::optional<ClusterMessageRow>> GetClusterMessage() override {
+    return Unimplemented("GetClusterMessage");
+  }
+  Status SetClusterMessage(const ClusterMessageRow&) override {
+    return Unimplemented("SetClusterMessage");
+  }
+  Status ClearClusterMessage() override { return Unimplemented("ClearClusterMessage"); }
+  Result<WebhookRow> InsertWebhook(WebhookRow) override { return Unimplemented("InsertWebhook"); }
+  Result<std::vector<WebhookRow>> ListWebhooks() override { return Unimplemented("ListWebhooks"); }
+  Status UpdateWebhookUrl(int64_t, const std::string&) override {
+    return Unimplemented("UpdateWebhookUrl");
+  }
+  Status DeleteWebhook(int64_t) override { return Unimplemented("DeleteWebhook"); }
+  Result<int64_t> EnqueueWebhookEvents(const std::vector<WebhookEventRow>&) override {
+    return Unimplemented("EnqueueWebhookEvents");
+  }
+  Result<std::vector<WebhookEventRow>> DueWebhookEvents(int64_t, int64_t) override {
+    return Unimplemented("DueWebhookEvents");
+  }
+  Status DeleteWebhookEvent(int64_t) override { return Unimplemented("DeleteWebhookEvent"); }
+  Status RescheduleWebhookEvent(int64_t, int64_t, int64_t) override {
+    return Unimplemented("RescheduleWebhookEvent");
+  }
   Result<std::vector<TemplateRow>> ListTemplates() override {
     return Unimplemented("ListTemplates");
   }

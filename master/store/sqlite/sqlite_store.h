@@ -152,6 +152,20 @@ class SqliteStore : public Store {
   Status RenameTemplate(const std::string& old_name, const std::string& new_name) override;
   Status DeleteTemplate(const std::string& name) override;
 
+  // The cluster message (sqlite_store_notices.cc).
+  Result<std::optional<ClusterMessageRow>> GetClusterMessage() override;
+  Status SetClusterMessage(const ClusterMessageRow& row) override;
+  Status ClearClusterMessage() override;
+  // Webhooks and their delivery queue (sqlite_store_notices.cc).
+  Result<WebhookRow> InsertWebhook(WebhookRow row) override;
+  Result<std::vector<WebhookRow>> ListWebhooks() override;
+  Status UpdateWebhookUrl(int64_t id, const std::string& url) override;
+  Status DeleteWebhook(int64_t id) override;
+  Result<int64_t> EnqueueWebhookEvents(const std::vector<WebhookEventRow>& events) override;
+  Result<std::vector<WebhookEventRow>> DueWebhookEvents(int64_t now, int64_t limit) override;
+  Status DeleteWebhookEvent(int64_t id) override;
+  Status RescheduleWebhookEvent(int64_t id, int64_t attempts, int64_t next_attempt_at) override;
+
   // Workspaces, projects, experiment placement, user administration
   // (sqlite_store_workspaces.cc).
   Result<std::vector<WorkspaceRow>> ListWorkspaces() override;
@@ -291,6 +305,8 @@ class SqliteStore : public Store {
   Status InsertExperimentBlobsLocked(int64_t id, const std::string& model_definition,
                                      const nlohmann::json& snapshot);
   // The experiment's row and its blobs; its new id. REQUIRES: mu_ held, inside a transaction.
+  // Queues deliveries inside the caller's transaction (ApplyDecision, EnqueueWebhookEvents).
+  Result<int64_t> InsertWebhookEventsLocked(const std::vector<WebhookEventRow>& events);
   Result<int64_t> InsertExperimentLocked(const ExperimentRow& row,
                                          const std::string& model_definition);
   // Writes the rows in one transaction, one status each (sqlite_store_metrics_ingest.cc).

@@ -149,6 +149,7 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
         DET_RETURN_IF_ERROR(log.Run());
       }
     }
+    DET_RETURN_IF_ERROR(InsertWebhookEventsLocked(writes.webhook_events).status());
     return Status::Ok();
   };
   Status st = body();
