@@ -11,6 +11,8 @@
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/core/secret_redact.h"
+#include "master/core/states.h"
+#include "master/server/experiment_service.h"
 #include "master/server/workspace_service.h"
 
 namespace det::master::api {
@@ -185,6 +187,49 @@ class Renderer {
   std::map<int64_t, std::string> users_;
 };
 
+// Deleting a project or workspace deletes its experiments first, as Determined's does. Every
+// one must have ended (kill it first) and be the caller's own, or the caller an admin: a
+// workspace's owner does not delete another user's experiment that was moved into it. Checked
+// for all before any is deleted.
+Status DeleteExperimentsIn(server::Master* master, const Principal& who,
+                           const std::set<int64_t>& projects) {
+  std::vector<int64_t> doomed;
+  for (const auto& [exp_id, project_id] : master->workspaces()->Placements()) {
+    if (!projects.count(project_id)) continue;
+    DET_ASSIGN_OR_RETURN(server::ExperimentView v, master->experiments()->GetExperiment(exp_id));
+    std::optional<core::RunState> state = core::ParseRunState(v.row.state);
+    if (!state || !core::IsTerminal(*state)) {
+      return FailedPrecondition("experiment " + std::to_string(exp_id) + " is " + v.row.state +
+                                ": it must end (kill it) before its project is deleted");
+    }
+    if (!who.admin && v.row.owner_id != who.user_id) {
+      return PermissionDenied("experiment " + std::to_string(exp_id) + " belongs to user '" +
+                              v.username + "': only its owner or an admin may delete it");
+    }
+    if (*state != core::RunState::kDeleting && *state != core::RunState::kDeleted) {
+      doomed.push_back(exp_id);
+    }
+  }
+  for (int64_t id : doomed) DET_RETURN_IF_ERROR(master->experiments()->DeleteExperiment(id));
+  return Status::Ok();
+}
+
+// The projects among `projects` that still hold an experiment not being deleted (one moved in
+// meanwhile); those being deleted go with their rows once their files are.
+std::set<int64_t> BusyProjects(server::Master* master, const std::set<int64_t>& projects) {
+  std::set<int64_t> busy;
+  for (const auto& [exp_id, project_id] : master->workspaces()->Placements()) {
+    if (!projects.count(project_id) || busy.count(project_id)) continue;
+    Result<server::ExperimentView> v = master->experiments()->GetExperiment(exp_id);
+    if (!v.ok()) continue;  // gone
+    std::optional<core::RunState> state = core::ParseRunState(v->row.state);
+    if (state != core::RunState::kDeleting && state != core::RunState::kDeleted) {
+      busy.insert(project_id);
+    }
+  }
+  return busy;
+}
+
 // {workspace}; POST and PATCH answers also carry Determined's (empty) namespaceBindings.
 server::HttpResponse WorkspaceResponse(server::Master* master, Result<WorkspaceRow> w,
                                        bool with_bindings = false) {
@@ -294,16 +339,23 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("DELETE", "/api/v1/workspaces/{id}",
-              WithAuth(master, WorkspaceOwner(), [master, ws](HttpRequest& req, const Principal&) {
+              WithAuth(master, WorkspaceOwner(), [master, ws](HttpRequest& req, const Principal& who) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                Renderer r(master);
-                if (Status st = r.Load(); !st.ok()) return ErrorResponse(st);
-                std::set<int64_t> busy;
-                for (const auto& p : r.projects()) {
-                  if (r.HasExperiments(p.id)) busy.insert(p.id);
+                Result<WorkspaceRow> target = ws->GetWorkspace(*id);
+                if (!target.ok()) return ErrorResponse(target.status());
+                if (target->immutable) {
+                  return ErrorResponse(
+                      FailedPrecondition("workspace '" + target->name + "' is immutable"));
                 }
-                Status st = ws->DeleteWorkspace(*id, busy);
+                auto projects = ws->ListProjects(*id);
+                if (!projects.ok()) return ErrorResponse(projects.status());
+                std::set<int64_t> ids;
+                for (const auto& p : *projects) ids.insert(p.id);
+                if (Status st = DeleteExperimentsIn(master, who, ids); !st.ok()) {
+                  return ErrorResponse(st);
+                }
+                Status st = ws->DeleteWorkspace(*id, BusyProjects(master, ids));
                 return st.ok() ? JsonResponse({{"completed", true}}) : ErrorResponse(st);
               }));
 
@@ -388,12 +440,19 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
               }));
 
   router->Add("DELETE", "/api/v1/projects/{id}",
-              WithAuth(master, ProjectOwner(), [master, ws](HttpRequest& req, const Principal&) {
+              WithAuth(master, ProjectOwner(), [master, ws](HttpRequest& req, const Principal& who) {
                 Result<int64_t> id = PathId(req, "id");
                 if (!id.ok()) return ErrorResponse(id.status());
-                Renderer r(master);
-                if (Status st = r.Load(); !st.ok()) return ErrorResponse(st);
-                Status st = ws->DeleteProject(*id, r.HasExperiments(*id));
+                Result<ProjectRow> target = ws->GetProject(*id);
+                if (!target.ok()) return ErrorResponse(target.status());
+                if (target->immutable) {
+                  return ErrorResponse(
+                      FailedPrecondition("project '" + target->name + "' is immutable"));
+                }
+                if (Status st = DeleteExperimentsIn(master, who, {*id}); !st.ok()) {
+                  return ErrorResponse(st);
+                }
+                Status st = ws->DeleteProject(*id, !BusyProjects(master, {*id}).empty());
                 return st.ok() ? JsonResponse({{"completed", true}}) : ErrorResponse(st);
               }));
 

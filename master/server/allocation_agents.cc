@@ -158,6 +158,11 @@ Status AllocationService::HandleAgentEventsNow(const std::string& agent_id, cons
                                          "Resources for Trial " + std::to_string(a.trial_id) +
                                              " (Experiment " + std::to_string(a.experiment_id) +
                                              ") have started"));
+        // Determined's harness says this as each run starts; users and its tests count runs
+        // by it.
+        w.logs.push_back(deps_.logs->Row(a.trial_id, a.task_id,
+                                         "New trial runner in (container " + a.id +
+                                             ") on agent " + agent_id));
         DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
         SetState(a, AllocationRuntime::State::kRunning);
         deps_.logs->Notify(a.trial_id);

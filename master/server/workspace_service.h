@@ -7,8 +7,8 @@
 // Rules (as Determined's, except where docs/compatibility.md says otherwise): names are
 // 1-80 characters; workspace names are unique, project names unique within their workspace and
 // project keys (1-5 letters or digits, upper-cased) unique; nothing is created in or moved into
-// an archived workspace or project; a project or workspace that holds experiments cannot be
-// deleted (move or delete them first).
+// an archived workspace or project; a project or workspace is deleted with its experiments,
+// which must all have ended (the routes delete those first; one moved in meanwhile refuses it).
 
 #include <map>
 #include <mutex>

@@ -187,9 +187,11 @@ def test_workspaces_projects_and_experiment_move(cluster, tmp_path):
     page = cluster.request("GET", "/api/v1/experiments?projectId=1&limit=1000")["experiments"]
     assert exp_id not in [e["id"] for e in page]
 
-    # A project that holds experiments cannot be deleted; archived ones take no experiments.
+    # A project whose experiments have not all ended cannot be deleted (ended ones are deleted
+    # with it, as in Determined); archived ones take no experiments.
     held = cluster.det("project", "delete", "parity-ws", "parity-proj", "--yes", check=False)
-    assert held.returncode == 1 and "holds experiments" in held.stderr, held.stderr
+    assert held.returncode == 1 and "must end (kill it) before its project is deleted" in \
+        held.stderr, held.stderr
     cluster.det("experiment", "move", str(exp_id), "Uncategorized", "Uncategorized")
     out = cluster.det("project", "archive", "parity-ws", "parity-proj").stdout
     assert "Successfully archived project parity-proj." in out, out
