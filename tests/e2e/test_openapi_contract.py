@@ -233,6 +233,27 @@ def test_every_get_answers_per_contract(cluster, contract, world):
     c.call("GET", "/api/v1/master/config", headers={"Authorization": f"Bearer {admin}"},
            auth=False)
     c.call("GET", "/api/v1/master/config", expect=403)
+    # The cluster message (admins): none, then one set, read back and cleared.
+    as_admin = {"Authorization": f"Bearer {admin}"}
+    assert c.call("GET", "/api/v1/master/cluster_message", headers=as_admin,
+                  auth=False)["clusterMessage"] is None
+    c.call("PUT", "/api/v1/master/cluster_message", {"message": "contract", "duration": "1h"},
+           headers=as_admin, auth=False)
+    shown = c.call("GET", "/api/v1/master/cluster_message", headers=as_admin, auth=False)
+    assert shown["clusterMessage"]["message"] == "contract", shown
+    assert c.call("GET", "/info", auth=False)["clusterMessage"]["message"] == "contract"
+    c.call("DELETE", "/api/v1/master/cluster_message", headers=as_admin, auth=False)
+    c.call("GET", "/api/v1/master/cluster_message", expect=403)
+    # Webhooks: the global one an admin registers, seen by every user.
+    hook = c.call("POST", "/api/v1/webhooks",
+                  {"url": "http://127.0.0.1:9/contract", "webhookType": "WEBHOOK_TYPE_DEFAULT",
+                   "triggers": [{"triggerType": "TRIGGER_TYPE_EXPERIMENT_STATE_CHANGE",
+                                 "condition": {"state": "COMPLETED"}}]},
+                  headers=as_admin, auth=False)["webhook"]
+    assert hook["id"] in [w["id"] for w in c.call("GET", "/api/v1/webhooks")["webhooks"]]
+    c.call("PATCH", f"/api/v1/webhooks/{hook['id']}", {"url": "http://127.0.0.1:9/moved"},
+           headers=as_admin, auth=False)
+    c.call("DELETE", f"/api/v1/webhooks/{hook['id']}", headers=as_admin, auth=False)
     # The agent command poll takes the agent's own credential (cluster-up's secret and the key
     # the agent keeps in its data dir), not a user's token.
     agent_credential = {
