@@ -89,6 +89,11 @@ chmod +x "$WORK/bin/det"
 export PATH="$WORK/bin:$PATH" HOME="$WORK/home" DET_MASTER="http://127.0.0.1:$PORT"
 export PYTHONPATH="$UPSTREAM/harness:$UPSTREAM/e2e_tests"
 unset DET_USER DET_PASS DET_USER_TOKEN
+# Upstream's harness run from source (not installed) calls itself 2!0.0.0+unknown; its CI runs
+# an installed one of the master's version. The tests compare agents' and the master's versions
+# with these.
+VERSION=$($PY -c "import json, urllib.request; print(json.load(urllib.request.urlopen('$DET_MASTER/info'))['version'])")
+export DET_AGENT_VERSION="$VERSION"
 
 cd "$UPSTREAM/e2e_tests" || exit 2
 if [ $# -eq 0 ]; then
@@ -102,7 +107,7 @@ for f in "${FILES[@]}"; do
   name=$(echo "$f" | tr '/' '_')
   # --no-compare-stats: upstream's session check of its allocation-usage reports (not served here).
   timeout 1800 $PY -m pytest -q -p no:cacheprovider -m e2e_cpu --timeout "$PER_TEST" --no-compare-stats \
-    --master-port "$PORT" --master-host 127.0.0.1 --junitxml "$WORK/$name.xml" "$f" \
+    --master-port "$PORT" --master-host 127.0.0.1 --det-version "$VERSION" --junitxml "$WORK/$name.xml" "$f" \
     >"$WORK/$name.out" 2>&1
   read -r p fl s < <($PY - "$WORK/$name.xml" <<'PYX'
 import sys, xml.etree.ElementTree as ET

@@ -240,7 +240,21 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
           Status placed = master->workspaces()->MoveExperiment(created->experiment->id, project_id);
           if (!placed.ok()) return ErrorResponse(placed);
         }
-        json exp = json::object();
+        // A validate-only create answers Determined's empty experiment: every field its
+        // clients' decoders require, at its zero value.
+        json exp = {{"archived", false},
+                    {"config", json::object()},
+                    {"id", 0},
+                    {"jobId", ""},
+                    {"name", ""},
+                    {"numTrials", 0},
+                    {"originalConfig", ""},
+                    {"projectId", 0},
+                    {"projectOwnerId", 0},
+                    {"searcherType", ""},
+                    {"startTime", "1970-01-01T00:00:00Z"},
+                    {"state", "STATE_UNSPECIFIED"},
+                    {"username", ""}};
         if (created->experiment) {
           auto view = master->experiments()->GetExperiment(created->experiment->id);
           if (!view.ok()) return ErrorResponse(view.status());

@@ -26,6 +26,9 @@ ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_re
     return {ExitDecision::kRescheduleFree, restarts, "infrastructure failure, not counted"};
   }
   if (failed) {
+    if (exit.dont_retry) {
+      return {ExitDecision::kError, restarts, "trial failed and matched logs to a don't retry policy"};
+    }
     int64_t next = restarts + 1;
     // The failure that ends it is no restart: a trial that ran max_restarts + 1 times shows
     // max_restarts restarts, as Determined's does.

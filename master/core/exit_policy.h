@@ -23,6 +23,9 @@ struct AllocationExit {
   // searcher in this run and getting somewhere (core::ProcessEnd): the rest runs in a new
   // process from the latest checkpoint.
   bool work_left = false;
+  // A line this run logged matched a cancel_retries log policy of the experiment's config: a
+  // failure ends the trial without a restart.
+  bool dont_retry = false;
 };
 
 enum class ExitDecision {

@@ -17,6 +17,17 @@ TEST(ExitPolicyTest, RestartsUntilMax) {
   EXPECT_EQ(InterpretExit(RunState::kActive, 0, 0, fail).decision, ExitDecision::kError);
 }
 
+TEST(ExitPolicyTest, ACancelRetriesMatchEndsAFailureWithoutARestart) {
+  AllocationExit fail{.exit_code = 7, .dont_retry = true};
+  ExitOutcome o = InterpretExit(RunState::kActive, 0, 5, fail);
+  EXPECT_EQ(o.decision, ExitDecision::kError);
+  EXPECT_EQ(o.restarts, 0);
+  EXPECT_EQ(o.reason, "trial failed and matched logs to a don't retry policy");
+  // Only a failure: a run that matched and then exited 0 completes as usual.
+  AllocationExit ok{.dont_retry = true};
+  EXPECT_EQ(InterpretExit(RunState::kActive, 0, 5, ok).decision, ExitDecision::kComplete);
+}
+
 TEST(ExitPolicyTest, ExitLinesCarryDeterminedsWording) {
   EXPECT_EQ(ExitPhrase(0), "resources exited successfully with a zero exit code");
   EXPECT_EQ(ExitPhrase(3), "container failed with non-zero exit code: 3");

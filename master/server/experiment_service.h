@@ -232,6 +232,10 @@ class ExperimentService : public AllocationOwner {
   Status SetTrialStates(const std::vector<TrialRuntime*>& trials, core::RunState state,
                         store::DecisionWrites extra = {}) ON_RUNTIME;
   Status MaybeFinishExperiment(ExperimentRuntime& exp) ON_RUNTIME;
+  // The lines of a failed run that log policies look at: its trial's latest ones.
+  static constexpr int64_t kLogPolicyLines = 10000;
+  bool MatchesCancelRetries(const nlohmann::json& policies, int64_t trial_id,
+                            const std::string& allocation_id) ON_RUNTIME;
   // The webhook deliveries the experiment's move to `state` causes, added to `w` (stored with
   // the move); WakeWebhooks after it is stored.
   void AddWebhookEvents(int64_t id, const nlohmann::json& config, int64_t start_time,

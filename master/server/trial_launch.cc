@@ -1,5 +1,6 @@
 // ExperimentService: what a trial's process starts with (LaunchOf) and what the end of its
 // allocation means for the trial (AllocationEnded, through core::InterpretExit).
+#include <re2/re2.h>
 #include <spdlog/spdlog.h>
 
 #include "master/core/exit_policy.h"
@@ -85,6 +86,38 @@ Result<TrialLaunch> ExperimentService::LaunchOf(const AllocationRuntime& alloc,
   return launch;
 }
 
+// Whether a line the allocation logged matches a cancel_retries policy (log_policies, in either
+// of Determined's forms: {name?, pattern, action: cancel_retries | {type: cancel_retries}}).
+// Read when a run fails, from the trial's latest lines: the agent ships a process's lines
+// before its exit.
+bool ExperimentService::MatchesCancelRetries(const json& policies, int64_t trial_id,
+                                             const std::string& allocation_id) {
+  if (!policies.is_array()) return false;
+  std::vector<std::unique_ptr<RE2>> patterns;
+  for (const json& p : policies) {
+    if (!p.is_object() || !p.contains("pattern") || !p["pattern"].is_string()) continue;
+    const json& action = p.value("action", json());
+    json type = action.is_object() ? action.value("type", json()) : action;
+    if (type != "cancel_retries") continue;
+    auto re = std::make_unique<RE2>(p["pattern"].get<std::string>(), RE2::Quiet);
+    if (re->ok()) patterns.push_back(std::move(re));
+  }
+  if (patterns.empty()) return false;
+  Result<std::vector<store::TaskLogRow>> lines =
+      deps_.store->ListTrialLogs(trial_id, 0, kLogPolicyLines, /*descending=*/true);
+  if (!lines.ok()) {
+    spdlog::error("log policies of trial {}: {}", trial_id, lines.status().ToString());
+    return false;
+  }
+  for (const store::TaskLogRow& row : *lines) {
+    if (row.allocation_id != allocation_id) continue;
+    for (const auto& re : patterns) {
+      if (RE2::PartialMatch(row.log, *re)) return true;
+    }
+  }
+  return false;
+}
+
 Status ExperimentService::AllocationEnded(const AllocationRuntime& alloc, const AllocationEnd& end,
                                           store::DecisionWrites writes) {
   TrialRuntime* found = FindTrial(alloc.trial_id);
@@ -107,6 +140,9 @@ Status ExperimentService::AllocationEnded(const AllocationRuntime& alloc, const 
     }
   }
   core::AllocationExit e = core::ExitFacts(process_end, trial.searcher());
+  if (end.exit_code != 0 && !end.killed_by_user && !end.preemption_acked) {
+    e.dont_retry = MatchesCancelRetries(exp.config.log_policies, trial.id, alloc.id);
+  }
   core::ExitOutcome outcome =
       core::InterpretExit(trial.state, trial.restarts, exp.config.max_restarts, e);
   if (!end.never_started) {
