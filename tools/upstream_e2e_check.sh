@@ -34,8 +34,8 @@ DET="$BUILD/bin/det"
 [ -d "$UPSTREAM/harness/determined" ] && [ -d "$UPSTREAM/e2e_tests/tests" ] || {
   echo "no Determined harness/ and e2e_tests/ under $UPSTREAM" >&2; exit 2; }
 [ -x "$DET" ] || { echo "no $DET: run make build first" >&2; exit 2; }
-$PY -c "import pytest_timeout, ruamel.yaml, termcolor, tabulate, pathspec, filelock, requests, dateutil, kubernetes" 2>/dev/null || {
-  echo "needs Debian packages: apt-get install python3-pytest-timeout python3-ruamel.yaml python3-termcolor python3-tabulate python3-pathspec python3-filelock python3-requests python3-dateutil python3-kubernetes" >&2; exit 2; }
+$PY -c "import pytest_timeout, ruamel.yaml, termcolor, tabulate, pathspec, filelock, requests, dateutil, kubernetes, docker" 2>/dev/null || {
+  echo "needs Debian packages: apt-get install python3-pytest-timeout python3-ruamel.yaml python3-termcolor python3-tabulate python3-pathspec python3-filelock python3-requests python3-dateutil python3-kubernetes python3-docker" >&2; exit 2; }
 
 WORK=$(mktemp -d /tmp/upstream-e2e.XXXXXX)
 PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
