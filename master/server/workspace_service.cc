@@ -99,6 +99,10 @@ Result<WorkspaceRow> WorkspaceService::RenameWorkspace(int64_t id, const std::st
   std::lock_guard<std::mutex> lock(mu_);
   DET_ASSIGN_OR_RETURN(WorkspaceRow row, GetWorkspaceLocked(id));
   if (row.immutable) return FailedPrecondition("workspace '" + row.name + "' is immutable");
+  // As Determined: an archived workspace is read-only until unarchived.
+  if (row.archived) {
+    return FailedPrecondition("workspace '" + row.name + "' is archived: unarchive it first");
+  }
   row.name = name;
   DET_RETURN_IF_ERROR(store_->UpdateWorkspace(row));
   return row;

@@ -68,6 +68,8 @@ TEST_F(WorkspaceServiceTest, CreateRenameArchiveSurviveRestart) {
   ASSERT_TRUE(service_->SetWorkspaceArchived(ws->id, true).ok());
   EXPECT_EQ(service_->CreateProject(ws->id, "late", "", "", 2).status().code(),
             StatusCode::kFailedPrecondition);
+  EXPECT_EQ(service_->RenameWorkspace(ws->id, "team3").status().code(),
+            StatusCode::kFailedPrecondition);  // archived: read-only
   Open();
   auto again = service_->GetWorkspace(ws->id);
   ASSERT_TRUE(again.ok());
