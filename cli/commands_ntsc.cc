@@ -42,6 +42,7 @@ struct LaunchArgs {
   std::string context;
   std::vector<std::string> include;
   std::string templ;
+  std::string workspace;  // -w/--workspace-name: the workspace it is launched in
   std::vector<std::string> entrypoint;  // cmd run CMD...; shell start -- CMD
   bool detach = false;
   // notebook start: Determined's det opens a browser unless told not to; this one never opens
@@ -70,6 +71,13 @@ Result<json> BuildConfig(const LaunchArgs& a) {
 Result<json> Launch(Session& session, const Kind& kind, const LaunchArgs& a, json config) {
   json body = {{"config", config}};
   if (!a.templ.empty()) body["templateName"] = a.templ;
+  if (!a.workspace.empty()) {
+    DET_ASSIGN_OR_RETURN(json listed, session.Get("/api/v1/workspaces?nameCaseSensitive=" +
+                                                  UrlEncode(a.workspace)));
+    const json& found = listed.value("workspaces", json::array());
+    if (found.empty()) return NotFound("workspace '" + a.workspace + "' not found");
+    body["workspaceId"] = found[0].value("id", int64_t{1});
+  }
   if (!a.context.empty() || !a.include.empty()) {
     DET_ASSIGN_OR_RETURN(PackedContext packed, PackContext(a.context, a.include));
     body["files"] = packed.files;
@@ -382,6 +390,7 @@ void AddLaunchFlags(CLI::App* cmd, LaunchArgs& a) {
   cmd->add_option("-i,--include", a.include, "extra files or directories for the context")
       ->allow_extra_args(false);
   cmd->add_option("--template", a.templ, "config template to merge under the config");
+  cmd->add_option("-w,--workspace-name", a.workspace, "workspace to launch it in");
   cmd->add_flag("-d,--detach", a.detach, "print the id and return");
 }
 

@@ -11,6 +11,7 @@
 #include "master/api/routes.h"
 #include "master/config/experiment_config.h"
 #include "master/server/task_service.h"
+#include "master/server/workspace_service.h"
 #include "master/server/template_service.h"
 
 namespace det::master::api {
@@ -72,7 +73,7 @@ json TaskJson(const TaskView& v, bool reveal) {
               {"userId", r.owner_id},
               {"resourcePool", v.resource_pool},
               {"jobId", r.job_id},
-              {"workspaceId", 1},
+              {"workspaceId", r.workspace_id},
               {"exitStatus", ExitStatus(r)}};
   if (r.exit_code) out["exitCode"] = *r.exit_code;
   if (!r.agent_id.empty()) {
@@ -220,6 +221,19 @@ HttpResponse Launch(server::Master* master, const Kind& kind, HttpRequest& req,
     for (const char* k : kDropped) config.erase(k);
   }
   launch.config = std::move(config);
+  if (const json* w = Field(*body, "workspaceId", "workspace_id"); w && !w->is_null()) {
+    if (!w->is_number_integer() || w->get<int64_t>() < 0) {
+      return ErrorResponse(InvalidArgument("workspaceId: must be a workspace id, got " + w->dump()));
+    }
+    if (w->get<int64_t>() > 0) launch.workspace_id = w->get<int64_t>();
+  }
+  // As Determined: nothing is launched in an archived workspace (404, as for a missing one).
+  Result<store::WorkspaceRow> ws = master->workspaces()->GetWorkspace(launch.workspace_id);
+  if (!ws.ok()) return ErrorResponse(ws.status());
+  if (ws->archived) {
+    return ErrorResponse(NotFound("workspace '" + ws->name +
+                                  "' is archived: nothing can be launched in it"));
+  }
   Result<std::string> tgz = ContextTarGz(*body);
   if (!tgz.ok()) return ErrorResponse(tgz.status());
   launch.context_tgz = std::move(tgz).value();

@@ -13,6 +13,7 @@
 #include "master/core/secret_redact.h"
 #include "master/core/states.h"
 #include "master/server/experiment_service.h"
+#include "master/server/task_service.h"
 #include "master/server/workspace_service.h"
 
 namespace det::master::api {
@@ -214,6 +215,24 @@ Status DeleteExperimentsIn(server::Master* master, const Principal& who,
   return Status::Ok();
 }
 
+// Deleting a workspace kills the commands, notebooks, shells and TensorBoards launched in it,
+// as Determined's does; each live one must be the caller's, or the caller an admin (checked for
+// all before any is killed).
+Status KillTasksIn(server::Master* master, const Principal& who, int64_t workspace_id) {
+  std::vector<std::string> doomed;
+  for (const server::TaskView& v : master->tasks()->List(std::nullopt)) {
+    if (v.row.workspace_id != workspace_id || v.terminal) continue;
+    if (!who.admin && v.row.owner_id != who.user_id) {
+      return PermissionDenied("task " + v.row.task_id + " of user '" + v.row.username +
+                              "' runs in workspace " + std::to_string(workspace_id) +
+                              ": only its owner or an admin may kill it");
+    }
+    doomed.push_back(v.row.task_id);
+  }
+  for (const std::string& id : doomed) DET_RETURN_IF_ERROR(master->tasks()->Kill(id, who));
+  return Status::Ok();
+}
+
 // The projects among `projects` that still hold an experiment not being deleted (one moved in
 // meanwhile); those being deleted go with their rows once their files are.
 std::set<int64_t> BusyProjects(server::Master* master, const std::set<int64_t>& projects) {
@@ -355,6 +374,7 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                 if (Status st = DeleteExperimentsIn(master, who, ids); !st.ok()) {
                   return ErrorResponse(st);
                 }
+                if (Status st = KillTasksIn(master, who, *id); !st.ok()) return ErrorResponse(st);
                 Status st = ws->DeleteWorkspace(*id, BusyProjects(master, ids));
                 return st.ok() ? JsonResponse({{"completed", true}}) : ErrorResponse(st);
               }));

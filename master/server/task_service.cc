@@ -216,6 +216,7 @@ Result<TaskView> TaskService::Launch(const LaunchTaskRequest& req, const Princip
   row.task_id = task_id;
   row.task_type = TaskTypeName(req.type);
   row.owner_id = who.user_id;
+  row.workspace_id = req.workspace_id;
   row.username = who.username;
   row.description = cfg.description;
   row.config = cfg.defaulted;

@@ -39,6 +39,7 @@ struct LaunchTaskRequest {
   std::string context_tgz;                           // "" when none
   std::vector<int64_t> experiment_ids;               // TensorBoard
   std::vector<int64_t> trial_ids;                    // TensorBoard
+  int64_t workspace_id = 1;                          // checked by the caller
 };
 
 // One task as the API shows it.

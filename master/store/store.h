@@ -156,6 +156,7 @@ struct GenericTaskRow {
   int64_t registered_time = 0;                        // micros
   int64_t start_time = 0;
   int64_t end_time = 0;
+  int64_t workspace_id = 1;  // where it was launched (migration 0029)
 };
 
 // A pending checkpoint deletion (see gc_requests in the migrations).

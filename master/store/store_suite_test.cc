@@ -421,6 +421,7 @@ TEST_P(StoreSuite, AllocationTokensAreStoredAsDigests) {
   t.job_id = "job-cmd";
   t.allocation_id = "cmd-1.1";
   t.allocation_token = "old-task-token";
+  t.workspace_id = 3;
   ASSERT_TRUE(store_->UpsertGenericTask(t).ok());
   {
     auto db = loc_->OpenDb();
@@ -437,6 +438,7 @@ TEST_P(StoreSuite, AllocationTokensAreStoredAsDigests) {
   ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
   ASSERT_EQ(tasks->size(), 1u);
   EXPECT_EQ((*tasks)[0].allocation_token, AllocationTokenDigest("old-task-token"));
+  EXPECT_EQ((*tasks)[0].workspace_id, 3);  // the workspace it was launched in (0029)
 
   // A restored pending allocation started with a new token.
   a.token = AllocationTokenDigest("new-token");

@@ -9,7 +9,7 @@ namespace {
 constexpr const char* kTaskColumns =
     "task_id, task_type, owner_id, username, description, config, state, job_id, "
     "allocation_id, allocation_token, agent_id, slot_ids, proxy_address, ready, exit_code, "
-    "exit_error, secrets, registered_time, start_time, end_time";
+    "exit_error, secrets, registered_time, start_time, end_time, workspace_id";
 
 nlohmann::json ParseOr(const std::string& text, nlohmann::json fallback) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -43,6 +43,7 @@ GenericTaskRow ReadTask(const Statement& s) {
   r.registered_time = s.Int(17);
   r.start_time = s.Int(18);
   r.end_time = s.Int(19);
+  r.workspace_id = s.Int(20);
   return r;
 }
 
@@ -51,7 +52,7 @@ GenericTaskRow ReadTask(const Statement& s) {
 Status SqliteStore::UpsertGenericTask(const GenericTaskRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   std::string sql = std::string("INSERT INTO generic_tasks (") + kTaskColumns +
-                    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (task_id) DO UPDATE SET task_type = excluded.task_type, "
                     "owner_id = excluded.owner_id, username = excluded.username, "
                     "description = excluded.description, config = excluded.config, "
@@ -62,7 +63,8 @@ Status SqliteStore::UpsertGenericTask(const GenericTaskRow& row) {
                     "ready = excluded.ready, exit_code = excluded.exit_code, "
                     "exit_error = excluded.exit_error, secrets = excluded.secrets, "
                     "registered_time = excluded.registered_time, "
-                    "start_time = excluded.start_time, end_time = excluded.end_time";
+                    "start_time = excluded.start_time, end_time = excluded.end_time, "
+                    "workspace_id = excluded.workspace_id";
   DET_PREPARE(s, sql.c_str());
   s.Bind(1, row.task_id)
       .Bind(2, row.task_type)
@@ -83,7 +85,8 @@ Status SqliteStore::UpsertGenericTask(const GenericTaskRow& row) {
       .Bind(17, row.secrets.dump())
       .Bind(18, row.registered_time)
       .Bind(19, row.start_time)
-      .Bind(20, row.end_time);
+      .Bind(20, row.end_time)
+      .Bind(21, row.workspace_id);
   return s.Run();
 }
 
