@@ -18,6 +18,7 @@
 #include "cli/config_override.h"
 #include "cli/context_packer.h"
 #include "cli/table.h"
+#include "cli/workspace_lookup.h"
 #include "common/http_client.h"
 #include "common/websocket.h"
 
@@ -72,11 +73,8 @@ Result<json> Launch(Session& session, const Kind& kind, const LaunchArgs& a, jso
   json body = {{"config", config}};
   if (!a.templ.empty()) body["templateName"] = a.templ;
   if (!a.workspace.empty()) {
-    DET_ASSIGN_OR_RETURN(json listed, session.Get("/api/v1/workspaces?nameCaseSensitive=" +
-                                                  UrlEncode(a.workspace)));
-    const json& found = listed.value("workspaces", json::array());
-    if (found.empty()) return NotFound("workspace '" + a.workspace + "' not found");
-    body["workspaceId"] = found[0].value("id", int64_t{1});
+    DET_ASSIGN_OR_RETURN(int64_t id, WorkspaceIdByName(session, a.workspace));
+    body["workspaceId"] = id;
   }
   if (!a.context.empty() || !a.include.empty()) {
     DET_ASSIGN_OR_RETURN(PackedContext packed, PackContext(a.context, a.include));

@@ -7,6 +7,7 @@
 
 #include "cli/cli_context.h"
 #include "cli/table.h"
+#include "cli/workspace_lookup.h"
 #include "cli/yaml_render.h"
 #include "common/http_client.h"
 
@@ -30,27 +31,6 @@ Result<json> ReadTemplateFile(const std::string& path) {
 }
 
 std::string TemplatePath(const std::string& name) { return "/api/v1/templates/" + UrlEncode(name); }
-
-// Workspace ids to names (GET /api/v1/workspaces).
-Result<std::map<int64_t, std::string>> WorkspaceNames(Session& session) {
-  DET_ASSIGN_OR_RETURN(json resp, session.Get("/api/v1/workspaces"));
-  std::map<int64_t, std::string> names;
-  for (const json& w : resp.value("workspaces", json::array())) {
-    if (w.contains("id") && w["id"].is_number_integer()) {
-      names[w["id"].get<int64_t>()] = w.value("name", "");
-    }
-  }
-  return names;
-}
-
-// The id of the workspace named `name`.
-Result<int64_t> WorkspaceIdByName(Session& session, const std::string& name) {
-  DET_ASSIGN_OR_RETURN(auto names, WorkspaceNames(session));
-  for (const auto& [id, n] : names) {
-    if (n == name) return id;
-  }
-  return NotFound("workspace '" + name + "' not found");
-}
 
 Status ListTemplates(CliContext& ctx, bool details) {
   Session& session = ctx.GetSession();

@@ -6,6 +6,7 @@
 
 #include "cli/cli_context.h"
 #include "cli/table.h"
+#include "cli/workspace_lookup.h"
 #include "common/http_client.h"
 
 namespace det::cli {
@@ -47,17 +48,6 @@ std::string TriggersText(const json& triggers) {
   return out;
 }
 
-Result<std::map<int64_t, std::string>> WorkspaceNames(Session& session) {
-  DET_ASSIGN_OR_RETURN(json resp, session.Get("/api/v1/workspaces"));
-  std::map<int64_t, std::string> names;
-  for (const json& w : resp.value("workspaces", json::array())) {
-    if (w.contains("id") && w["id"].is_number_integer()) {
-      names[w["id"].get<int64_t>()] = w.value("name", "");
-    }
-  }
-  return names;
-}
-
 Status ListWebhooks(CliContext& ctx) {
   Session& session = ctx.GetSession();
   DET_ASSIGN_OR_RETURN(json resp, session.Get("/api/v1/webhooks"));
@@ -95,15 +85,7 @@ Status CreateWebhook(CliContext& ctx, const CreateArgs& a) {
   Session& session = ctx.GetSession();
   int64_t workspace_id = 0;
   if (!a.workspace.empty()) {
-    DET_ASSIGN_OR_RETURN(auto names, WorkspaceNames(session));
-    bool found = false;
-    for (const auto& [id, n] : names) {
-      if (n == a.workspace) {
-        workspace_id = id;
-        found = true;
-      }
-    }
-    if (!found) return NotFound("workspace '" + a.workspace + "' not found");
+    DET_ASSIGN_OR_RETURN(workspace_id, WorkspaceIdByName(session, a.workspace));
   }
   json body = {{"url", a.url},
                {"webhookType", "WEBHOOK_TYPE_" + Upper(a.type)},

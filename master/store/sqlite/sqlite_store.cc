@@ -152,6 +152,15 @@ SqliteStore::~SqliteStore() = default;
 
 Status SqliteStore::Exec(const std::string& sql) { return db_->Exec(sql); }
 
+Status SqliteStore::InWriteTransactionLocked(const std::function<Status()>& body) {
+  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  if (Status st = body(); !st.ok()) {
+    (void)Exec("ROLLBACK");
+    return st;
+  }
+  return Exec("COMMIT");
+}
+
 Status SqliteStore::Migrate() {
   std::lock_guard<std::mutex> lock(mu_);
   DET_RETURN_IF_ERROR(

@@ -300,6 +300,8 @@ class SqliteStore : public Store {
   };
   Status Migrate();
   Status Exec(const std::string& sql);
+  // Runs `body` inside BEGIN IMMEDIATE ... COMMIT, rolled back when it fails (mu_ held).
+  Status InWriteTransactionLocked(const std::function<Status()>& body);
   // An experiment's model definition and searcher snapshot (a null or empty one is not
   // stored) go in tables of their own, off its row (migration 0026). REQUIRES: mu_ held.
   Status InsertExperimentBlobsLocked(int64_t id, const std::string& model_definition,

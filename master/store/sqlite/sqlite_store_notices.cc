@@ -21,8 +21,7 @@ Status WebhookNotFound(int64_t id) {
 
 Result<WebhookRow> SqliteStore::InsertWebhook(WebhookRow row) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  auto body = [&]() -> Status {
+  DET_RETURN_IF_ERROR(InWriteTransactionLocked([&]() -> Status {
     DET_PREPARE(w,
                 "INSERT INTO webhooks (name, url, webhook_type, mode, workspace_id) VALUES (?, ?, "
                 "?, ?, ?) RETURNING id");
@@ -44,12 +43,7 @@ Result<WebhookRow> SqliteStore::InsertWebhook(WebhookRow row) {
       trigger.id = t.Int(0);
     }
     return Status::Ok();
-  };
-  if (Status st = body(); !st.ok()) {
-    (void)Exec("ROLLBACK");
-    return st;
-  }
-  DET_RETURN_IF_ERROR(Exec("COMMIT"));
+  }));
   return row;
 }
 
@@ -97,8 +91,7 @@ Status SqliteStore::UpdateWebhookUrl(int64_t id, const std::string& url) {
 
 Status SqliteStore::DeleteWebhook(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  auto body = [&]() -> Status {
+  return InWriteTransactionLocked([&]() -> Status {
     DET_PREPARE(w, "DELETE FROM webhooks WHERE id = ?");
     DET_RETURN_IF_ERROR(w.Bind(1, id).Run());
     if (db_->Changes() == 0) return WebhookNotFound(id);
@@ -108,12 +101,7 @@ Status SqliteStore::DeleteWebhook(int64_t id) {
     DET_RETURN_IF_ERROR(d.Bind(1, id).Run());
     DET_PREPARE(t, "DELETE FROM webhook_triggers WHERE webhook_id = ?");
     return t.Bind(1, id).Run();
-  };
-  if (Status st = body(); !st.ok()) {
-    (void)Exec("ROLLBACK");
-    return st;
-  }
-  return Exec("COMMIT");
+  });
 }
 
 Result<int64_t> SqliteStore::InsertWebhookEventsLocked(const std::vector<WebhookEventRow>& events) {
@@ -141,13 +129,11 @@ Result<int64_t> SqliteStore::InsertWebhookEventsLocked(const std::vector<Webhook
 
 Result<int64_t> SqliteStore::EnqueueWebhookEvents(const std::vector<WebhookEventRow>& events) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  Result<int64_t> queued = InsertWebhookEventsLocked(events);
-  if (!queued.ok()) {
-    (void)Exec("ROLLBACK");
-    return queued.status();
-  }
-  DET_RETURN_IF_ERROR(Exec("COMMIT"));
+  int64_t queued = 0;
+  DET_RETURN_IF_ERROR(InWriteTransactionLocked([&]() -> Status {
+    DET_ASSIGN_OR_RETURN(queued, InsertWebhookEventsLocked(events));
+    return Status::Ok();
+  }));
   return queued;
 }
 
@@ -197,8 +183,7 @@ Result<std::optional<ClusterMessageRow>> SqliteStore::GetClusterMessage() {
 
 Status SqliteStore::SetClusterMessage(const ClusterMessageRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  auto body = [&]() -> Status {
+  return InWriteTransactionLocked([&]() -> Status {
     DET_RETURN_IF_ERROR(Exec("DELETE FROM cluster_messages"));
     DET_PREPARE(s,
                 "INSERT INTO cluster_messages (message, start_time, end_time, created_time) VALUES "
@@ -208,12 +193,7 @@ Status SqliteStore::SetClusterMessage(const ClusterMessageRow& row) {
         .Bind(3, row.end_time)
         .Bind(4, row.created_time)
         .Run();
-  };
-  if (Status st = body(); !st.ok()) {
-    (void)Exec("ROLLBACK");
-    return st;
-  }
-  return Exec("COMMIT");
+  });
 }
 
 Status SqliteStore::ClearClusterMessage() {
