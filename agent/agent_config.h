@@ -23,6 +23,8 @@ struct AgentConfig {
   std::string data_dir = "./agent-data";
   // Prepended to PYTHONPATH of every process; empty: left alone.
   std::string harness_path;
+  // Appended to PATH of every process (the `det` built beside the agent); empty: left alone.
+  std::string cli_dir;
   // DET_PYTHON_EXECUTABLE unless the start command sets it.
   std::string python = "/usr/bin/python3";
   // timeoutSeconds of the command long poll.

@@ -258,6 +258,7 @@ void AllocationRunner::Run() {
       agent_env.workdir = workdir;
       agent_env.harness_path = env_.config->harness_path;
       agent_env.python = env_.config->python;
+      agent_env.cli_dir = env_.config->cli_dir;
       LaunchSpec spec;
       spec.argv = WrapWithStartupHook(*argv);
       spec.env = BuildProcessEnv(env_.base_env, start_.env, agent_env);

@@ -132,6 +132,15 @@ std::map<std::string, std::string> BuildProcessEnv(
       env["PATH"] = path == env.end() || path->second.empty() ? dir : dir + ":" + path->second;
     }
   }
+  // Last, so a `det` the task's own PATH names comes first (Determined's images carry one).
+  if (!agent.cli_dir.empty()) {
+    std::string& path = env["PATH"];
+    if (path.empty()) {
+      path = agent.cli_dir;
+    } else if (path != agent.cli_dir && !path.ends_with(":" + agent.cli_dir)) {
+      path += ":" + agent.cli_dir;
+    }
+  }
   if (!agent.harness_path.empty()) {
     auto it = env.find("PYTHONPATH");
     if (it == env.end() || it->second.empty()) {
@@ -146,9 +155,11 @@ std::map<std::string, std::string> BuildProcessEnv(
 std::map<std::string, std::string> ZygoteEnvironment(const std::map<std::string, std::string>& base,
                                                      const std::string& python,
                                                      const std::string& harness_path,
-                                                     const std::string& data_dir) {
+                                                     const std::string& data_dir,
+                                                     const std::string& cli_dir) {
   AgentEnv agent;
   agent.harness_path = harness_path;
+  agent.cli_dir = cli_dir;
   agent.python = python;
   std::map<std::string, std::string> env = BuildProcessEnv(base, {}, agent);
   for (auto it = env.begin(); it != env.end();) {

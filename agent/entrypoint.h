@@ -45,6 +45,7 @@ struct AgentEnv {
   std::string workdir;                 // DET_WORKDIR
   std::string harness_path;            // prepended to PYTHONPATH when non-empty
   std::string python;                  // DET_PYTHON_EXECUTABLE unless the command sets it
+  std::string cli_dir;                 // appended to PATH when non-empty (`det` in tasks)
 };
 
 // base (the agent's own environment) < the command's env < the agent's variables.
@@ -59,7 +60,8 @@ std::map<std::string, std::string> BuildProcessEnv(
 std::map<std::string, std::string> ZygoteEnvironment(const std::map<std::string, std::string>& base,
                                                      const std::string& python,
                                                      const std::string& harness_path,
-                                                     const std::string& data_dir);
+                                                     const std::string& data_dir,
+                                                     const std::string& cli_dir = "");
 
 // The python the entrypoint uses: the command's DET_PYTHON_EXECUTABLE, else `fallback`.
 std::string PythonFor(const std::map<std::string, std::string>& command_env,

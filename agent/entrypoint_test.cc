@@ -82,6 +82,19 @@ AgentEnv SampleAgentEnv() {
   return a;
 }
 
+// `det` from the agent's build directory is on every task's PATH, last, and once.
+TEST(ProcessEnvTest, TheCliDirectoryEndsPath) {
+  AgentEnv agent = SampleAgentEnv();
+  agent.cli_dir = "/repo/build/bin";
+  auto env = BuildProcessEnv({{"PATH", "/bin"}}, {}, agent);
+  EXPECT_EQ(env["PATH"], "/usr/bin:/bin:/repo/build/bin");
+  auto again = BuildProcessEnv({{"PATH", "/bin:/repo/build/bin"}}, {}, agent);
+  EXPECT_EQ(again["PATH"], "/usr/bin:/bin:/repo/build/bin");
+  auto zygote = ZygoteEnvironment({{"PATH", "/bin"}, {"LANG", "C.UTF-8"}}, "/usr/bin/python3",
+                                  "/repo/harness", "/data", "/repo/build/bin");
+  EXPECT_EQ(zygote["PATH"], "/usr/bin:/bin:/repo/build/bin");  // the same as a trial's
+}
+
 TEST(ProcessEnvTest, LayersBaseCommandAndAgent) {
   std::map<std::string, std::string> base = {
       {"PATH", "/bin"}, {"PYTHONPATH", "/base"}, {"DET_AGENT_ID", "stale"}, {"HOME", "/h"}};

@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
   config.hostname = Hostname();
   if (config.agent_id.empty()) config.agent_id = config.hostname;
   if (app.count("--harness-path") == 0) config.harness_path = DefaultHarnessPath();
+  config.cli_dir = det::CliDirNearExecutable();
   std::error_code ec;
   config.data_dir = std::filesystem::absolute(config.data_dir, ec).lexically_normal().string();
   while (config.data_dir.size() > 1 && config.data_dir.back() == '/') config.data_dir.pop_back();
@@ -211,7 +212,8 @@ int main(int argc, char** argv) {
     det::agent::ZygoteOptions zygote;
     zygote.python = config.python;
     zygote.env = det::agent::ZygoteEnvironment(det::agent::CurrentEnvironment(), config.python,
-                                               config.harness_path, config.data_dir);
+                                               config.harness_path, config.data_dir,
+                                               config.cli_dir);
     zygote.cwd = config.data_dir;
     zygote.preload = config.warm_python_preload;
     launcher = std::make_unique<det::agent::WarmLauncher>(std::move(launcher), std::move(zygote));

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "common/csv.h"
+
 namespace det::cli {
 namespace {
 
@@ -175,33 +177,9 @@ std::string RenderPresto(const std::vector<std::string>& headers,
   return out;
 }
 
-namespace {
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += "\"\"";
-    else out.push_back(c);
-  }
-  out += "\"";
-  return out;
-}
-}  // namespace
-
 std::string RenderCsv(const std::vector<std::string>& headers, const std::vector<TableRow>& rows) {
-  std::string out;
-  for (size_t c = 0; c < headers.size(); ++c) {
-    if (c > 0) out += ",";
-    out += CsvField(headers[c]);
-  }
-  out += "\n";
-  for (const TableRow& r : rows) {
-    for (size_t c = 0; c < r.size(); ++c) {
-      if (c > 0) out += ",";
-      if (r[c].has_value()) out += CsvField(*r[c]);
-    }
-    out += "\n";
-  }
+  std::string out = CsvRecord({headers.begin(), headers.end()});
+  for (const TableRow& r : rows) out += CsvRecord(r);
   return out;
 }
 

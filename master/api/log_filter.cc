@@ -30,13 +30,15 @@ Result<std::optional<int64_t>> Time(const std::vector<std::string>& values, cons
 }  // namespace
 
 bool LogFilter::Empty() const {
-  return agent_ids.empty() && container_ids.empty() && rank_ids.empty() && sources.empty() &&
+  return allocation_ids.empty() && agent_ids.empty() && container_ids.empty() && rank_ids.empty() && sources.empty() &&
          stdtypes.empty() && levels.empty() && !before && !after && search_text.empty();
 }
 
 bool LogFilter::Matches(const store::TaskLogRow& r) const {
   if (!In(agent_ids, r.agent_id) || !In(container_ids, r.container_id)) return false;
-  if (!rank_ids.empty() && (!r.rank_id || !In(rank_ids, *r.rank_id))) return false;
+  if (!In(allocation_ids, r.allocation_id)) return false;
+  // -1 names "no rank" (Determined's convention), so a filter can ask for unranked lines.
+  if (!In(rank_ids, r.rank_id.value_or(-1))) return false;
   if (!In(sources, r.source) || !In(stdtypes, r.stdtype)) return false;
   if (!In(levels, r.level.empty() ? std::string("LOG_LEVEL_INFO") : r.level)) return false;
   if (before && r.timestamp >= *before) return false;
@@ -48,6 +50,7 @@ bool LogFilter::Matches(const store::TaskLogRow& r) const {
 Result<LogFilter> ParseLogFilter(
     const std::function<std::vector<std::string>(const std::string&)>& query_all) {
   LogFilter f;
+  f.allocation_ids = query_all("allocationIds");
   f.agent_ids = query_all("agentIds");
   f.container_ids = query_all("containerIds");
   f.sources = query_all("sources");
@@ -71,6 +74,35 @@ Result<LogFilter> ParseLogFilter(
   std::vector<std::string> search = query_all("searchText");
   if (!search.empty()) f.search_text = search.back();
   return f;
+}
+
+bool LogFields::Note(std::vector<std::string>* seen, const std::string& v) {
+  if (v.empty() || std::find(seen->begin(), seen->end(), v) != seen->end()) return false;
+  seen->push_back(v);
+  return true;
+}
+
+bool LogFields::Add(const store::TaskLogRow& r) {
+  bool added = Note(&allocation_ids_, r.allocation_id);
+  added = Note(&agent_ids_, r.agent_id) || added;
+  added = Note(&container_ids_, r.container_id) || added;
+  added = Note(&stdtypes_, r.stdtype) || added;
+  added = Note(&sources_, r.source) || added;
+  if (r.rank_id && std::find(rank_ids_.begin(), rank_ids_.end(), *r.rank_id) == rank_ids_.end()) {
+    rank_ids_.push_back(*r.rank_id);
+    added = true;
+  }
+  return added;
+}
+
+nlohmann::json LogFields::ToJson(bool with_allocations) const {
+  nlohmann::json out = {{"agentIds", agent_ids_},
+                        {"containerIds", container_ids_},
+                        {"rankIds", rank_ids_},
+                        {"stdtypes", stdtypes_},
+                        {"sources", sources_}};
+  if (with_allocations) out["allocationIds"] = allocation_ids_;
+  return out;
 }
 
 }  // namespace det::master::api

@@ -1,11 +1,13 @@
 #pragma once
-// The filters of GET /api/v1/trials/{id}/logs, as Determined's: agentIds, containerIds,
-// rankIds, sources, stdtypes, levels (each repeated; a log passes when it matches one value of
-// every filter given), timestampBefore / timestampAfter (RFC 3339) and searchText (substring).
-// Pure.
+// The filters of GET /api/v1/trials/{id}/logs and /api/v1/tasks/{id}/logs, as Determined's:
+// allocationIds, agentIds, containerIds, rankIds (-1: a log without a rank), sources, stdtypes,
+// levels (each repeated; a log passes when it matches one value of every filter given),
+// timestampBefore / timestampAfter (RFC 3339) and searchText (substring). And LogFields, the
+// distinct values those filters can take in a task's logs (GET .../logs/fields). Pure.
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 namespace det::master::api {
 
 struct LogFilter {
+  std::vector<std::string> allocation_ids;
   std::vector<std::string> agent_ids;
   std::vector<std::string> container_ids;
   std::vector<int64_t> rank_ids;
@@ -34,5 +37,19 @@ struct LogFilter {
 // are errors naming the parameter.
 Result<LogFilter> ParseLogFilter(
     const std::function<std::vector<std::string>(const std::string&)>& query_all);
+
+// The distinct filter values seen in the logs added, each list in first-seen order.
+class LogFields {
+ public:
+  // True when `row` brought a value not seen before.
+  bool Add(const store::TaskLogRow& row);
+  // Determined's TaskLogsFieldsResponse (with allocationIds) or TrialLogsFieldsResponse.
+  nlohmann::json ToJson(bool with_allocations) const;
+
+ private:
+  static bool Note(std::vector<std::string>* seen, const std::string& v);
+  std::vector<std::string> allocation_ids_, agent_ids_, container_ids_, stdtypes_, sources_;
+  std::vector<int64_t> rank_ids_;
+};
 
 }  // namespace det::master::api

@@ -62,6 +62,43 @@ TEST(LogFilter, TimesAndSearch) {
   EXPECT_FALSE(f->Matches(Row("a", 0, "", t + 1, "acc=1")));
 }
 
+TEST(LogFilter, RankMinusOneMeansNoRankAndAllocationsFilter) {
+  auto f = Parse({{"rankIds", "-1"}});
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(f->Matches(Row("a", std::nullopt, "", 1)));
+  EXPECT_FALSE(f->Matches(Row("a", 0, "", 1)));
+  auto none = Parse({{"rankIds", "-2"}});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->Matches(Row("a", std::nullopt, "", 1)));
+  auto alloc = Parse({{"allocationIds", "t.1"}});
+  ASSERT_TRUE(alloc.ok());
+  EXPECT_FALSE(alloc->Empty());
+  store::TaskLogRow r = Row("a", 0, "", 1);
+  EXPECT_FALSE(alloc->Matches(r));
+  r.allocation_id = "t.1";
+  EXPECT_TRUE(alloc->Matches(r));
+}
+
+TEST(LogFields, DistinctValuesInFirstSeenOrder) {
+  LogFields fields;
+  store::TaskLogRow a = Row("agent-b", 1, "", 1);
+  a.allocation_id = "t.1";
+  store::TaskLogRow b = Row("agent-a", std::nullopt, "", 2);
+  b.allocation_id = "t.1";
+  b.stdtype = "stderr";
+  EXPECT_TRUE(fields.Add(a));
+  EXPECT_FALSE(fields.Add(a));  // nothing new
+  EXPECT_TRUE(fields.Add(b));
+  nlohmann::json task = fields.ToJson(true);
+  EXPECT_EQ(task["agentIds"], nlohmann::json({"agent-b", "agent-a"}));
+  EXPECT_EQ(task["rankIds"], nlohmann::json({1}));
+  EXPECT_EQ(task["stdtypes"], nlohmann::json({"stdout", "stderr"}));
+  EXPECT_EQ(task["allocationIds"], nlohmann::json({"t.1"}));
+  EXPECT_EQ(task["containerIds"], nlohmann::json({"c1"}));
+  EXPECT_EQ(task["sources"], nlohmann::json({"task"}));
+  EXPECT_FALSE(fields.ToJson(false).contains("allocationIds"));
+}
+
 TEST(LogFilter, BadValuesNameTheParameter) {
   auto bad_time = Parse({{"timestampBefore", "yesterday"}});
   ASSERT_FALSE(bad_time.ok());

@@ -137,6 +137,33 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
                 return page.ok() ? JsonResponse(*page) : ErrorResponse(page.status());
               }));
 
+  // Each pool's queued and scheduled jobs (all pools, or those named by resourcePools).
+  router->Add("GET", "/api/v1/job-queues/stats",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                std::vector<std::string> names = req.QueryAll("resourcePools");
+                for (const std::string& name : names) {
+                  if (Status st = master->allocations()->CheckPoolExists(name); !st.ok()) {
+                    return ErrorResponse(InvalidArgument("resourcePools: " + st.message()));
+                  }
+                }
+                if (names.empty()) {
+                  for (const auto& p : master->config().pools.pools) names.push_back(p.pool_name);
+                }
+                auto jobs = master->allocations()->ListJobs();
+                json results = json::array();
+                for (const std::string& name : names) {
+                  int64_t queued = 0, scheduled = 0;
+                  for (const auto& j : jobs) {
+                    if (j.resource_pool == name) ++(j.scheduled ? scheduled : queued);
+                  }
+                  results.push_back(
+                      {{"resourcePool", name},
+                       {"stats", {{"queuedCount", queued}, {"scheduledCount", scheduled}}},
+                       {"aggregates", json::array()}});
+                }
+                return JsonResponse({{"results", results}});
+              }));
+
   router->Add("POST", "/api/v1/job-queues",
               WithAuth(master, Checked(core::Action::kModify),
                        [master](HttpRequest& req, const Principal& who) {

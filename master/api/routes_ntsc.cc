@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "master/api/error_mapping.h"
 #include "master/api/json_views.h"
+#include "master/api/log_stream.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/config/experiment_config.h"
@@ -249,44 +250,33 @@ HttpResponse Launch(server::Master* master, const Kind& kind, HttpRequest& req,
 }
 
 // ndjson log lines of a task ({"result": TaskLog}), followed until the task ends.
-HttpResponse TaskLogs(server::Master* master, const std::string& task_id, HttpRequest& req) {
+// The logs of a command, notebook, shell or TensorBoard, or of a trial by its task id: NotFound
+// when the id is neither a generic task nor has logs.
+Result<LogSource> TaskLogSource(server::Master* master, const std::string& task_id) {
   server::TaskService* tasks = master->tasks();
-  bool generic = tasks->Has(task_id);
-  bool follow = QueryBool(req, "follow", false);
-  Result<int64_t> limit = QueryInt(req, "limit", 0);
-  if (!limit.ok()) return ErrorResponse(limit.status());
-  bool desc = req.Query("orderBy") == "ORDER_BY_DESC" || req.Query("orderBy") == "2";
-  auto first = tasks->Logs(task_id, 0, *limit, desc);
-  if (!first.ok()) return ErrorResponse(first.status());
-  if (!generic && first->empty()) return ErrorResponse(NotFound("task " + task_id + " not found"));
-  HttpResponse resp;
-  resp.content_type = "application/x-ndjson";
-  auto rows = std::make_shared<std::vector<store::TaskLogRow>>(std::move(first).value());
-  resp.stream = [tasks, task_id, rows, follow, desc, generic](server::ResponseStream& out) {
-    int64_t last = 0;
-    for (const auto& r : *rows) {
-      last = std::max(last, r.id);
-      if (!out.Write(json{{"result", TrialLogJson(r)}}.dump() + "\n")) return;
-    }
-    if (!follow || desc || !generic) return;
-    while (true) {
-      int64_t version = tasks->LogVersion();
-      Result<TaskView> v = tasks->Get(task_id);
-      bool finished = !v.ok() || v->terminal;
-      auto more = tasks->Logs(task_id, last, 1000, false);
-      if (!more.ok()) return;
-      for (const auto& r : *more) {
-        last = r.id;
-        if (!out.Write(json{{"result", TrialLogJson(r)}}.dump() + "\n")) return;
-      }
-      if (finished && more->empty()) return;
-      if (more->empty()) {
-        tasks->WaitForLogs(task_id, version, 1000);
-        if (!out.Write("")) return;
-      }
-    }
+  auto read = [tasks, task_id](int64_t after, int64_t limit, bool desc) {
+    return tasks->Logs(task_id, after, limit, desc);
   };
-  return resp;
+  if (tasks->Has(task_id)) {
+    return LogSource{read,
+                     [tasks, task_id] {
+                       Result<TaskView> v = tasks->Get(task_id);
+                       return !v.ok() || v->terminal;
+                     },
+                     [tasks, task_id, version = std::make_shared<int64_t>(-1)] {
+                       // The version seen at the last wait: a line logged since wakes at once.
+                       if (*version < 0) *version = tasks->LogVersion();
+                       tasks->WaitForLogs(task_id, *version, 1000);
+                       *version = tasks->LogVersion();
+                     }};
+  }
+  DET_ASSIGN_OR_RETURN(auto first, tasks->Logs(task_id, 0, 1, false));
+  if (first.empty()) return NotFound("task " + task_id + " not found");
+  if (first[0].trial_id <= 0) return LogSource{read, [] { return true; }, [] {}};
+  server::ExperimentService* experiments = master->experiments();
+  int64_t trial_id = first[0].trial_id;
+  return LogSource{read, [experiments, trial_id] { return experiments->TrialFinished(trial_id); },
+                   [experiments, trial_id] { experiments->WaitForTrialLogs(trial_id, 1000); }};
 }
 
 }  // namespace
@@ -349,6 +339,20 @@ void RegisterNtscRoutes(server::Router* router, server::Master* master) {
         }));
   }
 
+  // Before /tasks/{taskId}, which would take "count" as an id.
+  router->Add("GET", "/api/v1/tasks/count",
+              WithAuth(master, Auth::kUser, [tasks](HttpRequest&, const Principal&) {
+                json counts = json::object();
+                for (const Kind& kind : kKinds) {
+                  int64_t running = 0;
+                  for (const TaskView& v : tasks->List(kind.type)) {
+                    if (v.row.state == "STATE_RUNNING") ++running;
+                  }
+                  counts[kind.plural] = running;
+                }
+                return JsonResponse(counts);
+              }));
+
   router->Add(
       "GET", "/api/v1/tasks/{taskId}",
       WithAuth(master, Auth::kUserOrAllocation, [tasks](HttpRequest& req, const Principal& who) {
@@ -365,7 +369,16 @@ void RegisterNtscRoutes(server::Router* router, server::Master* master) {
 
   router->Add("GET", "/api/v1/tasks/{taskId}/logs",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
-                return TaskLogs(master, req.params["taskId"], req);
+                Result<LogSource> source = TaskLogSource(master, req.params["taskId"]);
+                if (!source.ok()) return ErrorResponse(source.status());
+                return StreamLogLines(std::move(source).value(), req);
+              }));
+
+  router->Add("GET", "/api/v1/tasks/{taskId}/logs/fields",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<LogSource> source = TaskLogSource(master, req.params["taskId"]);
+                if (!source.ok()) return ErrorResponse(source.status());
+                return StreamLogFields(std::move(source).value(), req, true);
               }));
 
   router->Add(

@@ -7,6 +7,7 @@
 #include "master/api/json_views.h"
 #include "master/api/list_sort.h"
 #include "master/api/log_filter.h"
+#include "master/api/log_stream.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
 #include "master/core/system_metrics.h"
@@ -112,53 +113,14 @@ json Workloads(server::Master* master, int64_t trial_id, Status* st) {
   return out;
 }
 
-HttpResponse StreamLogs(server::Master* master, int64_t trial_id, HttpRequest& req) {
-  bool follow = QueryBool(req, "follow", false);
-  Result<int64_t> limit = QueryInt(req, "limit", 0);
-  if (!limit.ok()) return ErrorResponse(limit.status());
-  Result<std::optional<bool>> order = ParseOrderBy(req.Query("orderBy"));
-  if (!order.ok()) return ErrorResponse(order.status());
-  bool desc = order->value_or(false);
-  // Filters (log_filter.h): with any, every log is read and the limit applies after them.
-  Result<LogFilter> filter =
-      ParseLogFilter([&req](const std::string& name) { return req.QueryAll(name); });
-  if (!filter.ok()) return ErrorResponse(filter.status());
-  auto first = master->experiments()->TrialLogs(trial_id, 0, filter->Empty() ? *limit : 0, desc);
-  if (!first.ok()) return ErrorResponse(first.status());
-  HttpResponse resp;
-  resp.content_type = "application/x-ndjson";
-  auto rows = std::make_shared<std::vector<store::TaskLogRow>>(std::move(first).value());
-  int64_t seen = 0;
-  for (const auto& r : *rows) seen = std::max(seen, r.id);
-  if (!filter->Empty()) {
-    std::erase_if(*rows, [&filter](const store::TaskLogRow& r) { return !filter->Matches(r); });
-    if (*limit > 0 && static_cast<int64_t>(rows->size()) > *limit) rows->resize(*limit);
-  }
-  resp.stream = [master, trial_id, follow, rows, desc, seen,
-                 filter = *filter](server::ResponseStream& out) {
-    int64_t last = seen;
-    for (const auto& r : *rows) {
-      if (!out.Write(json{{"result", TrialLogJson(r)}}.dump() + "\n")) return;
-    }
-    if (!follow || desc) return;
-    // Follow until the trial is finished and nothing more arrives.
-    while (true) {
-      bool finished = master->experiments()->TrialFinished(trial_id);
-      auto more = master->experiments()->TrialLogs(trial_id, last, 1000, false);
-      if (!more.ok()) return;
-      for (const auto& r : *more) {
-        last = r.id;
-        if (!filter.Matches(r)) continue;
-        if (!out.Write(json{{"result", TrialLogJson(r)}}.dump() + "\n")) return;
-      }
-      if (finished && more->empty()) return;
-      if (more->empty()) {
-        master->experiments()->WaitForTrialLogs(trial_id, 1000);
-        if (!out.Write("")) return;
-      }
-    }
-  };
-  return resp;
+LogSource TrialLogSource(server::Master* master, int64_t trial_id) {
+  server::ExperimentService* experiments = master->experiments();
+  return LogSource{
+      [experiments, trial_id](int64_t after, int64_t limit, bool desc) {
+        return experiments->TrialLogs(trial_id, after, limit, desc);
+      },
+      [experiments, trial_id] { return experiments->TrialFinished(trial_id); },
+      [experiments, trial_id] { experiments->WaitForTrialLogs(trial_id, 1000); }};
 }
 
 // One row of trialv1.MetricsReport; `metrics` keeps the stored shape ({"avg_metrics": ...} or
@@ -566,7 +528,16 @@ void RegisterTrialRoutes(server::Router* router, server::Master* master) {
                 if (!id.ok()) return ErrorResponse(id.status());
                 auto t = master->experiments()->GetTrial(*id);
                 if (!t.ok()) return ErrorResponse(t.status());
-                return StreamLogs(master, *id, req);
+                return StreamLogLines(TrialLogSource(master, *id), req);
+              }));
+
+  router->Add("GET", "/api/v1/trials/{id}/logs/fields",
+              WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
+                Result<int64_t> id = PathId(req, "id");
+                if (!id.ok()) return ErrorResponse(id.status());
+                auto t = master->experiments()->GetTrial(*id);
+                if (!t.ok()) return ErrorResponse(t.status());
+                return StreamLogFields(TrialLogSource(master, *id), req, false);
               }));
 
   router->Add("POST", "/api/v1/task/logs",

@@ -88,6 +88,55 @@ Result<server::UserPatch> ParseUserPatch(const json& body) {
 }  // namespace
 
 void RegisterUserRoutes(server::Router* router, server::Master* master) {
+  // The caller's web UI settings; before /users/{id}, which would take "setting" as an id.
+  router->Add("GET", "/api/v1/users/setting",
+              WithAuth(master, Auth::kUser, [master](HttpRequest&, const Principal& who) {
+                auto rows = master->user_admin()->WebSettings(who.user_id);
+                if (!rows.ok()) return ErrorResponse(rows.status());
+                json out = json::array();
+                for (const auto& r : *rows) {
+                  out.push_back({{"key", r.key}, {"storagePath", r.storage_path}, {"value", r.value}});
+                }
+                return JsonResponse({{"settings", out}});
+              }));
+  router->Add("POST", "/api/v1/users/setting",
+              WithAuth(master, Create(), [master](HttpRequest& req, const Principal& who) {
+                Result<json> body = ParseBody(req);
+                if (!body.ok()) return ErrorResponse(body.status());
+                const json* settings = Field(*body, "settings", "settings");
+                if (settings == nullptr || !settings->is_array()) {
+                  return ErrorResponse(InvalidArgument("settings: required list of {key, value, "
+                                                       "storagePath}"));
+                }
+                std::vector<store::UserWebSettingRow> rows;
+                for (size_t i = 0; i < settings->size(); ++i) {
+                  const json& s = (*settings)[i];
+                  std::string where = "settings[" + std::to_string(i) + "]";
+                  if (!s.is_object()) return ErrorResponse(InvalidArgument(where + ": not an object"));
+                  store::UserWebSettingRow r;
+                  for (auto [field, out] : {std::pair{"key", &r.key}, std::pair{"value", &r.value},
+                                            std::pair{"storagePath", &r.storage_path}}) {
+                    const json* v = Field(s, field, field == std::string("storagePath")
+                                                        ? "storage_path"
+                                                        : field);
+                    if (v == nullptr || v->is_null()) continue;
+                    if (!v->is_string()) {
+                      return ErrorResponse(
+                          InvalidArgument(where + "." + field + ": must be a string"));
+                    }
+                    *out = v->get<std::string>();
+                  }
+                  rows.push_back(std::move(r));
+                }
+                Status st = master->user_admin()->SetWebSettings(who.user_id, rows);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+  router->Add("POST", "/api/v1/users/setting/reset",
+              WithAuth(master, Create(), [master](HttpRequest&, const Principal& who) {
+                Status st = master->user_admin()->ResetWebSettings(who.user_id);
+                return st.ok() ? JsonResponse(json::object()) : ErrorResponse(st);
+              }));
+
   router->Add("GET", "/api/v1/users",
               WithAuth(master, Auth::kUser, [master](HttpRequest& req, const Principal&) {
                 auto active = QueryFilter(req, "active");

@@ -4,7 +4,9 @@ namespace det::master::core {
 
 std::string ExitPhrase(int exit_code) {
   if (exit_code == 0) return "resources exited successfully with a zero exit code";
-  return "container failed with non-zero exit code: " + std::to_string(exit_code);
+  std::string code = std::to_string(exit_code);
+  return "resources failed with non-zero exit code: container failed with non-zero exit code: " +
+         code + " (exit code " + code + ")";
 }
 
 ExitOutcome InterpretExit(RunState trial_state, int64_t restarts, int64_t max_restarts,

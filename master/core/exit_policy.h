@@ -44,7 +44,8 @@ struct ExitOutcome {
 };
 
 // How Determined words an allocation's exit in its logs ("resources exited successfully with a
-// zero exit code", "container failed with non-zero exit code: N"): users' log alerts and
+// zero exit code", "resources failed with non-zero exit code: container failed with non-zero
+// exit code: N (exit code N)"): users' log alerts and
 // Determined's own tests match on it, so the master's exit lines carry it.
 std::string ExitPhrase(int exit_code);
 

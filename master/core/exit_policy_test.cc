@@ -30,7 +30,9 @@ TEST(ExitPolicyTest, ACancelRetriesMatchEndsAFailureWithoutARestart) {
 
 TEST(ExitPolicyTest, ExitLinesCarryDeterminedsWording) {
   EXPECT_EQ(ExitPhrase(0), "resources exited successfully with a zero exit code");
-  EXPECT_EQ(ExitPhrase(3), "container failed with non-zero exit code: 3");
+  EXPECT_EQ(ExitPhrase(3),
+            "resources failed with non-zero exit code: container failed with non-zero exit code: "
+            "3 (exit code 3)");
 }
 
 TEST(ExitPolicyTest, InfrastructureFailureIsNotCounted) {

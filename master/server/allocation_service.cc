@@ -137,8 +137,9 @@ std::unique_ptr<AllocationRuntime> AllocationService::NewAllocation(
   return alloc;
 }
 
-store::AllocationRow AllocationService::RowOf(const AllocationRuntime& alloc) {
+store::AllocationRow AllocationService::RowOf(const AllocationRuntime& alloc) const {
   store::AllocationRow row;
+  if (auto job = jobs_.find(alloc.job_id); job != jobs_.end()) row.resource_pool = job->second.pool;
   row.allocation_id = alloc.id;
   row.task_id = alloc.task_id;
   row.trial_id = alloc.trial_id;

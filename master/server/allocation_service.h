@@ -204,7 +204,14 @@ class AllocationService {
                                                           const std::string& task_id,
                                                           int64_t run_id, int64_t slots,
                                                           int64_t queued_at);
-  static store::AllocationRow RowOf(const AllocationRuntime& alloc);
+  store::AllocationRow RowOf(const AllocationRuntime& alloc) const ON_RUNTIME;
+  // The usage records of the trial and task allocations that ran during [from, to] (micros),
+  // at most `limit`, from the store (any thread).
+  Result<std::vector<store::AllocationUsageRow>> Usage(int64_t from, int64_t to,
+                                                       int64_t limit) const {
+    return deps_.store->ListAllocationUsage(from, to, deps_.clock->NowMicros(), limit);
+  }
+  int64_t NowMicros() const { return deps_.clock->NowMicros(); }
   // Queues a new allocation for slots.
   void Publish(std::unique_ptr<AllocationRuntime> alloc) ON_RUNTIME;
   // Brings back an open allocation at start-up: its agent must report it by `adopt_deadline`.

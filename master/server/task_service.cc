@@ -119,6 +119,28 @@ std::string TaskService::PoolLocked(const Task& t) const {
   return scheduler::ResolvePool(*options_.pools, probe);
 }
 
+Status TaskService::CheckFulfillable(const TaskConfig& cfg) const {
+  if (cfg.slots <= 0 || agents_ == nullptr) return Status::Ok();
+  std::string pool = cfg.resource_pool;
+  if (options_.pools != nullptr) {
+    scheduler::AllocationRequest probe;
+    probe.pool = cfg.resource_pool;
+    probe.slots = static_cast<int>(cfg.slots);
+    pool = scheduler::ResolvePool(*options_.pools, probe);
+  }
+  // A task runs on one agent. With none connected yet, it waits for one (Determined refuses).
+  int64_t largest = -1;
+  for (const AgentService::Agent& a : agents_->List()) {
+    if (a.connected && a.resource_pool == pool) {
+      largest = std::max<int64_t>(largest, static_cast<int64_t>(a.slots.size()));
+    }
+  }
+  if (largest < 0 || cfg.slots <= largest) return Status::Ok();
+  return InvalidArgument("resources.slots: request unfulfillable, please try requesting less slots (" +
+                         std::to_string(cfg.slots) + " asked; the largest agent of pool '" + pool +
+                         "' has " + std::to_string(largest) + ")");
+}
+
 TaskView TaskService::ViewLocked(const Task& t) const {
   TaskView v;
   v.row = t.row;
@@ -207,6 +229,7 @@ Result<TaskView> TaskService::Launch(const LaunchTaskRequest& req, const Princip
     return InvalidArgument("resources.resource_pool: no resource pool named '" + cfg.resource_pool +
                            "' (pools: " + names + ")");
   }
+  DET_RETURN_IF_ERROR(CheckFulfillable(cfg));
   // Image and bind_mounts checked now, so a bad one fails the launch and not the start.
   DET_RETURN_IF_ERROR(PlanTaskMounts(cfg.defaulted, "cpu").status());
   Task t;
@@ -583,6 +606,8 @@ bool TaskService::HandleAgentEvent(const std::string& agent_id, const json& even
     if (Terminal(*t) || t->row.agent_id != agent_id) return true;
     std::string type = event.value("type", "");
     if (type == "started") {
+      // Determined says this once a task's processes run; users and its tests wait for it.
+      if (!t->started) MasterLogLocked(*t, "Resources for " + t->row.description + " have started");
       t->started = true;
       t->adopt_deadline = 0;
       // A command is running once its process is; a service once it says it is ready.

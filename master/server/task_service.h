@@ -176,6 +176,9 @@ class TaskService {
   Task* FindLocked(const std::string& task_id) REQUIRES(mu_);
   Task* FindByAllocationLocked(const std::string& allocation_id) REQUIRES(mu_);
   TaskView ViewLocked(const Task& t) const REQUIRES(mu_);
+  // Refuses a task whose slots no connected agent of its pool has (Determined's "request
+  // unfulfillable").
+  Status CheckFulfillable(const TaskConfig& cfg) const;
   std::string PoolLocked(const Task& t) const REQUIRES(mu_);
   // Persists the new row, then applies it; the log line (if any) is added as the master's.
   Status SaveLocked(Task& t, store::GenericTaskRow next) REQUIRES(mu_);

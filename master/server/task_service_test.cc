@@ -106,6 +106,21 @@ TEST_F(TaskServiceTest, LaunchedCommandIsQueuedPersistedAndScheduledAsAJob) {
   EXPECT_EQ(again->row.config["entrypoint"], "echo hi");
 }
 
+TEST_F(TaskServiceTest, SlotsNoAgentHasAreRefusedAsUnfulfillable) {
+  LaunchTaskRequest req;
+  req.type = TaskType::kCommand;
+  req.config = {{"entrypoint", "sleep 1"}, {"resources", {{"slots", 2}}}};
+  Result<TaskView> v = tasks_->Launch(req, owner_);  // a1, the pool's only agent, has one slot
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(v.status().message().find("request unfulfillable"), std::string::npos)
+      << v.status().message();
+  EXPECT_NE(v.status().message().find("pool 'default' has 1"), std::string::npos);
+  EXPECT_EQ(changes_, 0);  // nothing stored
+  req.config["resources"]["slots"] = 1;
+  EXPECT_TRUE(tasks_->Launch(req, owner_).ok());
+}
+
 TEST_F(TaskServiceTest, StartSendsTheProcessAndItsExitEndsTheTask) {
   TaskView v = LaunchCommand({{"entrypoint", json::array({"sh", "-c", "exit 3"})}});
   scheduler::ClusterSnapshot snap;

@@ -32,6 +32,28 @@ Status CheckUsername(const std::string& username) {
   return Status::Ok();
 }
 
+Status CheckWebSettings(const std::vector<store::UserWebSettingRow>& rows) {
+  constexpr size_t kMaxPerRequest = 1000, kMaxName = 256, kMaxValue = 256 * 1024;
+  if (rows.size() > kMaxPerRequest) {
+    return InvalidArgument("settings: at most " + std::to_string(kMaxPerRequest) +
+                           " per request (got " + std::to_string(rows.size()) + ")");
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::string where = "settings[" + std::to_string(i) + "]";
+    const store::UserWebSettingRow& r = rows[i];
+    if (r.key.empty()) return InvalidArgument(where + ".key: required");
+    if (r.key.size() > kMaxName || r.storage_path.size() > kMaxName) {
+      return InvalidArgument(where + ": key and storagePath are at most " +
+                             std::to_string(kMaxName) + " bytes");
+    }
+    if (r.value.size() > kMaxValue) {
+      return InvalidArgument(where + ".value: at most " + std::to_string(kMaxValue) +
+                             " bytes (got " + std::to_string(r.value.size()) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
 UserAdminService::UserAdminService(store::Store* store, std::function<void(int64_t)> on_change)
     : store_(store), on_change_(std::move(on_change)) {}
 
@@ -89,6 +111,20 @@ Result<store::UserRow> UserAdminService::Patch(const Actor& actor, int64_t user_
   }
   if (on_change_) on_change_(user_id);
   return row;
+}
+
+Result<std::vector<store::UserWebSettingRow>> UserAdminService::WebSettings(int64_t user_id) {
+  return store_->ListUserWebSettings(user_id);
+}
+
+Status UserAdminService::SetWebSettings(int64_t user_id,
+                                        const std::vector<store::UserWebSettingRow>& rows) {
+  DET_RETURN_IF_ERROR(CheckWebSettings(rows));
+  return store_->SetUserWebSettings(user_id, rows, kMaxWebSettings);
+}
+
+Status UserAdminService::ResetWebSettings(int64_t user_id) {
+  return store_->ResetUserWebSettings(user_id);
 }
 
 }  // namespace det::master::server

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "master/store/store.h"
@@ -47,6 +48,13 @@ class UserAdminService {
   Result<store::UserRow> Create(const Actor& actor, const UserCreate& req);
   Result<store::UserRow> Patch(const Actor& actor, int64_t user_id, const UserPatch& req);
 
+  // The caller's own web UI settings (GET/POST /api/v1/users/setting, POST .../reset): an empty
+  // value deletes its key. Sizes are bounded (CheckWebSettings) so one user cannot fill the
+  // store.
+  Result<std::vector<store::UserWebSettingRow>> WebSettings(int64_t user_id);
+  Status SetWebSettings(int64_t user_id, const std::vector<store::UserWebSettingRow>& rows);
+  Status ResetWebSettings(int64_t user_id);
+
  private:
   store::Store* store_;
   std::function<void(int64_t)> on_change_;
@@ -55,5 +63,10 @@ class UserAdminService {
 
 // The rule for usernames: 1-128 characters, no whitespace. Pure.
 Status CheckUsername(const std::string& username);
+
+// Limits of web UI settings: keys and storage paths of at most 256 bytes (a key not empty),
+// values of at most 256 KiB, 1,000 settings per request and kMaxWebSettings per user. Pure.
+constexpr int64_t kMaxWebSettings = 10000;
+Status CheckWebSettings(const std::vector<store::UserWebSettingRow>& rows);
 
 }  // namespace det::master::server

@@ -89,5 +89,16 @@ TEST_F(UserAdminServiceTest, PatchRulesAndSessionInvalidation) {
   EXPECT_EQ(service_->Patch(admin_, 99, self).status().code(), StatusCode::kNotFound);
 }
 
+TEST(WebSettings, SizesAreBounded) {
+  EXPECT_TRUE(CheckWebSettings({{"k", "", "v"}}).ok());
+  Status no_key = CheckWebSettings({{"", "", "v"}});
+  EXPECT_NE(no_key.message().find("settings[0].key: required"), std::string::npos);
+  Status big = CheckWebSettings({{"k", "", std::string(256 * 1024 + 1, 'x')}});
+  EXPECT_NE(big.message().find("settings[0].value: at most"), std::string::npos);
+  EXPECT_FALSE(CheckWebSettings({{std::string(257, 'k'), "", "v"}}).ok());
+  std::vector<store::UserWebSettingRow> many(1001, {"k", "", "v"});
+  EXPECT_NE(CheckWebSettings(many).message().find("at most 1000 per request"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace det::master::server

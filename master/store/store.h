@@ -78,6 +78,30 @@ struct AllocationRow {
   std::string exit_reason;
   // One entry per agent the allocation runs on: [{"agentId": "a", "slotIds": [0, 1]}].
   nlohmann::json resources = nlohmann::json::array();
+  std::string resource_pool;  // kept in its usage record only (AllocationUsageRow)
+};
+
+// One of a user's web UI settings (user_web_settings, migration 0031).
+struct UserWebSettingRow {
+  std::string key;
+  std::string storage_path;
+  std::string value;
+};
+
+// What an allocation of a trial or task used (allocation_usage, migration 0030): who, where and
+// for which experiment as they were when it started; experiment deletes and project moves leave
+// it as it is.
+struct AllocationUsageRow {
+  std::string allocation_id;
+  std::string task_id;
+  std::string task_type;  // TRIAL, COMMAND, NOTEBOOK, SHELL, TENSORBOARD
+  std::string username;
+  std::string workspace_name;
+  std::optional<int64_t> experiment_id;
+  int64_t slots = 0;
+  std::string resource_pool;
+  int64_t start_time = 0;  // micros
+  std::optional<int64_t> end_time;
 };
 
 struct MetricRow {
@@ -424,6 +448,16 @@ class Store {
   virtual Result<AllocationRow> GetAllocationByToken(const std::string& token) = 0;
   virtual Result<std::vector<AllocationRow>> ListOpenAllocations() = 0;
   virtual Result<std::vector<std::string>> ListTaskIds(int64_t trial_id) = 0;
+  // A user's web UI settings: set (an empty value deletes that key) in one transaction, refused
+  // whole when the user would hold more than `max_rows`; listed; all removed.
+  virtual Status SetUserWebSettings(int64_t user_id, const std::vector<UserWebSettingRow>& rows,
+                                    int64_t max_rows) = 0;
+  virtual Result<std::vector<UserWebSettingRow>> ListUserWebSettings(int64_t user_id) = 0;
+  virtual Status ResetUserWebSettings(int64_t user_id) = 0;
+  // The usage records of allocations that ran during [from, to] (micros; one still running runs
+  // until `now`), oldest start first, at most `limit`.
+  virtual Result<std::vector<AllocationUsageRow>> ListAllocationUsage(int64_t from, int64_t to,
+                                                                      int64_t now, int64_t limit) = 0;
   // Every allocation id stored for the experiment's trials, open or closed, in one query (the
   // restore asks which queued runs were ever placed).
   virtual Result<std::vector<std::string>> ListExperimentAllocationIds(int64_t experiment_id) = 0;

@@ -274,6 +274,99 @@ TEST_P(StoreSuite, DeleteExperimentRemovesEverythingUnderIt) {
   EXPECT_TRUE(store_->GetTrial(other_trial).ok());
 }
 
+// An allocation's usage record is written with the allocation (in a decision, and again at its
+// end), a task's with the task, and both outlive the experiment; the period filter counts a
+// running allocation until now.
+TEST_P(StoreSuite, AllocationUsageOutlivesItsExperiment) {
+  int64_t trial_id = 0;
+  int64_t exp_id = MakeExperimentAndTrial(&trial_id);
+  AllocationRow a;
+  a.allocation_id = "1.1.1";
+  a.task_id = "1.1";
+  a.trial_id = trial_id;
+  a.state = "ASSIGNED";
+  a.token = "digest-usage";
+  a.slots = 2;
+  a.start_time = 100;
+  a.resource_pool = "default";
+  DecisionWrites w;
+  w.allocations = {a};
+  ASSERT_TRUE(store_->ApplyDecision(w).ok());
+  a.end_time = 500;
+  a.state = "TERMINATED";
+  ASSERT_TRUE(store_->UpsertAllocation(a).ok());
+  GenericTaskRow t;
+  t.task_id = "cmd";
+  t.task_type = "COMMAND";
+  t.owner_id = 1;
+  t.username = "bob";
+  t.config = {{"resources", {{"resource_pool", "aux"}}}};
+  t.state = "STATE_QUEUED";
+  t.job_id = "job-cmd";
+  t.registered_time = 250;
+  ASSERT_TRUE(store_->UpsertGenericTask(t).ok());
+  t.allocation_id = "cmd.1";
+  t.slot_ids = {0};
+  t.start_time = 300;
+  t.state = "STATE_RUNNING";
+  ASSERT_TRUE(store_->UpsertGenericTask(t).ok());
+
+  auto rows = store_->ListAllocationUsage(0, 1000, 2000, 10);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);  // a queued task has no record yet
+  const AllocationUsageRow& trial = (*rows)[0];
+  EXPECT_EQ(trial.allocation_id, "1.1.1");
+  EXPECT_EQ(trial.task_type, "TRIAL");
+  EXPECT_EQ(trial.experiment_id, exp_id);
+  EXPECT_EQ(trial.workspace_name, "Uncategorized");
+  EXPECT_FALSE(trial.username.empty());
+  EXPECT_EQ(trial.slots, 2);
+  EXPECT_EQ(trial.resource_pool, "default");
+  EXPECT_EQ(trial.end_time, 500);
+  const AllocationUsageRow& task = (*rows)[1];
+  EXPECT_EQ(task.task_type, "COMMAND");
+  EXPECT_EQ(task.username, "bob");
+  EXPECT_FALSE(task.experiment_id.has_value());
+  EXPECT_EQ(task.resource_pool, "aux");
+  EXPECT_EQ(task.slots, 1);
+  EXPECT_FALSE(task.end_time.has_value());
+
+  ASSERT_TRUE(store_->DeleteExperiment(exp_id).ok());
+  rows = store_->ListAllocationUsage(0, 1000, 2000, 10);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].experiment_id, exp_id);
+  EXPECT_EQ((*rows)[0].workspace_name, "Uncategorized");
+  // Periods: after the trial ended only the running task; before both started, nothing.
+  rows = store_->ListAllocationUsage(600, 700, 2000, 10);
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].allocation_id, "cmd.1");
+  EXPECT_TRUE(store_->ListAllocationUsage(0, 50, 2000, 10)->empty());
+  EXPECT_EQ(store_->ListAllocationUsage(0, 1000, 2000, 1)->size(), 1u);
+}
+
+// Web UI settings: one value per key and storage path, an empty value deletes, a write that
+// would pass the limit changes nothing, and each user has their own.
+TEST_P(StoreSuite, UserWebSettings) {
+  ASSERT_TRUE(store_->SetUserWebSettings(1, {{"b", "p", "2"}, {"a", "", "1"}}, 10).ok());
+  ASSERT_TRUE(store_->SetUserWebSettings(2, {{"a", "", "other"}}, 10).ok());
+  auto rows = store_->ListUserWebSettings(1);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].key, "a");
+  EXPECT_EQ((*rows)[1].storage_path, "p");
+  ASSERT_TRUE(store_->SetUserWebSettings(1, {{"a", "", "3"}, {"b", "p", ""}}, 10).ok());
+  rows = store_->ListUserWebSettings(1);
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].value, "3");
+  Status full = store_->SetUserWebSettings(1, {{"x", "", "1"}, {"y", "", "1"}}, 2);
+  EXPECT_EQ(full.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->ListUserWebSettings(1)->size(), 1u);
+  ASSERT_TRUE(store_->ResetUserWebSettings(1).ok());
+  EXPECT_TRUE(store_->ListUserWebSettings(1)->empty());
+  EXPECT_EQ((*store_->ListUserWebSettings(2))[0].value, "other");
+}
+
 // The searcher snapshot lives apart from the experiment's row: state and progress writes keep
 // it, a new snapshot replaces it, and the restore's listing returns it ("{}" before the first).
 TEST_P(StoreSuite, AnExperimentsSnapshotIsKeptApartFromItsRow) {

@@ -201,6 +201,16 @@ class UnimplementedStore : public Store {
   Status ClearClusterMessage() override { return Unimplemented("ClearClusterMessage"); }
   Result<WebhookRow> InsertWebhook(WebhookRow) override { return Unimplemented("InsertWebhook"); }
   Result<std::vector<WebhookRow>> ListWebhooks() override { return Unimplemented("ListWebhooks"); }
+  Status SetUserWebSettings(int64_t, const std::vector<UserWebSettingRow>&, int64_t) override {
+    return Unimplemented("SetUserWebSettings");
+  }
+  Result<std::vector<UserWebSettingRow>> ListUserWebSettings(int64_t) override {
+    return Unimplemented("ListUserWebSettings");
+  }
+  Status ResetUserWebSettings(int64_t) override { return Unimplemented("ResetUserWebSettings"); }
+  Result<std::vector<AllocationUsageRow>> ListAllocationUsage(int64_t, int64_t, int64_t, int64_t) override {
+    return Unimplemented("ListAllocationUsage");
+  }
   Status UpdateWebhookUrl(int64_t, const std::string&) override {
     return Unimplemented("UpdateWebhookUrl");
   }

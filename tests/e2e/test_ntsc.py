@@ -45,6 +45,17 @@ def proxy_get(c: Cluster, task_id: str, path: str, token: str) -> (int, str):
         return e.code, e.read().decode()
 
 
+def test_det_works_inside_a_command(c):
+    # The agent puts the det built beside it on the task's PATH; the task's user token signs it
+    # in as the task's owner, as in Determined's images.
+    proc = c.det("cmd", "run", "det user whoami && which det", check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "determined" in proc.stdout, proc.stdout
+    assert "resources exited successfully" in proc.stdout.lower(), proc.stdout
+    failed = c.det("cmd", "run", "exit 4", check=False)
+    assert "resources failed with non-zero exit code" in failed.stdout.lower(), failed.stdout
+
+
 def test_command_runs_in_its_context_and_its_exit_code_comes_back(c, tmp_path):
     ctx = tmp_path / "ctx"
     ctx.mkdir()

@@ -31,6 +31,16 @@ def as_user(token: str):
     return {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
 
 
+def new_user(c: Cluster, username: str, password: str) -> str:
+    """Creates an ordinary user (as the built-in admin) and returns their session token."""
+    status, body = c.request_status(
+        "POST", "/api/v1/users",
+        {"user": {"username": username, "active": True, "admin": False},
+         "password": client_hash(password), "isHashed": True}, headers=as_user(login(c, "admin")))
+    assert status == 200, body
+    return login(c, username, password)
+
+
 @pytest.fixture(scope="module")
 def two_users():
     c = Cluster(agents=1, slots=1)

@@ -3,7 +3,7 @@ API's workspaceId) shows it; an archived workspace takes no launch (404, as Dete
 the workspace kills its running tasks, and not another user's unless an admin deletes it."""
 
 from cluster import Cluster, wait_for
-from test_permissions import as_user, client_hash, login
+from test_permissions import as_user, login, new_user
 
 
 def command(c: Cluster, task_id: str) -> dict:
@@ -38,12 +38,7 @@ def test_tasks_follow_their_workspace(cluster):
 def test_deleting_a_workspace_spares_another_users_task(cluster):
     c = cluster
     admin = login(c, "admin")
-    status, body = c.request_status(
-        "POST", "/api/v1/users",
-        {"user": {"username": "ws-tasks-bob", "active": True, "admin": False},
-         "password": client_hash("pw"), "isHashed": True}, headers=as_user(admin))
-    assert status == 200, body
-    bob = login(c, "ws-tasks-bob", "pw")
+    bob = new_user(c, "ws-tasks-bob", "pw")
     ws = c.request("POST", "/api/v1/workspaces", {"name": "tasks-ws2"})["workspace"]
     status, answer = c.request_status(
         "POST", "/api/v1/commands",

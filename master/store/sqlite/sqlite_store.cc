@@ -519,7 +519,10 @@ Status SqliteStore::UpsertAllocation(const AllocationRow& row) {
   s.Bind(5, row.state).Bind(6, row.token).Bind(7, row.slots).Bind(8, row.start_time);
   s.Bind(9, row.end_time).Bind(10, row.exit_code).Bind(11, row.exit_reason);
   s.Bind(12, row.resources.dump());
-  return s.Run();
+  return InWriteTransactionLocked([&]() -> Status {
+    DET_RETURN_IF_ERROR(s.Run());
+    return RecordTrialUsageLocked({row});
+  });
 }
 
 Result<AllocationRow> SqliteStore::GetAllocation(const std::string& allocation_id) {

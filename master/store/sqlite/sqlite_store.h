@@ -159,6 +159,12 @@ class SqliteStore : public Store {
   // Webhooks and their delivery queue (sqlite_store_notices.cc).
   Result<WebhookRow> InsertWebhook(WebhookRow row) override;
   Result<std::vector<WebhookRow>> ListWebhooks() override;
+  Status SetUserWebSettings(int64_t user_id, const std::vector<UserWebSettingRow>& rows,
+                            int64_t max_rows) override;
+  Result<std::vector<UserWebSettingRow>> ListUserWebSettings(int64_t user_id) override;
+  Status ResetUserWebSettings(int64_t user_id) override;
+  Result<std::vector<AllocationUsageRow>> ListAllocationUsage(int64_t from, int64_t to,
+                                                              int64_t now, int64_t limit) override;
   Status UpdateWebhookUrl(int64_t id, const std::string& url) override;
   Status DeleteWebhook(int64_t id) override;
   Result<int64_t> EnqueueWebhookEvents(const std::vector<WebhookEventRow>& events) override;
@@ -300,6 +306,10 @@ class SqliteStore : public Store {
   };
   Status Migrate();
   Status Exec(const std::string& sql);
+  // The usage records (allocation_usage) of trial allocations and of a task, written with them
+  // (sqlite_store_usage.cc). REQUIRES: mu_ held, inside the transaction that writes them.
+  Status RecordTrialUsageLocked(const std::vector<AllocationRow>& rows);
+  Status RecordTaskUsageLocked(const GenericTaskRow& task);
   // Runs `body` inside BEGIN IMMEDIATE ... COMMIT, rolled back when it fails (mu_ held).
   Status InWriteTransactionLocked(const std::function<Status()>& body);
   // An experiment's model definition and searcher snapshot (a null or empty one is not

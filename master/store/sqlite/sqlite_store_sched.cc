@@ -125,6 +125,7 @@ Result<std::vector<int64_t>> SqliteStore::ApplyDecision(const DecisionWrites& wr
       for (const AllocationRow& a : writes.allocations) {
         DET_RETURN_IF_ERROR(BindAllocation(upsert_alloc, a));
       }
+      DET_RETURN_IF_ERROR(RecordTrialUsageLocked(writes.allocations));
     }
     if (writes.experiment_state) {
       DET_PREPARE(s, "UPDATE experiments SET state = ?, end_time = ? WHERE id = ?");

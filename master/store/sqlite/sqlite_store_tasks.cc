@@ -87,7 +87,10 @@ Status SqliteStore::UpsertGenericTask(const GenericTaskRow& row) {
       .Bind(19, row.start_time)
       .Bind(20, row.end_time)
       .Bind(21, row.workspace_id);
-  return s.Run();
+  return InWriteTransactionLocked([&]() -> Status {
+    DET_RETURN_IF_ERROR(s.Run());
+    return RecordTaskUsageLocked(row);
+  });
 }
 
 Result<std::vector<GenericTaskRow>> SqliteStore::ListGenericTasks() {
