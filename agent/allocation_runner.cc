@@ -272,9 +272,13 @@ void AllocationRunner::Run() {
         spdlog::info("allocation {}: runs in container {} ({})", id, spec.container,
                      env_.config->container_runtime);
       } else if (env_.config->warm_python) {
+        auto tcd_hook = spec.env.find("DET_TCD_STARTUP_HOOK");
         auto plan =
             std::filesystem::exists(workdir + "/startup-hook.sh")
                 ? Result<WarmPythonPlan>(FailedPrecondition("the context has a startup-hook.sh"))
+            : tcd_hook != spec.env.end() && !tcd_hook->second.empty()
+                ? Result<WarmPythonPlan>(FailedPrecondition(
+                      "task_container_defaults has a startup_hook"))
                 : PlanWarmPython(*argv, spec.env);
         if (plan.ok()) {
           spec.warm = std::move(plan).value();

@@ -82,7 +82,10 @@ Result<std::vector<std::string>> BuildEntrypointArgv(const nlohmann::json& entry
 std::vector<std::string> WrapWithStartupHook(const std::vector<std::string>& argv) {
   std::vector<std::string> out = {
       "/bin/sh", "-c",
-      "if [ -f ./startup-hook.sh ]; then . ./startup-hook.sh || exit $?; fi; exec \"$@\"",
+      // The pool's or master's task_container_defaults.startup_hook first, in the same shell
+      // (what it exports reaches the entrypoint), then the context's startup-hook.sh.
+      "if [ -n \"${DET_TCD_STARTUP_HOOK:-}\" ]; then eval \"$DET_TCD_STARTUP_HOOK\" || exit $?; "
+      "fi; if [ -f ./startup-hook.sh ]; then . ./startup-hook.sh || exit $?; fi; exec \"$@\"",
       "det-entrypoint"};
   out.insert(out.end(), argv.begin(), argv.end());
   return out;

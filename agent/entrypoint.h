@@ -29,8 +29,9 @@ bool IsLegacyTrialEntrypoint(const std::string& entrypoint);
 Result<std::vector<std::string>> BuildEntrypointArgv(const nlohmann::json& entrypoint,
                                                      const std::string& python);
 
-// Wraps argv so that ./startup-hook.sh (relative to the working directory) is sourced first
-// when it exists; a failing hook ends the run with its status.
+// Wraps argv so that $DET_TCD_STARTUP_HOOK (the task_container_defaults startup_hook, when set)
+// and then ./startup-hook.sh (relative to the working directory, when it exists) run first in
+// the shell that execs argv; a failing hook ends the run with its status.
 std::vector<std::string> WrapWithStartupHook(const std::vector<std::string>& argv);
 
 // What the agent adds to the environment of every process it starts.

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/subprocess.h"
+
 namespace det::agent {
 namespace {
 
@@ -48,6 +50,21 @@ TEST(EntrypointTest, StartupHookWrapperPassesArgvThrough) {
   EXPECT_EQ(wrapped[3], "det-entrypoint");
   EXPECT_THAT(std::vector<std::string>(wrapped.begin() + 4, wrapped.end()),
               ElementsAre("sh", "-c", "echo hi"));
+}
+
+TEST(EntrypointTest, TheDefaultsHookRunsFirstAndWhatItExportsReachesTheEntrypoint) {
+  auto wrapped = WrapWithStartupHook({"sh", "-c", "echo \"run $FROM_HOOK\""});
+  auto ran = RunProcess(wrapped, {{"DET_TCD_STARTUP_HOOK", "echo hook; export FROM_HOOK=yes"}});
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  EXPECT_EQ(ran->exit_code, 0);
+  EXPECT_EQ(ran->stdout_text, "hook\nrun yes\n");
+  auto failing = RunProcess(wrapped, {{"DET_TCD_STARTUP_HOOK", "exit 7"}});
+  ASSERT_TRUE(failing.ok());
+  EXPECT_EQ(failing->exit_code, 7);  // the entrypoint never runs
+  EXPECT_EQ(failing->stdout_text, "");
+  auto none = RunProcess(wrapped, {{"DET_TCD_STARTUP_HOOK", ""}});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->stdout_text, "run \n");
 }
 
 TEST(MasterUrlTest, Parses) {

@@ -156,6 +156,8 @@ class Contract:
         schema = content[media].get("schema")
         if schema is None:
             return []
+        if media.startswith("text/"):  # a CSV or plain-text answer is its schema's string
+            return [f"{where}: {err}" for err in self._errors(schema, text)]
         if media == "application/x-ndjson":
             bodies = [line for line in text.split("\n") if line.strip()]
         else:

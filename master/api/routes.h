@@ -68,6 +68,8 @@ nlohmann::json PlacedExperimentJson(server::Master* master, const server::Experi
 // An experiment's or task's stored config as the API shows it: storage keys and the master's
 // environment variables masked (core::ShownConfig); trials get the stored one.
 nlohmann::json ShownConfig(server::Master* master, const nlohmann::json& config);
+// What shown configs mask: the master's and every pool's task_container_defaults variables.
+nlohmann::json MaskedTaskDefaults(server::Master* master);
 
 // The training block of a checkpoint's JSON (trial, experiment, config, metrics at its step).
 nlohmann::json CheckpointTrainingJson(server::Master* master, const store::CheckpointRow& c);

@@ -102,7 +102,7 @@ HttpResponse CreateUnmanagedExperimentResponse(server::Master* master, const jso
   if (created->id) {
     auto view = master->experiments()->GetExperiment(*created->id);
     if (!view.ok()) return ErrorResponse(view.status());
-    exp = ExperimentJson(*view, master->config().task_container_defaults);
+    exp = ExperimentJson(*view, MaskedTaskDefaults(master));
   }
   return JsonResponse(
       {{"experiment", exp}, {"config", ShownConfig(master, created->config)}, {"warnings", json::array()}});

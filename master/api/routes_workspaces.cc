@@ -281,12 +281,17 @@ server::Handler IdRoute(server::Master* master, std::function<Status(int64_t)> a
 
 }  // namespace
 
+json MaskedTaskDefaults(server::Master* master) {
+  return server::TaskDefaultsToMask(master->config().task_container_defaults,
+                                    master->config().pools);
+}
+
 json ShownConfig(server::Master* master, const json& config) {
-  return core::ShownConfig(config, master->config().task_container_defaults);
+  return core::ShownConfig(config, MaskedTaskDefaults(master));
 }
 
 json PlacedExperimentJson(server::Master* master, const server::ExperimentView& v) {
-  json out = ExperimentJson(v, master->config().task_container_defaults);
+  json out = ExperimentJson(v, MaskedTaskDefaults(master));
   int64_t project_id = master->workspaces()->ProjectOf(v.row.id);
   if (project_id == 1) return out;
   auto p = master->workspaces()->GetProject(project_id);

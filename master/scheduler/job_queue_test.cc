@@ -111,7 +111,7 @@ TEST(JobQueueTest, SetWeightOnlyForFairShare) {
 
 TEST(JobQueueTest, ResourcePoolChange) {
   ResourcePoolsConfig pools;
-  pools.pools = {PoolConfig{}, PoolConfig{"compute", "", {}, 100, {}}};
+  pools.pools = {PoolConfig{}, PoolConfig{"compute", "", {}, 100, {}, {}}};
   EXPECT_TRUE(CheckResourcePoolChange(pools, true, "compute").ok());
   EXPECT_EQ(CheckResourcePoolChange(pools, true, "nope").code(), StatusCode::kNotFound);
   EXPECT_EQ(CheckResourcePoolChange(pools, false, "compute").code(),

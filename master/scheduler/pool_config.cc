@@ -160,6 +160,12 @@ Result<PoolConfig> ParsePoolConfig(const nlohmann::json& j, std::string_view whe
     }
     p.max_aux_containers_per_agent = static_cast<int>(j[key].get<int64_t>());
   }
+  if (j.contains("task_container_defaults") && !j["task_container_defaults"].is_null()) {
+    if (!j["task_container_defaults"].is_object()) {
+      return InvalidArgument(Path(where, "task_container_defaults") + ": must be a mapping");
+    }
+    p.task_container_defaults = j["task_container_defaults"];
+  }
   if (j.contains("provider") && !j["provider"].is_null()) {
     DET_ASSIGN_OR_RETURN(p.provider,
                          ParseProvisionerConfig(j["provider"], Path(where, "provider")));

@@ -48,6 +48,9 @@ struct PoolConfig {
   int max_aux_containers_per_agent = kDefaultMaxZeroSlotContainers;
   // `provider`: the pool grows and shrinks (provisioner.h); nullopt for a static pool.
   std::optional<ProvisionerConfig> provider;
+  // Merged over the master's task_container_defaults for the tasks and trials of this pool
+  // (config::MergeTaskContainerDefaults); null: none.
+  nlohmann::json task_container_defaults;
 };
 
 struct ResourcePoolsConfig {

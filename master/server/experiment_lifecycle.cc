@@ -109,6 +109,15 @@ Result<CreateExperimentResult> ExperimentService::CreateExperiment(
   defaults.task_container_defaults = config.task_container_defaults;
   DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg,
                        config::ParseExperimentConfig(req.config_yaml, defaults));
+  // Its pool's task_container_defaults go over the master's: parsed again with both.
+  if (const scheduler::PoolConfig* pool = config.pools.Find(deps_.allocations->ResolvePool(
+          cfg.resources.resource_pool, cfg.resources.slots_per_trial));
+      pool != nullptr && pool->task_container_defaults.is_object() &&
+      !pool->task_container_defaults.empty()) {
+    defaults.task_container_defaults = TaskContainerDefaultsFor(
+        config.task_container_defaults, config.pools, pool->pool_name);
+    DET_ASSIGN_OR_RETURN(cfg, config::ParseExperimentConfig(req.config_yaml, defaults));
+  }
   DET_RETURN_IF_ERROR(config::CheckConfigStorageRoots(cfg.defaulted,
                                                       config.checkpoint_storage_allowed_roots));
   Result<std::unique_ptr<searcher::Searcher>> search = searcher::Searcher::Create(cfg);

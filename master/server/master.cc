@@ -57,7 +57,8 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
   agent_admin_ = std::make_unique<AgentAdminService>(store_.get());
   tasks_ = std::make_unique<TaskService>(
       store_.get(), clock_, auth_.get(), agents_.get(),
-      TaskService::Options{&config_.pools, "", "", TaskSecretsKeyPath(config_)});
+      TaskService::Options{&config_.pools, "", "", TaskSecretsKeyPath(config_),
+                           &config_.task_container_defaults});
   tasks_->SetOnChange([this] { loop_->RequestPass(); });
   agent_credentials_ =
       std::make_unique<AgentCredentialService>(store_.get(), clock_, config_.agent_token);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -9,6 +10,7 @@
 #include "common/secret_file.h"
 #include "master/config/experiment_config.h"
 #include "master/config/storage_roots.h"
+#include "master/config/task_container_defaults.h"
 #include "master/server/db_config.h"
 #include "master/server/static_files.h"
 
@@ -340,6 +342,42 @@ Status FinalizeMasterConfig(MasterConfig* config) {
   }
   config->checkpoint_storage_allowed_roots = std::move(normalized);
   return Status::Ok();
+}
+
+nlohmann::json TaskContainerDefaultsFor(const nlohmann::json& master_tcd,
+                                        const scheduler::ResourcePoolsConfig& pools,
+                                        const std::string& pool) {
+  const scheduler::PoolConfig* p = pools.Find(pool);
+  return config::MergeTaskContainerDefaults(master_tcd,
+                                            p ? p->task_container_defaults : nlohmann::json());
+}
+
+nlohmann::json TaskDefaultsToMask(const nlohmann::json& master_tcd,
+                                  const scheduler::ResourcePoolsConfig& pools) {
+  // Every entry of every list: a pool's variable of the same name does not unmask the master's.
+  nlohmann::json vars = nlohmann::json::array();
+  std::function<void(const nlohmann::json&)> add = [&](const nlohmann::json& ev) {
+    if (ev.is_array()) {
+      for (const auto& kv : ev) vars.push_back(kv);
+    } else if (ev.is_object()) {
+      for (const auto& [device, list] : ev.items()) add(list);
+    }
+  };
+  if (master_tcd.is_object() && master_tcd.contains("environment_variables")) {
+    add(master_tcd["environment_variables"]);
+  }
+  for (const scheduler::PoolConfig& p : pools.pools) {
+    const nlohmann::json& tcd = p.task_container_defaults;
+    if (tcd.is_object() && tcd.contains("environment_variables")) add(tcd["environment_variables"]);
+  }
+  return {{"environment_variables", vars}};
+}
+
+std::string TcdStartupHook(const nlohmann::json& tcd) {
+  if (!tcd.is_object() || !tcd.contains("startup_hook") || !tcd["startup_hook"].is_string()) {
+    return "";
+  }
+  return tcd["startup_hook"].get<std::string>();
 }
 
 }  // namespace det::master::server

@@ -72,4 +72,17 @@ Result<int64_t> ParseTokenLifetime(const nlohmann::json& value);
 // Fills derived defaults (db path, checkpoint storage) and validates.
 Status FinalizeMasterConfig(MasterConfig* config);
 
+// The task_container_defaults of the tasks and trials of `pool`: the pool's over the master's
+// (config::MergeTaskContainerDefaults); null when neither has any.
+nlohmann::json TaskContainerDefaultsFor(const nlohmann::json& master_tcd,
+                                        const scheduler::ResourcePoolsConfig& pools,
+                                        const std::string& pool);
+// What the experiment configs shown to users mask (core::ShownConfig): the environment variables
+// of the master's task_container_defaults and of every pool's, which are the admin's.
+nlohmann::json TaskDefaultsToMask(const nlohmann::json& master_tcd,
+                                  const scheduler::ResourcePoolsConfig& pools);
+// The startup_hook of such defaults: shell text run before a task's or trial's entrypoint (and
+// before its context's startup-hook.sh), handed to the agent as DET_TCD_STARTUP_HOOK; "" none.
+std::string TcdStartupHook(const nlohmann::json& tcd);
+
 }  // namespace det::master::server

@@ -10,6 +10,7 @@
 #include "master/core/permissions.h"
 #include "master/scheduler/job_queue.h"
 #include "master/scheduler/pool_config.h"
+#include "master/server/master_config.h"
 #include "master/server/passwords.h"
 #include "master/server/ssh_keys.h"
 #include "master/server/task_container.h"
@@ -577,6 +578,12 @@ Status TaskService::Start(const std::string& allocation_id,
   env["DET_USER"] = t->row.username;
   env["DET_USER_TOKEN"] = user_token;
   env["DET_TASK_TYPE"] = TaskTypeName(t->type);
+  if (options_.pools != nullptr) {
+    std::string hook = TcdStartupHook(TaskContainerDefaultsFor(
+        options_.task_container_defaults ? *options_.task_container_defaults : json(),
+        *options_.pools, PoolLocked(*t)));
+    if (!hook.empty()) env["DET_TCD_STARTUP_HOOK"] = hook;
+  }
   env["DET_CLUSTER_ID"] = options_.cluster_id;
   env["DET_MASTER_ID"] = options_.master_id;
   env["DET_CONTAINER_RANK"] = "0";

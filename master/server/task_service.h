@@ -60,6 +60,8 @@ class TaskService {
     // The key file that seals each task's secrets in the store (task_secrets_box.h), opened or
     // created on first use; "" stores them unsealed (tests of this service alone).
     std::string secrets_key_path;
+    // The master's task_container_defaults (for each task's startup_hook); null: none.
+    const nlohmann::json* task_container_defaults = nullptr;
   };
 
   TaskService(store::Store* store, const Clock* clock, AuthService* auth, AgentService* agents,

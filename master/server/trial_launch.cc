@@ -58,6 +58,11 @@ Result<TrialLaunch> ExperimentService::LaunchOf(const AllocationRuntime& alloc,
   launch.entrypoint = exp.config.entrypoint;
   json& env = launch.env;
   AddConfigEnv(exp.config.defaulted, device, &env);
+  std::string hook = TcdStartupHook(TaskContainerDefaultsFor(
+      deps_.config->task_container_defaults, deps_.config->pools,
+      deps_.allocations->ResolvePool(exp.config.resources.resource_pool,
+                                     exp.config.resources.slots_per_trial)));
+  if (!hook.empty()) env["DET_TCD_STARTUP_HOOK"] = hook;
   env["DET_USER"] = exp.username;
   env["DET_USER_TOKEN"] = user_token;
   env["DET_TASK_TYPE"] = "TRIAL";

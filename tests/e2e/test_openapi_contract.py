@@ -225,6 +225,14 @@ def test_every_get_answers_per_contract(cluster, contract, world):
         "/api/v1/templates", f"/api/v1/templates?name={w['template']}",
         "/api/v1/templates?sortBy=SORT_BY_NAME&orderBy=ORDER_BY_DESC",
         f"/api/v1/templates/{w['template']}",
+        "/api/v1/job-queues/stats", "/api/v1/job-queues/stats?resourcePools=default",
+        "/api/v1/tasks/count", "/api/v1/users/setting",
+        f"/api/v1/trials/{trial}/logs/fields",
+        f"/api/v1/tasks/{w['allocation'].rsplit('.', 1)[0]}/logs/fields",
+        "/api/v1/resources/allocation/aggregated?startDate=2024-01-01&endDate=2024-01-02"
+        "&period=RESOURCE_ALLOCATION_AGGREGATION_PERIOD_DAILY",
+        "/resources/allocation/allocations-csv?timestamp_after=2024-01-01T00:00:00Z"
+        "&timestamp_before=2030-01-01T00:00:00Z",
     ]
     answers = {path: c.call("GET", path) for path in gets}
     # The master config is for admins only (403 for the default non-admin user).
