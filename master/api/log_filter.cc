@@ -76,32 +76,32 @@ Result<LogFilter> ParseLogFilter(
   return f;
 }
 
-bool LogFields::Note(std::vector<std::string>* seen, const std::string& v) {
-  if (v.empty() || std::find(seen->begin(), seen->end(), v) != seen->end()) return false;
-  seen->push_back(v);
+template <typename T>
+bool LogFields::Seen<T>::Note(const T& v) {
+  if (order.size() >= kMaxValues || !set.insert(v).second) return false;
+  order.push_back(v);
   return true;
 }
 
 bool LogFields::Add(const store::TaskLogRow& r) {
-  bool added = Note(&allocation_ids_, r.allocation_id);
-  added = Note(&agent_ids_, r.agent_id) || added;
-  added = Note(&container_ids_, r.container_id) || added;
-  added = Note(&stdtypes_, r.stdtype) || added;
-  added = Note(&sources_, r.source) || added;
-  if (r.rank_id && std::find(rank_ids_.begin(), rank_ids_.end(), *r.rank_id) == rank_ids_.end()) {
-    rank_ids_.push_back(*r.rank_id);
-    added = true;
+  bool added = false;
+  for (auto [seen, v] : {std::pair{&allocation_ids_, &r.allocation_id},
+                         std::pair{&agent_ids_, &r.agent_id},
+                         std::pair{&container_ids_, &r.container_id},
+                         std::pair{&stdtypes_, &r.stdtype}, std::pair{&sources_, &r.source}}) {
+    if (!v->empty()) added = seen->Note(*v) || added;
   }
+  if (r.rank_id) added = rank_ids_.Note(*r.rank_id) || added;
   return added;
 }
 
 nlohmann::json LogFields::ToJson(bool with_allocations) const {
-  nlohmann::json out = {{"agentIds", agent_ids_},
-                        {"containerIds", container_ids_},
-                        {"rankIds", rank_ids_},
-                        {"stdtypes", stdtypes_},
-                        {"sources", sources_}};
-  if (with_allocations) out["allocationIds"] = allocation_ids_;
+  nlohmann::json out = {{"agentIds", agent_ids_.order},
+                        {"containerIds", container_ids_.order},
+                        {"rankIds", rank_ids_.order},
+                        {"stdtypes", stdtypes_.order},
+                        {"sources", sources_.order}};
+  if (with_allocations) out["allocationIds"] = allocation_ids_.order;
   return out;
 }
 

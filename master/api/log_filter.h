@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -38,18 +39,26 @@ struct LogFilter {
 Result<LogFilter> ParseLogFilter(
     const std::function<std::vector<std::string>(const std::string&)>& query_all);
 
-// The distinct filter values seen in the logs added, each list in first-seen order.
+// The distinct filter values seen in the logs added, each list in first-seen order. A trial
+// chooses what it logs, so each list keeps at most kMaxValues (the rest are not filters anyone
+// picks from) and membership is a hash lookup: a million distinct values cost linear time.
 class LogFields {
  public:
+  static constexpr size_t kMaxValues = 1000;
   // True when `row` brought a value not seen before.
   bool Add(const store::TaskLogRow& row);
   // Determined's TaskLogsFieldsResponse (with allocationIds) or TrialLogsFieldsResponse.
   nlohmann::json ToJson(bool with_allocations) const;
 
  private:
-  static bool Note(std::vector<std::string>* seen, const std::string& v);
-  std::vector<std::string> allocation_ids_, agent_ids_, container_ids_, stdtypes_, sources_;
-  std::vector<int64_t> rank_ids_;
+  template <typename T>
+  struct Seen {
+    std::vector<T> order;
+    std::unordered_set<T> set;
+    bool Note(const T& v);
+  };
+  Seen<std::string> allocation_ids_, agent_ids_, container_ids_, stdtypes_, sources_;
+  Seen<int64_t> rank_ids_;
 };
 
 }  // namespace det::master::api

@@ -99,6 +99,20 @@ TEST(LogFields, DistinctValuesInFirstSeenOrder) {
   EXPECT_FALSE(fields.ToJson(false).contains("allocationIds"));
 }
 
+TEST(LogFields, EachListIsBounded) {
+  LogFields fields;
+  for (size_t i = 0; i < LogFields::kMaxValues + 50; ++i) {
+    store::TaskLogRow r = Row("a", static_cast<int64_t>(i), "", 1);
+    r.container_id = "c" + std::to_string(i);
+    fields.Add(r);
+  }
+  nlohmann::json j = fields.ToJson(true);
+  EXPECT_EQ(j["containerIds"].size(), LogFields::kMaxValues);
+  EXPECT_EQ(j["rankIds"].size(), LogFields::kMaxValues);
+  EXPECT_EQ(j["containerIds"][0], "c0");
+  EXPECT_EQ(j["agentIds"], nlohmann::json({"a"}));
+}
+
 TEST(LogFilter, BadValuesNameTheParameter) {
   auto bad_time = Parse({{"timestampBefore", "yesterday"}});
   ASSERT_FALSE(bad_time.ok());
