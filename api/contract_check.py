@@ -118,6 +118,8 @@ class Contract:
             for err in self._errors(item, _query_value(value, item)):
                 problems.append(f"{where}: query {name}={value!r}: {err}")
         spec = op.spec.get("requestBody")
+        if spec is not None:
+            spec = self._deref(spec)
         body = drop_nulls(body)
         if body is not None and spec is not None and content_type.startswith("application/json"):
             schema = spec.get("content", {}).get("application/json", {}).get("schema")

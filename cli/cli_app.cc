@@ -79,6 +79,7 @@ int RunCli(int argc, char** argv) {
   RegisterModelCommands(app, ctx);
   RegisterTemplateCommands(app, ctx);
   RegisterWebhookCommands(app, ctx);
+  RegisterResourcePoolCommands(app, ctx);
   RegisterNtscCommands(app, ctx);
   RegisterUserAdminCommands(app.get_subcommand("user"), ctx);
   RegisterWorkspaceProjectCommands(app, ctx);

@@ -53,6 +53,8 @@ void RegisterDeployCommands(CLI::App& app, CliContext& ctx);
 void RegisterPreviewCommands(CLI::App& app, CliContext& ctx);
 void RegisterTemplateCommands(CLI::App& app, CliContext& ctx);  // det template (tpl)
 void RegisterWebhookCommands(CLI::App& app, CliContext& ctx);   // det webhook
+// det resource-pool (rp) bindings ... (commands_resource_pool.cc).
+void RegisterResourcePoolCommands(CLI::App& app, CliContext& ctx);
 // det cmd, notebook, shell, tensorboard, task (commands_ntsc.cc).
 void RegisterNtscCommands(CLI::App& app, CliContext& ctx);
 

@@ -52,6 +52,19 @@ std::string RenderWorkspaces(const std::vector<json>& workspaces, bool with_stor
   return RenderPresto(headers, rows) + "\n";
 }
 
+// --default-compute-pool / --default-aux-pool of `det workspace create` and `edit`.
+struct DefaultPoolArgs {
+  std::optional<std::string> compute;
+  std::optional<std::string> aux;
+};
+
+void AddDefaultPoolArgs(CLI::App* cmd, DefaultPoolArgs& args) {
+  cmd->add_option("--default-compute-pool", args.compute,
+                  "name of the pool to set as the default compute pool");
+  cmd->add_option("--default-aux-pool", args.aux,
+                  "name of the pool to set as the default auxiliary pool");
+}
+
 std::string RenderProjects(const std::vector<json>& projects) {
   std::vector<TableRow> rows;
   for (const json& p : projects) {
@@ -194,15 +207,38 @@ void RegisterWorkspaceCommands(CLI::App& app, CliContext& ctx) {
     });
   });
 
+  auto pools_name = std::make_shared<std::string>();
+  CLI::App* pools = w->add_subcommand("list-pools", "list the resource pools available to a workspace");
+  pools->add_option("WORKSPACE_NAME", *pools_name, "name of the workspace")->required();
+  pools->callback([&ctx, pools_name] {
+    ctx.SetAction("list workspace pools", [&ctx, pools_name]() -> Status {
+      Session& s = ctx.GetSession();
+      DET_ASSIGN_OR_RETURN(json ws, WorkspaceByName(s, *pools_name));
+      DET_ASSIGN_OR_RETURN(json resp,
+                           s.Get(IdPath("/api/v1/workspaces/", ws, "/available-resource-pools")));
+      std::string names;
+      for (const json& p : resp.value("resourcePools", json::array())) {
+        if (!p.is_string()) continue;
+        names += (names.empty() ? "" : ", ") + p.get<std::string>();
+      }
+      Print(RenderPresto({"Workspace", "Available Resource Pools"}, {{*pools_name, names}}) + "\n");
+      return Status::Ok();
+    });
+  });
+
   auto create_name = std::make_shared<std::string>();
   auto create_json = std::make_shared<bool>(false);
+  auto create_pools = std::make_shared<DefaultPoolArgs>();
   CLI::App* create = w->add_subcommand("create", "create workspace");
   create->add_option("NAME", *create_name, "unique name of the workspace")->required();
+  AddDefaultPoolArgs(create, *create_pools);
   create->add_flag("--json", *create_json, "print as JSON");
-  create->callback([&ctx, create_name, create_json] {
-    ctx.SetAction("create workspace", [&ctx, create_name, create_json]() -> Status {
-      DET_ASSIGN_OR_RETURN(json resp,
-                           ctx.GetSession().Post("/api/v1/workspaces", {{"name", *create_name}}));
+  create->callback([&ctx, create_name, create_json, create_pools] {
+    ctx.SetAction("create workspace", [&ctx, create_name, create_json, create_pools]() -> Status {
+      json body = {{"name", *create_name}};
+      if (create_pools->compute) body["defaultComputePool"] = *create_pools->compute;
+      if (create_pools->aux) body["defaultAuxPool"] = *create_pools->aux;
+      DET_ASSIGN_OR_RETURN(json resp, ctx.GetSession().Post("/api/v1/workspaces", body));
       json ws = resp.value("workspace", json::object());
       Print(*create_json ? ws.dump(2) + "\n" : RenderWorkspaces({ws}, true));
       return Status::Ok();
@@ -270,16 +306,20 @@ void RegisterWorkspaceCommands(CLI::App& app, CliContext& ctx) {
   auto edit_name = std::make_shared<std::string>();
   auto edit_new = std::make_shared<std::string>();
   auto edit_json = std::make_shared<bool>(false);
+  auto edit_pools = std::make_shared<DefaultPoolArgs>();
   CLI::App* edit = w->add_subcommand("edit", "edit workspace");
   edit->add_option("WORKSPACE_NAME", *edit_name, "current name of the workspace")->required();
   edit->add_option("--name", *edit_new, "new name of the workspace");
+  AddDefaultPoolArgs(edit, *edit_pools);
   edit->add_flag("--json", *edit_json, "print as JSON");
-  edit->callback([&ctx, edit_name, edit_new, edit_json] {
-    ctx.SetAction("edit workspace", [&ctx, edit_name, edit_new, edit_json]() -> Status {
+  edit->callback([&ctx, edit_name, edit_new, edit_json, edit_pools] {
+    ctx.SetAction("edit workspace", [&ctx, edit_name, edit_new, edit_json, edit_pools]() -> Status {
       Session& s = ctx.GetSession();
       DET_ASSIGN_OR_RETURN(json ws, WorkspaceByName(s, *edit_name));
       json body = json::object();
       if (!edit_new->empty()) body["name"] = *edit_new;
+      if (edit_pools->compute) body["defaultComputeResourcePool"] = *edit_pools->compute;
+      if (edit_pools->aux) body["defaultAuxResourcePool"] = *edit_pools->aux;
       DET_ASSIGN_OR_RETURN(json resp, s.Call("PATCH", IdPath("/api/v1/workspaces/", ws), body));
       json updated = resp.value("workspace", json::object());
       Print(*edit_json ? updated.dump(2) + "\n" : RenderWorkspaces({updated}, true));

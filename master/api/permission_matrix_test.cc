@@ -367,6 +367,7 @@ class PermissionMatrixTest : public ::testing::Test {
     if (param == "label") return "matrix-label";
     if (param == "slotId" || param == "rid") return "0";
     if (param == "username") return "alice";
+    if (param == "resourcePoolName") return "default";
     if (param == "modelName") return s_.model_name;
     if (param == "versionNum") return "1";
     if (param == "externalExperimentId") return s_.external_experiment_id;

@@ -17,6 +17,7 @@ void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterNtscRoutes(router, master);
   RegisterProxyRoutes(router, master);
   RegisterWebhookRoutes(router, master);
+  RegisterPoolBindingRoutes(router, master);
   RegisterUsageRoutes(router, master);
   RegisterModelRoutes(router, master);
   RegisterUnmanagedRoutes(router, master);

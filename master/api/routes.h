@@ -28,6 +28,8 @@ void RegisterTaskRoutes(server::Router* router, server::Master* master);
 void RegisterNtscRoutes(server::Router* router, server::Master* master);
 void RegisterProxyRoutes(server::Router* router, server::Master* master);
 void RegisterWebhookRoutes(server::Router* router, server::Master* master);
+// Workspace-resource pool bindings (routes_pool_bindings.cc).
+void RegisterPoolBindingRoutes(server::Router* router, server::Master* master);
 // GET /resources/allocation/allocations-csv (routes_usage.cc).
 void RegisterUsageRoutes(server::Router* router, server::Master* master);
 void RegisterModelRoutes(server::Router* router, server::Master* master);

@@ -40,16 +40,6 @@ Status RefuseUnsupportedWorkspaceOptions(const json& body) {
       {"checkpointStorageConfig", "checkpoint_storage_config",
        "per-workspace checkpoint storage is not supported: set checkpoint_storage in the "
        "experiment config (or the master's)"},
-      {"defaultComputePool", "default_compute_pool",
-       "per-workspace default resource pools are not supported: set resources.resource_pool in "
-       "the experiment config"},
-      {"defaultAuxPool", "default_aux_pool",
-       "per-workspace default resource pools are not supported"},
-      {"defaultComputeResourcePool", "default_compute_resource_pool",
-       "per-workspace default resource pools are not supported: set resources.resource_pool in "
-       "the experiment config"},
-      {"defaultAuxResourcePool", "default_aux_resource_pool",
-       "per-workspace default resource pools are not supported"},
       {"clusterNamespaceMeta", "cluster_namespace_meta",
        "Kubernetes namespaces are Kubernetes-only and this master has no Kubernetes resource "
        "manager"},

@@ -233,6 +233,7 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
           if (project->archived) {
             return ErrorResponse(FailedPrecondition("project '" + project->name + "' is archived"));
           }
+          parsed->workspace_id = project->workspace_id;
         }
         auto created = master->experiments()->CreateExperiment(*parsed, who);
         if (!created.ok()) return ErrorResponse(created.status());

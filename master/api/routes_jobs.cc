@@ -6,7 +6,9 @@
 #include "master/api/list_sort.h"
 #include "master/api/route_helpers.h"
 #include "master/api/routes.h"
+#include "master/scheduler/pool_bindings.h"
 #include "master/scheduler/pool_config.h"
+#include "master/server/workspace_service.h"
 
 namespace det::master::api {
 
@@ -23,8 +25,16 @@ void RegisterJobRoutes(server::Router* router, server::Master* master) {
         auto jobs = master->allocations()->ListJobs();
         std::string master_url =
             "http://" + master->config().bind_address + ":" + std::to_string(master->config().port);
+        // `unbound=true`: only the pools bound to no workspace.
+        scheduler::PoolBindings bound;
+        if (QueryBool(req, "unbound", false)) {
+          auto b = master->workspaces()->Bindings();
+          if (!b.ok()) return ErrorResponse(b.status());
+          bound = std::move(b).value();
+        }
         json pools = json::array();
         for (const auto& p : cfg.pools) {
+          if (auto it = bound.find(p.pool_name); it != bound.end() && !it->second.empty()) continue;
           int64_t slots = 0, used = 0, count = 0;
           std::set<std::string> types;
           for (const auto& a : agents) {

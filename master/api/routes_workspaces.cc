@@ -85,8 +85,8 @@ json WorkspaceJson(const WorkspaceRow& w, const std::vector<ProjectRow>& project
               {"pinned", w.pinned},
               {"state", "WORKSPACE_STATE_UNSPECIFIED"},
               {"errorMessage", ""},
-              {"defaultComputePool", ""},
-              {"defaultAuxPool", ""}};
+              {"defaultComputePool", w.default_compute_pool},
+              {"defaultAuxPool", w.default_aux_pool}};
 }
 
 json ProjectJson(const ProjectRow& p, const std::string& workspace_name,
@@ -249,6 +249,22 @@ std::set<int64_t> BusyProjects(server::Master* master, const std::set<int64_t>& 
   return busy;
 }
 
+// A workspace's default compute and aux pools as a POST (defaultComputePool) or a PATCH
+// (defaultComputeResourcePool) names them, Determined's two spellings; unset: nullopt.
+Result<std::pair<std::optional<std::string>, std::optional<std::string>>> DefaultPoolFields(
+    const json& body) {
+  std::pair<std::optional<std::string>, std::optional<std::string>> out;
+  static const char* kFields[][2] = {{"defaultComputePool", "default_compute_pool"},
+                                     {"defaultComputeResourcePool", "default_compute_resource_pool"},
+                                     {"defaultAuxPool", "default_aux_pool"},
+                                     {"defaultAuxResourcePool", "default_aux_resource_pool"}};
+  for (int i = 0; i < 4; ++i) {
+    DET_ASSIGN_OR_RETURN(std::optional<std::string> v, OptString(body, kFields[i][0], kFields[i][1]));
+    if (v) (i < 2 ? out.first : out.second) = v;
+  }
+  return out;
+}
+
 // {workspace}; POST and PATCH answers also carry Determined's (empty) namespaceBindings.
 server::HttpResponse WorkspaceResponse(server::Master* master, Result<WorkspaceRow> w,
                                        bool with_bindings = false) {
@@ -344,7 +360,13 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                 auto name = OptString(*body, "name", "name");
                 if (!name.ok()) return ErrorResponse(name.status());
                 if (!*name) return ErrorResponse(InvalidArgument("name: required"));
-                return WorkspaceResponse(master, ws->CreateWorkspace(**name, who.user_id), true);
+                auto pools = DefaultPoolFields(*body);
+                if (!pools.ok()) return ErrorResponse(pools.status());
+                return WorkspaceResponse(master,
+                                         ws->CreateWorkspace(**name, who.user_id,
+                                                             pools->first.value_or(""),
+                                                             pools->second.value_or("")),
+                                         true);
               }));
 
   router->Add("PATCH", "/api/v1/workspaces/{id}",
@@ -358,6 +380,12 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                 }
                 auto name = OptString(*body, "name", "name");
                 if (!name.ok()) return ErrorResponse(name.status());
+                auto pools = DefaultPoolFields(*body);
+                if (!pools.ok()) return ErrorResponse(pools.status());
+                if (pools->first || pools->second) {
+                  auto set = ws->SetWorkspaceDefaultPools(*id, pools->first, pools->second);
+                  if (!set.ok() || !*name) return WorkspaceResponse(master, set, true);
+                }
                 if (!*name) return WorkspaceResponse(master, ws->GetWorkspace(*id), true);
                 return WorkspaceResponse(master, ws->RenameWorkspace(*id, **name), true);
               }));

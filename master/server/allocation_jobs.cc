@@ -5,6 +5,7 @@
 #include "master/server/allocation_service.h"
 #include "master/server/provisioner_service.h"
 #include "master/server/task_service.h"
+#include "master/server/workspace_service.h"
 
 namespace det::master::server {
 
@@ -141,6 +142,10 @@ Status AllocationService::UpdateJobNow(const std::string& job_id, const json& up
     }
     std::string target = v->get<std::string>();
     DET_RETURN_IF_ERROR(scheduler::CheckResourcePoolChange(deps_.config->pools, true, target));
+    if (deps_.workspaces != nullptr) {
+      DET_RETURN_IF_ERROR(
+          deps_.workspaces->ResolvePoolForExperiment(spec.experiment_id, target, 1).status());
+    }
     resources["resource_pool"] = target;
   } else if (const json* a = anchor("aheadOf", "ahead_of"); a || anchor("behindOf", "behind_of")) {
     bool ahead = a != nullptr;

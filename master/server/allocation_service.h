@@ -144,6 +144,7 @@ class AllocationService {
     class TaskService* tasks = nullptr;
     class AgentAdminService* agent_admin = nullptr;
     class ProvisionerService* provisioner = nullptr;  // null without a pool that grows
+    class WorkspaceService* workspaces = nullptr;     // null: pool bindings not checked
   };
 
   explicit AllocationService(Deps deps);

@@ -8,6 +8,7 @@
 #include "master/server/checkpoint_service.h"
 #include "master/server/experiment_service.h"
 #include "master/server/model_service.h"
+#include "master/server/workspace_service.h"
 
 namespace det::master::server {
 
@@ -107,6 +108,13 @@ Status ExperimentService::PatchExperimentNow(int64_t id, const json& patch) {
                                ")");
       }
       DET_RETURN_IF_ERROR(deps_.allocations->CheckPoolExists(pool->get<std::string>()));
+      if (deps_.workspaces != nullptr) {
+        DET_RETURN_IF_ERROR(deps_.workspaces
+                                ->ResolvePoolForExperiment(
+                                    id, pool->get<std::string>(),
+                                    config["resources"].value("slots_per_trial", int64_t{1}))
+                                .status());
+      }
       config["resources"]["resource_pool"] = *pool;
     }
   }

@@ -14,6 +14,7 @@
 #include "master/server/experiment_service.h"
 #include "master/server/passwords.h"
 #include "master/server/webhook_service.h"
+#include "master/server/workspace_service.h"
 
 namespace det::master::server {
 
@@ -109,6 +110,23 @@ Result<CreateExperimentResult> ExperimentService::CreateExperiment(
   defaults.task_container_defaults = config.task_container_defaults;
   DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg,
                        config::ParseExperimentConfig(req.config_yaml, defaults));
+  // A config that names no pool runs in its workspace's default pool, when it has one; a
+  // pool bound to other workspaces is refused.
+  std::string workspace_pool;
+  if (deps_.workspaces != nullptr) {
+    DET_ASSIGN_OR_RETURN(workspace_pool,
+                         deps_.workspaces->ResolvePool(req.workspace_id, cfg.resources.resource_pool,
+                                                       cfg.resources.slots_per_trial));
+  }
+  auto apply_workspace_pool = [&](config::ExperimentConfig& c) {
+    if (!c.resources.resource_pool.empty() || workspace_pool.empty() ||
+        workspace_pool == deps_.allocations->ResolvePool("", c.resources.slots_per_trial)) {
+      return;
+    }
+    c.resources.resource_pool = workspace_pool;
+    c.defaulted["resources"]["resource_pool"] = workspace_pool;
+  };
+  apply_workspace_pool(cfg);
   // Its pool's task_container_defaults go over the master's: parsed again with both.
   if (const scheduler::PoolConfig* pool = config.pools.Find(deps_.allocations->ResolvePool(
           cfg.resources.resource_pool, cfg.resources.slots_per_trial));
@@ -117,6 +135,7 @@ Result<CreateExperimentResult> ExperimentService::CreateExperiment(
     defaults.task_container_defaults = TaskContainerDefaultsFor(
         config.task_container_defaults, config.pools, pool->pool_name);
     DET_ASSIGN_OR_RETURN(cfg, config::ParseExperimentConfig(req.config_yaml, defaults));
+    apply_workspace_pool(cfg);
   }
   DET_RETURN_IF_ERROR(config::CheckConfigStorageRoots(cfg.defaulted,
                                                       config.checkpoint_storage_allowed_roots));

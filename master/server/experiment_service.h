@@ -78,6 +78,9 @@ struct CreateExperimentRequest {
   bool activate = true;
   bool validate_only = false;
   std::optional<int64_t> parent_id;
+  // The workspace of its project: its pool must be available there, and the workspace's
+  // default pool applies when the config names none.
+  int64_t workspace_id = 1;
 };
 
 struct CreateExperimentResult {
@@ -99,6 +102,7 @@ class ExperimentService : public AllocationOwner {
     class UnmanagedService* unmanaged = nullptr;
     class TaskService* tasks = nullptr;
     class WebhookService* webhooks = nullptr;  // null: no webhooks (tests)
+    class WorkspaceService* workspaces = nullptr;  // null: pool bindings not checked (tests)
     // Trials a new search stores per transaction and publishes per loop task, and trials a
     // pause or stop moves per transaction and loop task: another experiment's decision runs
     // between two slices.

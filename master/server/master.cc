@@ -44,7 +44,7 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)),
       metrics_(std::make_unique<MetricsService>(store_.get())),
       series_(std::make_unique<SeriesService>(store_.get())) {
-  workspaces_ = std::make_unique<WorkspaceService>(store_.get());
+  workspaces_ = std::make_unique<WorkspaceService>(store_.get(), &config_.pools);
   cluster_message_ = std::make_unique<ClusterMessageService>(store_.get(), clock_);
   webhooks_ = std::make_unique<WebhookService>(
       WebhookService::Deps{.store = store_.get(),
@@ -58,7 +58,10 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
   tasks_ = std::make_unique<TaskService>(
       store_.get(), clock_, auth_.get(), agents_.get(),
       TaskService::Options{&config_.pools, "", "", TaskSecretsKeyPath(config_),
-                           &config_.task_container_defaults});
+                           &config_.task_container_defaults,
+                           [this](int64_t workspace_id, const std::string& pool, int64_t slots) {
+                             return workspaces_->ResolvePool(workspace_id, pool, slots);
+                           }});
   tasks_->SetOnChange([this] { loop_->RequestPass(); });
   agent_credentials_ =
       std::make_unique<AgentCredentialService>(store_.get(), clock_, config_.agent_token);
@@ -96,6 +99,7 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
   alloc_deps.tasks = tasks_.get();
   alloc_deps.agent_admin = agent_admin_.get();
   alloc_deps.provisioner = provisioner_.get();
+  alloc_deps.workspaces = workspaces_.get();
   allocations_ = std::make_unique<AllocationService>(alloc_deps);
   ExperimentService::Deps exp_deps{runtime};
   exp_deps.allocations = allocations_.get();
@@ -105,6 +109,7 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
   exp_deps.unmanaged = unmanaged_.get();
   exp_deps.tasks = tasks_.get();
   exp_deps.webhooks = webhooks_.get();
+  exp_deps.workspaces = workspaces_.get();
   experiments_ = std::make_unique<ExperimentService>(exp_deps);
   allocations_->SetOwner(experiments_.get());
   loop_->SetHooks({[this] {

@@ -112,23 +112,21 @@ TaskService::Task* TaskService::FindByAllocationLocked(const std::string& alloca
   return nullptr;
 }
 
-std::string TaskService::PoolLocked(const Task& t) const {
-  if (options_.pools == nullptr) return t.config.resource_pool;
+std::string TaskService::ResolvedPool(const std::string& pool, int64_t slots) const {
+  if (options_.pools == nullptr) return pool;
   scheduler::AllocationRequest probe;
-  probe.pool = t.config.resource_pool;
-  probe.slots = static_cast<int>(t.config.slots);
+  probe.pool = pool;
+  probe.slots = static_cast<int>(slots);
   return scheduler::ResolvePool(*options_.pools, probe);
+}
+
+std::string TaskService::PoolLocked(const Task& t) const {
+  return ResolvedPool(t.config.resource_pool, t.config.slots);
 }
 
 Status TaskService::CheckFulfillable(const TaskConfig& cfg) const {
   if (cfg.slots <= 0 || agents_ == nullptr) return Status::Ok();
-  std::string pool = cfg.resource_pool;
-  if (options_.pools != nullptr) {
-    scheduler::AllocationRequest probe;
-    probe.pool = cfg.resource_pool;
-    probe.slots = static_cast<int>(cfg.slots);
-    pool = scheduler::ResolvePool(*options_.pools, probe);
-  }
+  std::string pool = ResolvedPool(cfg.resource_pool, cfg.slots);
   // A task runs on one agent. With none connected yet, it waits for one (Determined refuses).
   int64_t largest = -1;
   for (const AgentService::Agent& a : agents_->List()) {
@@ -229,6 +227,14 @@ Result<TaskView> TaskService::Launch(const LaunchTaskRequest& req, const Princip
     for (const auto& p : options_.pools->pools) names += (names.empty() ? "" : ", ") + p.pool_name;
     return InvalidArgument("resources.resource_pool: no resource pool named '" + cfg.resource_pool +
                            "' (pools: " + names + ")");
+  }
+  if (options_.resolve_pool) {
+    DET_ASSIGN_OR_RETURN(std::string pool,
+                         options_.resolve_pool(req.workspace_id, cfg.resource_pool, cfg.slots));
+    if (cfg.resource_pool.empty() && pool != ResolvedPool(cfg.resource_pool, cfg.slots)) {
+      cfg.resource_pool = pool;  // the workspace's default pool
+      if (cfg.defaulted.is_object()) cfg.defaulted["resources"]["resource_pool"] = pool;
+    }
   }
   DET_RETURN_IF_ERROR(CheckFulfillable(cfg));
   // Image and bind_mounts checked now, so a bad one fails the launch and not the start.

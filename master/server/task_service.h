@@ -62,6 +62,11 @@ class TaskService {
     std::string secrets_key_path;
     // The master's task_container_defaults (for each task's startup_hook); null: none.
     const nlohmann::json* task_container_defaults = nullptr;
+    // The pool a task of the workspace asking for `pool` ("" : none named) and `slots` runs
+    // in, refused when not available to it (WorkspaceService::ResolvePool); null: as asked.
+    std::function<Result<std::string>(int64_t workspace_id, const std::string& pool,
+                                      int64_t slots)>
+        resolve_pool = nullptr;
   };
 
   TaskService(store::Store* store, const Clock* clock, AuthService* auth, AgentService* agents,
@@ -181,6 +186,8 @@ class TaskService {
   // Refuses a task whose slots no connected agent of its pool has (Determined's "request
   // unfulfillable").
   Status CheckFulfillable(const TaskConfig& cfg) const;
+  // `pool` ("" : the cluster's default for `slots`) as the scheduler resolves it.
+  std::string ResolvedPool(const std::string& pool, int64_t slots) const;
   std::string PoolLocked(const Task& t) const REQUIRES(mu_);
   // Persists the new row, then applies it; the log line (if any) is added as the master's.
   Status SaveLocked(Task& t, store::GenericTaskRow next) REQUIRES(mu_);

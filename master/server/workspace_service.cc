@@ -45,7 +45,124 @@ std::string KeyFromName(const std::string& name) {
   return key.empty() ? "PROJ" : key;
 }
 
-WorkspaceService::WorkspaceService(store::Store* store) : store_(store) {}
+namespace {
+
+// `st` with the request field it is about in front of its message.
+Status NamedField(const char* field, const Status& st) {
+  if (st.ok()) return st;
+  return Status(st.code(), std::string(field) + ": " + st.message());
+}
+
+}  // namespace
+
+WorkspaceService::WorkspaceService(store::Store* store,
+                                   const scheduler::ResourcePoolsConfig* pools)
+    : store_(store), pools_(pools) {}
+
+Result<const scheduler::PoolBindings*> WorkspaceService::BindingsLocked() {
+  if (!bindings_) {
+    DET_ASSIGN_OR_RETURN(std::vector<store::PoolBindingRow> rows, store_->ListPoolBindings());
+    scheduler::PoolBindings b;
+    for (const store::PoolBindingRow& r : rows) b[r.pool_name].insert(r.workspace_id);
+    bindings_ = std::move(b);
+  }
+  return &*bindings_;
+}
+
+Result<scheduler::PoolBindings> WorkspaceService::Bindings() {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(const scheduler::PoolBindings* b, BindingsLocked());
+  return *b;
+}
+
+Status WorkspaceService::ChangePoolBindings(const std::string& pool,
+                                            std::vector<int64_t> workspace_ids,
+                                            const std::vector<std::string>& workspace_names,
+                                            BindingChange change) {
+  if (pools_ != nullptr) {
+    if (change == BindingChange::kRemove) {
+      if (pools_->Find(pool) == nullptr) {
+        return NotFound("pool with name " + pool + " doesn't exist");
+      }
+    } else {
+      DET_RETURN_IF_ERROR(scheduler::CheckBindablePool(*pools_, pool));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(auto all, store_->ListWorkspaces());
+  std::map<std::string, int64_t> by_name;
+  std::set<int64_t> ids;
+  for (const WorkspaceRow& w : all) {
+    by_name[w.name] = w.id;
+    ids.insert(w.id);
+  }
+  for (const std::string& name : workspace_names) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) return NotFound("workspace '" + name + "' not found");
+    workspace_ids.push_back(it->second);
+  }
+  std::set<int64_t> unique;
+  std::vector<int64_t> ordered;
+  for (int64_t id : workspace_ids) {
+    if (!ids.count(id)) return NotFound("workspace " + std::to_string(id) + " not found");
+    if (unique.insert(id).second) ordered.push_back(id);
+  }
+  bool remove = change == BindingChange::kRemove;
+  DET_RETURN_IF_ERROR(store_->ChangePoolBindings(pool, remove ? std::vector<int64_t>{} : ordered,
+                                                 remove ? ordered : std::vector<int64_t>{},
+                                                 change == BindingChange::kReplace));
+  bindings_.reset();
+  return Status::Ok();
+}
+
+Result<std::vector<int64_t>> WorkspaceService::WorkspacesBoundTo(const std::string& pool) {
+  if (pools_ != nullptr && pools_->Find(pool) == nullptr) {
+    return NotFound("pool with name " + pool + " doesn't exist or is not available");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(const scheduler::PoolBindings* b, BindingsLocked());
+  auto it = b->find(pool);
+  if (it == b->end()) return std::vector<int64_t>{};
+  return std::vector<int64_t>(it->second.begin(), it->second.end());
+}
+
+Result<std::vector<std::string>> WorkspaceService::PoolsAvailableTo(int64_t workspace_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_RETURN_IF_ERROR(GetWorkspaceLocked(workspace_id).status());
+  if (pools_ == nullptr) return std::vector<std::string>{};
+  DET_ASSIGN_OR_RETURN(const scheduler::PoolBindings* b, BindingsLocked());
+  return scheduler::PoolsAvailableTo(*pools_, *b, workspace_id);
+}
+
+Result<std::string> WorkspaceService::ResolvePoolLocked(int64_t workspace_id,
+                                                        const std::string& requested,
+                                                        int64_t slots) {
+  if (pools_ == nullptr) return requested;
+  DET_ASSIGN_OR_RETURN(WorkspaceRow ws, GetWorkspaceLocked(workspace_id));
+  DET_ASSIGN_OR_RETURN(const scheduler::PoolBindings* b, BindingsLocked());
+  return scheduler::ResolvePoolForWorkspace(
+      *pools_, *b, {ws.id, ws.default_compute_pool, ws.default_aux_pool}, requested, slots);
+}
+
+Result<std::string> WorkspaceService::ResolvePool(int64_t workspace_id,
+                                                  const std::string& requested, int64_t slots) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ResolvePoolLocked(workspace_id, requested, slots);
+}
+
+Result<std::string> WorkspaceService::ResolvePoolForExperiment(int64_t experiment_id,
+                                                               const std::string& requested,
+                                                               int64_t slots) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_RETURN_IF_ERROR(LoadLocked());
+  auto placed = placements_.find(experiment_id);
+  int64_t workspace_id = 1;
+  if (placed != placements_.end()) {
+    DET_ASSIGN_OR_RETURN(ProjectRow project, GetProjectLocked(placed->second));
+    workspace_id = project.workspace_id;
+  }
+  return ResolvePoolLocked(workspace_id, requested, slots);
+}
 
 Status WorkspaceService::LoadLocked() {
   if (loaded_) return Status::Ok();
@@ -84,13 +201,47 @@ Result<WorkspaceRow> WorkspaceService::GetWorkspace(int64_t id) {
 
 bool WorkspaceService::WorkspaceExists(int64_t id) { return GetWorkspace(id).ok(); }
 
-Result<WorkspaceRow> WorkspaceService::CreateWorkspace(const std::string& name, int64_t user_id) {
+Result<WorkspaceRow> WorkspaceService::CreateWorkspace(const std::string& name, int64_t user_id,
+                                                       const std::string& compute_pool,
+                                                       const std::string& aux_pool) {
   DET_RETURN_IF_ERROR(CheckEntityName("workspace", name));
   std::lock_guard<std::mutex> lock(mu_);
+  if (pools_ != nullptr) {
+    // A new workspace has no bindings: it may use the unbound pools.
+    DET_ASSIGN_OR_RETURN(const scheduler::PoolBindings* b, BindingsLocked());
+    DET_RETURN_IF_ERROR(NamedField(
+        "defaultComputePool", scheduler::CheckWorkspaceDefaultPool(*pools_, *b, 0, compute_pool)));
+    DET_RETURN_IF_ERROR(NamedField(
+        "defaultAuxPool", scheduler::CheckWorkspaceDefaultPool(*pools_, *b, 0, aux_pool)));
+  }
   WorkspaceRow row;
   row.name = name;
   row.user_id = user_id;
+  row.default_compute_pool = compute_pool;
+  row.default_aux_pool = aux_pool;
   DET_ASSIGN_OR_RETURN(row.id, store_->InsertWorkspace(row));
+  return row;
+}
+
+Result<WorkspaceRow> WorkspaceService::SetWorkspaceDefaultPools(
+    int64_t id, std::optional<std::string> compute_pool, std::optional<std::string> aux_pool) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(WorkspaceRow row, GetWorkspaceLocked(id));
+  if (row.archived) {
+    return FailedPrecondition("workspace '" + row.name + "' is archived: unarchive it first");
+  }
+  if (pools_ != nullptr) {
+    DET_ASSIGN_OR_RETURN(const scheduler::PoolBindings* b, BindingsLocked());
+    DET_RETURN_IF_ERROR(NamedField(
+        "defaultComputeResourcePool",
+        scheduler::CheckWorkspaceDefaultPool(*pools_, *b, id, compute_pool.value_or(""))));
+    DET_RETURN_IF_ERROR(NamedField(
+        "defaultAuxResourcePool",
+        scheduler::CheckWorkspaceDefaultPool(*pools_, *b, id, aux_pool.value_or(""))));
+  }
+  if (compute_pool) row.default_compute_pool = *compute_pool;
+  if (aux_pool) row.default_aux_pool = *aux_pool;
+  DET_RETURN_IF_ERROR(store_->UpdateWorkspace(row));
   return row;
 }
 
@@ -138,6 +289,7 @@ Status WorkspaceService::DeleteWorkspace(int64_t id, const std::set<int64_t>& bu
                                 p.name + "'); move or delete them first");
     }
   }
+  bindings_.reset();  // its bindings go with it
   return store_->DeleteWorkspace(id);
 }
 

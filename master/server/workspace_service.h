@@ -20,6 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "master/scheduler/pool_bindings.h"
+#include "master/scheduler/pool_config.h"
 #include "master/store/store.h"
 
 namespace det::master::server {
@@ -30,20 +32,49 @@ struct ProjectPatch {
   std::optional<std::string> key;
 };
 
+// What a change to a pool's bindings does (POST, DELETE and PUT
+// /api/v1/resource-pools/{name}/workspace-bindings).
+enum class BindingChange { kAdd, kRemove, kReplace };
+
 class WorkspaceService {
  public:
-  explicit WorkspaceService(store::Store* store);
+  // `pools`: the master's resource pools (null: pools and bindings are not checked, tests).
+  explicit WorkspaceService(store::Store* store,
+                            const scheduler::ResourcePoolsConfig* pools = nullptr);
 
   // Workspaces.
   Result<std::vector<store::WorkspaceRow>> ListWorkspaces();
   Result<store::WorkspaceRow> GetWorkspace(int64_t id);
-  Result<store::WorkspaceRow> CreateWorkspace(const std::string& name, int64_t user_id);
+  // `compute_pool` / `aux_pool`: its default pools ("" : the cluster's), each available to it.
+  Result<store::WorkspaceRow> CreateWorkspace(const std::string& name, int64_t user_id,
+                                              const std::string& compute_pool = "",
+                                              const std::string& aux_pool = "");
+  Result<store::WorkspaceRow> SetWorkspaceDefaultPools(int64_t id,
+                                                       std::optional<std::string> compute_pool,
+                                                       std::optional<std::string> aux_pool);
   Result<store::WorkspaceRow> RenameWorkspace(int64_t id, const std::string& name);
   Status SetWorkspaceArchived(int64_t id, bool archived);
   Status SetWorkspacePinned(int64_t id, bool pinned);
   // `busy_projects`: the projects that still hold experiments.
   Status DeleteWorkspace(int64_t id, const std::set<int64_t>& busy_projects);
   bool WorkspaceExists(int64_t id);
+
+  // Pool bindings (scheduler/pool_bindings.h). Workspaces are named by id or name; a name or
+  // id that does not exist is NotFound and changes nothing.
+  Status ChangePoolBindings(const std::string& pool, std::vector<int64_t> workspace_ids,
+                            const std::vector<std::string>& workspace_names, BindingChange change);
+  // The workspaces the pool is bound to, by id (NotFound for a pool that does not exist).
+  Result<std::vector<int64_t>> WorkspacesBoundTo(const std::string& pool);
+  // The pools a workspace may use, in the config's order.
+  Result<std::vector<std::string>> PoolsAvailableTo(int64_t workspace_id);
+  Result<scheduler::PoolBindings> Bindings();
+  // The pool a request of `slots` slots in the workspace runs in (`requested`, else the
+  // workspace's default, else the cluster's), refused when not available to it.
+  Result<std::string> ResolvePool(int64_t workspace_id, const std::string& requested,
+                                  int64_t slots);
+  // The same for an experiment, in the workspace of its project.
+  Result<std::string> ResolvePoolForExperiment(int64_t experiment_id,
+                                               const std::string& requested, int64_t slots);
 
   // Projects.
   // Every project, or those of one workspace.
@@ -76,8 +107,13 @@ class WorkspaceService {
   Result<store::WorkspaceRow> GetWorkspaceLocked(int64_t id);
   Result<store::ProjectRow> GetProjectLocked(int64_t id);
   Result<std::string> UniqueKeyLocked(const std::string& name);
+  Result<const scheduler::PoolBindings*> BindingsLocked();
+  Result<std::string> ResolvePoolLocked(int64_t workspace_id, const std::string& requested,
+                                        int64_t slots);
 
   store::Store* store_;
+  const scheduler::ResourcePoolsConfig* pools_;
+  std::optional<scheduler::PoolBindings> bindings_;  // cache of pool_workspace_bindings
   std::mutex mu_;
   bool loaded_ = false;
   std::map<int64_t, int64_t> placements_;  // cache of experiment_projects

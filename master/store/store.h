@@ -308,6 +308,15 @@ struct WorkspaceRow {
   int64_t user_id = 1;
   bool immutable = false;
   bool pinned = false;
+  std::string default_compute_pool;  // "" : the cluster's default
+  std::string default_aux_pool;
+};
+
+// One workspace a resource pool is bound to (migration 0032).
+struct PoolBindingRow {
+  std::string pool_name;
+  int64_t workspace_id = 0;
+  bool operator==(const PoolBindingRow&) const = default;
 };
 
 struct ProjectRow {
@@ -568,10 +577,19 @@ class Store {
   virtual Result<std::vector<WorkspaceRow>> ListWorkspaces() = 0;
   // The new id; AlreadyExists when the name is taken.
   virtual Result<int64_t> InsertWorkspace(const WorkspaceRow& row) = 0;
-  // Name, archived, pinned; NotFound / AlreadyExists.
+  // Name, archived, pinned, default pools; NotFound / AlreadyExists.
   virtual Status UpdateWorkspace(const WorkspaceRow& row) = 0;
-  // Removes the workspace with its projects and templates (their experiments must be gone).
+  // Removes the workspace with its projects, templates and pool bindings (their experiments
+  // must be gone).
   virtual Status DeleteWorkspace(int64_t id) = 0;
+  // Every pool binding, by pool name and workspace id.
+  virtual Result<std::vector<PoolBindingRow>> ListPoolBindings() = 0;
+  // In one transaction: with `replace`, the pool's bindings become `add`'s; otherwise `add` is
+  // bound (AlreadyExists naming the first binding there already) and `remove` unbound
+  // (NotFound naming the first binding not there). Nothing changes on an error.
+  virtual Status ChangePoolBindings(const std::string& pool_name,
+                                    const std::vector<int64_t>& add,
+                                    const std::vector<int64_t>& remove, bool replace) = 0;
   virtual Result<std::vector<ProjectRow>> ListProjects() = 0;
   // The new id; AlreadyExists when the name is taken in the workspace or the key anywhere.
   virtual Result<int64_t> InsertProject(const ProjectRow& row) = 0;

@@ -367,6 +367,53 @@ TEST_P(StoreSuite, UserWebSettings) {
   EXPECT_EQ((*store_->ListUserWebSettings(2))[0].value, "other");
 }
 
+// Pool bindings: add, remove and replace change nothing on an error; a workspace's default
+// pools are kept with it; deleting a workspace deletes its bindings.
+TEST_P(StoreSuite, PoolBindingsAndWorkspaceDefaultPools) {
+  WorkspaceRow w;
+  w.name = "a";
+  w.default_compute_pool = "gpu";
+  auto a = store_->InsertWorkspace(w);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  w.name = "b";
+  w.default_compute_pool = "";
+  auto b = store_->InsertWorkspace(w);
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE(store_->ChangePoolBindings("gpu", {*a, *b}, {}, false).ok());
+  using Rows = std::vector<PoolBindingRow>;
+  EXPECT_EQ(*store_->ListPoolBindings(), (Rows{{"gpu", *a}, {"gpu", *b}}));
+  // A second binding of a, with a new one: AlreadyExists, nothing added.
+  ASSERT_TRUE(store_->ChangePoolBindings("cpu", {*b}, {}, false).ok());
+  EXPECT_EQ(store_->ChangePoolBindings("gpu", {9, *a}, {}, false).code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(store_->ListPoolBindings()->size(), 3u);
+  EXPECT_EQ(store_->ChangePoolBindings("gpu", {}, {*b, 9}, false).code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->ListPoolBindings()->size(), 3u);
+  ASSERT_TRUE(store_->ChangePoolBindings("gpu", {*b}, {}, true).ok());
+  EXPECT_EQ(*store_->ListPoolBindings(), (Rows{{"cpu", *b}, {"gpu", *b}}));
+  ASSERT_TRUE(store_->ChangePoolBindings("cpu", {}, {*b}, false).ok());
+  auto ws = store_->ListWorkspaces();
+  ASSERT_TRUE(ws.ok());
+  bool seen = false;
+  for (WorkspaceRow& row : *ws) {
+    if (row.id != *a) continue;
+    seen = true;
+    EXPECT_EQ(row.default_compute_pool, "gpu");
+    row.default_aux_pool = "aux";
+    ASSERT_TRUE(store_->UpdateWorkspace(row).ok());
+  }
+  ASSERT_TRUE(seen);
+  ws = store_->ListWorkspaces();
+  ASSERT_TRUE(ws.ok());
+  for (const WorkspaceRow& row : *ws) {
+    if (row.id == *a) {
+      EXPECT_EQ(row.default_aux_pool, "aux");
+    }
+  }
+  ASSERT_TRUE(store_->DeleteWorkspace(*b).ok());
+  EXPECT_TRUE(store_->ListPoolBindings()->empty());
+}
+
 // The searcher snapshot lives apart from the experiment's row: state and progress writes keep
 // it, a new snapshot replaces it, and the restore's listing returns it ("{}" before the first).
 TEST_P(StoreSuite, AnExperimentsSnapshotIsKeptApartFromItsRow) {

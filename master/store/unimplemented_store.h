@@ -208,6 +208,13 @@ class UnimplementedStore : public Store {
     return Unimplemented("ListUserWebSettings");
   }
   Status ResetUserWebSettings(int64_t) override { return Unimplemented("ResetUserWebSettings"); }
+  Result<std::vector<PoolBindingRow>> ListPoolBindings() override {
+    return Unimplemented("ListPoolBindings");
+  }
+  Status ChangePoolBindings(const std::string&, const std::vector<int64_t>&,
+                            const std::vector<int64_t>&, bool) override {
+    return Unimplemented("ChangePoolBindings");
+  }
   Result<std::vector<AllocationUsageRow>> ListAllocationUsage(int64_t, int64_t, int64_t, int64_t) override {
     return Unimplemented("ListAllocationUsage");
   }

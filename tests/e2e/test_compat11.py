@@ -168,9 +168,12 @@ def test_workspace_options_we_do_not_support_are_refused(cluster):
          "agentUserGroup": None}, headers=auth)
     assert code == 200, body
     ws_id = body["workspace"]["id"]
+    # Default pools are served (test_pool_bindings.py); one that does not exist is refused
+    # naming the field.
     code, body = cluster.request_status("PATCH", f"/api/v1/workspaces/{ws_id}",
                                         {"defaultComputeResourcePool": "gpu"}, headers=auth)
     assert code == 400 and "defaultComputeResourcePool" in json.dumps(body)
+    assert "not available to the workspace" in json.dumps(body)
 
 
 def test_user_logout_all(cluster):

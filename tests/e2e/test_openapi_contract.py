@@ -226,7 +226,9 @@ def test_every_get_answers_per_contract(cluster, contract, world):
         "/api/v1/templates?sortBy=SORT_BY_NAME&orderBy=ORDER_BY_DESC",
         f"/api/v1/templates/{w['template']}",
         "/api/v1/job-queues/stats", "/api/v1/job-queues/stats?resourcePools=default",
-        "/api/v1/tasks/count", "/api/v1/users/setting",
+        "/api/v1/tasks/count", "/api/v1/users/setting", "/api/v1/resource-pools?unbound=true",
+        "/api/v1/resource-pools/default/workspace-bindings",
+        f"/api/v1/workspaces/{w['workspace']}/available-resource-pools",
         f"/api/v1/trials/{trial}/logs/fields",
         f"/api/v1/tasks/{w['allocation'].rsplit('.', 1)[0]}/logs/fields",
         "/api/v1/resources/allocation/aggregated?startDate=2024-01-01&endDate=2024-01-02"

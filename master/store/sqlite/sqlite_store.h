@@ -163,6 +163,9 @@ class SqliteStore : public Store {
                             int64_t max_rows) override;
   Result<std::vector<UserWebSettingRow>> ListUserWebSettings(int64_t user_id) override;
   Status ResetUserWebSettings(int64_t user_id) override;
+  Result<std::vector<PoolBindingRow>> ListPoolBindings() override;
+  Status ChangePoolBindings(const std::string& pool_name, const std::vector<int64_t>& add,
+                            const std::vector<int64_t>& remove, bool replace) override;
   Result<std::vector<AllocationUsageRow>> ListAllocationUsage(int64_t from, int64_t to,
                                                               int64_t now, int64_t limit) override;
   Status UpdateWebhookUrl(int64_t id, const std::string& url) override;

@@ -15,6 +15,8 @@ WorkspaceRow ReadWorkspace(const Statement& s) {
   r.user_id = s.Int(3);
   r.immutable = s.Int(4) != 0;
   r.pinned = s.Int(5) != 0;
+  r.default_compute_pool = s.Text(6);
+  r.default_aux_pool = s.Text(7);
   return r;
 }
 
@@ -44,28 +46,40 @@ Status Taken(const Status& st, const std::string& what) {
 Result<std::vector<WorkspaceRow>> SqliteStore::ListWorkspaces() {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s,
-              "SELECT id, name, archived, user_id, immutable, pinned FROM workspaces "
-              "ORDER BY id");
+              "SELECT id, name, archived, user_id, immutable, pinned, default_compute_pool, "
+              "default_aux_pool FROM workspaces ORDER BY id");
   return s.Collect<WorkspaceRow>(ReadWorkspace);
 }
 
 Result<int64_t> SqliteStore::InsertWorkspace(const WorkspaceRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s,
-              "INSERT INTO workspaces (name, archived, user_id, immutable, pinned) "
-              "VALUES (?, ?, ?, 0, ?)");
-  DET_RETURN_IF_ERROR(Taken(
-      s.Bind(1, row.name).Bind(2, row.archived).Bind(3, row.user_id).Bind(4, row.pinned).Run(),
-      "workspace '" + row.name + "'"));
+              "INSERT INTO workspaces (name, archived, user_id, immutable, pinned, "
+              "default_compute_pool, default_aux_pool) VALUES (?, ?, ?, 0, ?, ?, ?)");
+  DET_RETURN_IF_ERROR(Taken(s.Bind(1, row.name)
+                                .Bind(2, row.archived)
+                                .Bind(3, row.user_id)
+                                .Bind(4, row.pinned)
+                                .Bind(5, row.default_compute_pool)
+                                .Bind(6, row.default_aux_pool)
+                                .Run(),
+                            "workspace '" + row.name + "'"));
   return db_->LastInsertId();
 }
 
 Status SqliteStore::UpdateWorkspace(const WorkspaceRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  DET_PREPARE(s, "UPDATE workspaces SET name = ?, archived = ?, pinned = ? WHERE id = ?");
-  DET_RETURN_IF_ERROR(
-      Taken(s.Bind(1, row.name).Bind(2, row.archived).Bind(3, row.pinned).Bind(4, row.id).Run(),
-            "workspace '" + row.name + "'"));
+  DET_PREPARE(s,
+              "UPDATE workspaces SET name = ?, archived = ?, pinned = ?, default_compute_pool = ?, "
+              "default_aux_pool = ? WHERE id = ?");
+  DET_RETURN_IF_ERROR(Taken(s.Bind(1, row.name)
+                                .Bind(2, row.archived)
+                                .Bind(3, row.pinned)
+                                .Bind(4, row.default_compute_pool)
+                                .Bind(5, row.default_aux_pool)
+                                .Bind(6, row.id)
+                                .Run(),
+                            "workspace '" + row.name + "'"));
   if (db_->Changes() == 0) return NotFound("workspace " + std::to_string(row.id) + " not found");
   return Status::Ok();
 }
@@ -78,6 +92,7 @@ Status SqliteStore::DeleteWorkspace(int64_t id) {
       ("DELETE FROM experiment_projects WHERE project_id IN (SELECT id FROM projects WHERE "
        "workspace_id = ?)"),
       "DELETE FROM projects WHERE workspace_id = ?",
+      "DELETE FROM pool_workspace_bindings WHERE workspace_id = ?",
       "DELETE FROM workspaces WHERE id = ?",
   };
   Status st = ExecEachWithIdLocked(kStatements, id);
@@ -89,6 +104,45 @@ Status SqliteStore::DeleteWorkspace(int64_t id) {
     return st;
   }
   return Exec("COMMIT");
+}
+
+Result<std::vector<PoolBindingRow>> SqliteStore::ListPoolBindings() {
+  Reader r = Read();
+  DET_PREPARE_ON(s, r.db(),
+                 "SELECT pool_name, workspace_id FROM pool_workspace_bindings "
+                 "ORDER BY pool_name, workspace_id");
+  return s.Collect<PoolBindingRow>(
+      [](const Statement& st) { return PoolBindingRow{st.Text(0), st.Int(1)}; });
+}
+
+Status SqliteStore::ChangePoolBindings(const std::string& pool_name,
+                                       const std::vector<int64_t>& add,
+                                       const std::vector<int64_t>& remove, bool replace) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto binding = [&pool_name](int64_t id) {
+    return "the binding of resource pool " + pool_name + " to workspace " + std::to_string(id);
+  };
+  return InWriteTransactionLocked([&]() -> Status {
+    if (replace) {
+      DET_PREPARE(clear, "DELETE FROM pool_workspace_bindings WHERE pool_name = ?");
+      DET_RETURN_IF_ERROR(clear.Bind(1, pool_name).Run());
+    }
+    DET_PREPARE(del,
+                "DELETE FROM pool_workspace_bindings WHERE pool_name = ? AND workspace_id = ?");
+    for (int64_t id : remove) {
+      del.Reset();
+      DET_RETURN_IF_ERROR(del.Bind(1, pool_name).Bind(2, id).Run());
+      if (db_->Changes() == 0) return NotFound(binding(id) + " does not exist");
+    }
+    DET_PREPARE(put, "INSERT INTO pool_workspace_bindings (pool_name, workspace_id) VALUES (?, ?)");
+    for (int64_t id : add) {
+      put.Reset();
+      Status st = put.Bind(1, pool_name).Bind(2, id).Run();
+      if (st.code() == StatusCode::kAlreadyExists) return AlreadyExists(binding(id) + " exists");
+      DET_RETURN_IF_ERROR(st);
+    }
+    return Status::Ok();
+  });
 }
 
 Result<std::vector<ProjectRow>> SqliteStore::ListProjects() {
