@@ -42,6 +42,9 @@ class CliContext {
   std::function<Status()> action_;
 };
 
+// A whole file's bytes (commands_experiment.cc); NotFound naming it when it cannot be read.
+Result<std::string> ReadFile(const std::string& path);
+
 void RegisterUserCommands(CLI::App& app, CliContext& ctx);
 void RegisterMasterCommands(CLI::App& app, CliContext& ctx);  // master info, agent list
 void RegisterAgentAdminCommands(CLI::App& app, CLI::App& agent, CliContext& ctx);

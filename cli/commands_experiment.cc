@@ -32,14 +32,6 @@ bool IsTerminalState(const std::string& state) {
          state == "STATE_DELETED" || state == "STATE_DELETING" || state == "STATE_DELETE_FAILED";
 }
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // ---------------------------------------------------------------------------------- create
 
 struct CreateArgs {
@@ -102,6 +94,14 @@ Status FollowTestExperiment(Session& session, int64_t experiment_id) {
 }
 
 }  // namespace
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 Status FollowFirstTrial(Session& session, int64_t experiment_id) {
   Print("Waiting for first trial to begin...\n");

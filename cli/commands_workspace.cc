@@ -7,6 +7,7 @@
 #include "cli/format.h"
 #include "cli/table.h"
 #include "common/http_client.h"
+#include "master/config/experiment_config.h"
 
 namespace det::cli {
 namespace {
@@ -52,10 +53,44 @@ std::string RenderWorkspaces(const std::vector<json>& workspaces, bool with_stor
   return RenderPresto(headers, rows) + "\n";
 }
 
-// --default-compute-pool / --default-aux-pool of `det workspace create` and `edit`.
+// --default-compute-pool / --default-aux-pool and --checkpoint-storage-config(-file) of
+// `det workspace create` and `edit`.
 struct DefaultPoolArgs {
   std::optional<std::string> compute;
   std::optional<std::string> aux;
+  std::optional<std::string> storage;       // JSON
+  std::optional<std::string> storage_file;  // YAML or JSON
+
+  // Adds what was given to a POST (`patch` false) or PATCH body.
+  Status AddTo(json& body, bool patch) const {
+    if (compute) body[patch ? "defaultComputeResourcePool" : "defaultComputePool"] = *compute;
+    if (aux) body[patch ? "defaultAuxResourcePool" : "defaultAuxPool"] = *aux;
+    if (storage && storage_file) {
+      return InvalidArgument(
+          "--checkpoint-storage-config, --checkpoint-storage-config-file: give one of them");
+    }
+    if (storage) {
+      json parsed = json::parse(*storage, nullptr, /*allow_exceptions=*/false);
+      if (parsed.is_discarded() || !parsed.is_object()) {
+        return InvalidArgument("--checkpoint-storage-config: must be a JSON object (got '" +
+                               *storage + "')");
+      }
+      body["checkpointStorageConfig"] = parsed;
+    }
+    if (storage_file) {
+      Result<std::string> text = ReadFile(*storage_file);
+      if (!text.ok()) {
+        return InvalidArgument("--checkpoint-storage-config-file: cannot read " + *storage_file);
+      }
+      Result<json> parsed = master::config::YamlToJson(*text);
+      if (!parsed.ok() || !parsed->is_object()) {
+        return InvalidArgument("--checkpoint-storage-config-file: " + *storage_file +
+                               " must hold a YAML or JSON map");
+      }
+      body["checkpointStorageConfig"] = *parsed;
+    }
+    return Status::Ok();
+  }
 };
 
 void AddDefaultPoolArgs(CLI::App* cmd, DefaultPoolArgs& args) {
@@ -63,6 +98,10 @@ void AddDefaultPoolArgs(CLI::App* cmd, DefaultPoolArgs& args) {
                   "name of the pool to set as the default compute pool");
   cmd->add_option("--default-aux-pool", args.aux,
                   "name of the pool to set as the default auxiliary pool");
+  cmd->add_option("--checkpoint-storage-config", args.storage,
+                  "Storage config (JSON-formatted string). To remove storage config use '{}'");
+  cmd->add_option("--checkpoint-storage-config-file", args.storage_file,
+                  "Storage config (path to YAML or JSON formatted file)");
 }
 
 std::string RenderProjects(const std::vector<json>& projects) {
@@ -236,8 +275,7 @@ void RegisterWorkspaceCommands(CLI::App& app, CliContext& ctx) {
   create->callback([&ctx, create_name, create_json, create_pools] {
     ctx.SetAction("create workspace", [&ctx, create_name, create_json, create_pools]() -> Status {
       json body = {{"name", *create_name}};
-      if (create_pools->compute) body["defaultComputePool"] = *create_pools->compute;
-      if (create_pools->aux) body["defaultAuxPool"] = *create_pools->aux;
+      DET_RETURN_IF_ERROR(create_pools->AddTo(body, false));
       DET_ASSIGN_OR_RETURN(json resp, ctx.GetSession().Post("/api/v1/workspaces", body));
       json ws = resp.value("workspace", json::object());
       Print(*create_json ? ws.dump(2) + "\n" : RenderWorkspaces({ws}, true));
@@ -318,8 +356,7 @@ void RegisterWorkspaceCommands(CLI::App& app, CliContext& ctx) {
       DET_ASSIGN_OR_RETURN(json ws, WorkspaceByName(s, *edit_name));
       json body = json::object();
       if (!edit_new->empty()) body["name"] = *edit_new;
-      if (edit_pools->compute) body["defaultComputeResourcePool"] = *edit_pools->compute;
-      if (edit_pools->aux) body["defaultAuxResourcePool"] = *edit_pools->aux;
+      DET_RETURN_IF_ERROR(edit_pools->AddTo(body, true));
       DET_ASSIGN_OR_RETURN(json resp, s.Call("PATCH", IdPath("/api/v1/workspaces/", ws), body));
       json updated = resp.value("workspace", json::object());
       Print(*edit_json ? updated.dump(2) + "\n" : RenderWorkspaces({updated}, true));

@@ -37,9 +37,6 @@ Status RefuseUnsupportedWorkspaceOptions(const json& body) {
   static constexpr Option kOptions[] = {
       {"agentUserGroup", "agent_user_group",
        "agent user groups are not supported: trials run as the user the agent runs as"},
-      {"checkpointStorageConfig", "checkpoint_storage_config",
-       "per-workspace checkpoint storage is not supported: set checkpoint_storage in the "
-       "experiment config (or the master's)"},
       {"clusterNamespaceMeta", "cluster_namespace_meta",
        "Kubernetes namespaces are Kubernetes-only and this master has no Kubernetes resource "
        "manager"},

@@ -63,6 +63,12 @@ std::map<int64_t, std::string> Usernames(server::Master* master) {
   return names;
 }
 
+// A workspace's checkpoint storage as shown: its secrets masked.
+json ShownStorage(json storage) {
+  core::RedactSecrets(storage);
+  return storage;
+}
+
 json WorkspaceJson(const WorkspaceRow& w, const std::vector<ProjectRow>& projects,
                    const std::map<int64_t, ProjectCounts>& counts,
                    const std::map<int64_t, std::string>& users) {
@@ -86,7 +92,8 @@ json WorkspaceJson(const WorkspaceRow& w, const std::vector<ProjectRow>& project
               {"state", "WORKSPACE_STATE_UNSPECIFIED"},
               {"errorMessage", ""},
               {"defaultComputePool", w.default_compute_pool},
-              {"defaultAuxPool", w.default_aux_pool}};
+              {"defaultAuxPool", w.default_aux_pool},
+              {"checkpointStorageConfig", ShownStorage(w.checkpoint_storage)}};
 }
 
 json ProjectJson(const ProjectRow& p, const std::string& workspace_name,
@@ -362,11 +369,14 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                 if (!*name) return ErrorResponse(InvalidArgument("name: required"));
                 auto pools = DefaultPoolFields(*body);
                 if (!pools.ok()) return ErrorResponse(pools.status());
-                return WorkspaceResponse(master,
-                                         ws->CreateWorkspace(**name, who.user_id,
-                                                             pools->first.value_or(""),
-                                                             pools->second.value_or("")),
-                                         true);
+                const json* storage =
+                    Field(*body, "checkpointStorageConfig", "checkpoint_storage_config");
+                return WorkspaceResponse(
+                    master,
+                    ws->CreateWorkspace(**name, who.user_id, pools->first.value_or(""),
+                                        pools->second.value_or(""),
+                                        storage == nullptr ? json() : *storage),
+                    true);
               }));
 
   router->Add("PATCH", "/api/v1/workspaces/{id}",
@@ -384,7 +394,12 @@ void RegisterWorkspaceRoutes(server::Router* router, server::Master* master) {
                 if (!pools.ok()) return ErrorResponse(pools.status());
                 if (pools->first || pools->second) {
                   auto set = ws->SetWorkspaceDefaultPools(*id, pools->first, pools->second);
-                  if (!set.ok() || !*name) return WorkspaceResponse(master, set, true);
+                  if (!set.ok()) return WorkspaceResponse(master, set, true);
+                }
+                if (const json* storage =
+                        Field(*body, "checkpointStorageConfig", "checkpoint_storage_config")) {
+                  auto set = ws->SetWorkspaceStorage(*id, *storage);
+                  if (!set.ok()) return WorkspaceResponse(master, set, true);
                 }
                 if (!*name) return WorkspaceResponse(master, ws->GetWorkspace(*id), true);
                 return WorkspaceResponse(master, ws->RenameWorkspace(*id, **name), true);

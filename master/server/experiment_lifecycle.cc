@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "master/config/storage_roots.h"
+#include "master/config/workspace_storage.h"
 #include "master/core/experiment_moves.h"
 #include "master/core/lifecycle.h"
 #include "master/core/trial_searcher.h"
@@ -108,6 +109,12 @@ Result<CreateExperimentResult> ExperimentService::CreateExperiment(
   defaults.experiment_seed = static_cast<uint32_t>((Now() / 1000000) & 0x7fffffff);
   defaults.preemption_timeout = config.preemption_timeout_seconds;
   defaults.task_container_defaults = config.task_container_defaults;
+  // Its workspace's checkpoint storage goes over the master's.
+  if (deps_.workspaces != nullptr) {
+    DET_ASSIGN_OR_RETURN(store::WorkspaceRow ws, deps_.workspaces->GetWorkspace(req.workspace_id));
+    defaults.checkpoint_storage =
+        config::WorkspaceStorageDefault(ws.checkpoint_storage, config.checkpoint_storage);
+  }
   DET_ASSIGN_OR_RETURN(config::ExperimentConfig cfg,
                        config::ParseExperimentConfig(req.config_yaml, defaults));
   // A config that names no pool runs in its workspace's default pool, when it has one; a

@@ -44,7 +44,8 @@ Master::Master(MasterConfig config, std::unique_ptr<store::Store> store, const C
       unmanaged_(std::make_unique<UnmanagedService>(store_.get(), clock_, &config_)),
       metrics_(std::make_unique<MetricsService>(store_.get())),
       series_(std::make_unique<SeriesService>(store_.get())) {
-  workspaces_ = std::make_unique<WorkspaceService>(store_.get(), &config_.pools);
+  workspaces_ = std::make_unique<WorkspaceService>(store_.get(), &config_.pools,
+                                                   config_.checkpoint_storage_allowed_roots);
   cluster_message_ = std::make_unique<ClusterMessageService>(store_.get(), clock_);
   webhooks_ = std::make_unique<WebhookService>(
       WebhookService::Deps{.store = store_.get(),

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <set>
 
+#include "master/config/workspace_storage.h"
+
 namespace det::master::server {
 
 using store::ProjectRow;
@@ -56,8 +58,9 @@ Status NamedField(const char* field, const Status& st) {
 }  // namespace
 
 WorkspaceService::WorkspaceService(store::Store* store,
-                                   const scheduler::ResourcePoolsConfig* pools)
-    : store_(store), pools_(pools) {}
+                                   const scheduler::ResourcePoolsConfig* pools,
+                                   std::optional<std::vector<std::string>> storage_roots)
+    : store_(store), pools_(pools), storage_roots_(std::move(storage_roots)) {}
 
 Result<const scheduler::PoolBindings*> WorkspaceService::BindingsLocked() {
   if (!bindings_) {
@@ -203,8 +206,11 @@ bool WorkspaceService::WorkspaceExists(int64_t id) { return GetWorkspace(id).ok(
 
 Result<WorkspaceRow> WorkspaceService::CreateWorkspace(const std::string& name, int64_t user_id,
                                                        const std::string& compute_pool,
-                                                       const std::string& aux_pool) {
+                                                       const std::string& aux_pool,
+                                                       const nlohmann::json& storage) {
   DET_RETURN_IF_ERROR(CheckEntityName("workspace", name));
+  DET_ASSIGN_OR_RETURN(nlohmann::json checked,
+                       config::CheckWorkspaceStorage(storage, storage_roots_));
   std::lock_guard<std::mutex> lock(mu_);
   if (pools_ != nullptr) {
     // A new workspace has no bindings: it may use the unbound pools.
@@ -219,7 +225,22 @@ Result<WorkspaceRow> WorkspaceService::CreateWorkspace(const std::string& name, 
   row.user_id = user_id;
   row.default_compute_pool = compute_pool;
   row.default_aux_pool = aux_pool;
+  row.checkpoint_storage = std::move(checked);
   DET_ASSIGN_OR_RETURN(row.id, store_->InsertWorkspace(row));
+  return row;
+}
+
+Result<WorkspaceRow> WorkspaceService::SetWorkspaceStorage(int64_t id,
+                                                           const nlohmann::json& storage) {
+  DET_ASSIGN_OR_RETURN(nlohmann::json checked,
+                       config::CheckWorkspaceStorage(storage, storage_roots_));
+  std::lock_guard<std::mutex> lock(mu_);
+  DET_ASSIGN_OR_RETURN(WorkspaceRow row, GetWorkspaceLocked(id));
+  if (row.archived) {
+    return FailedPrecondition("workspace '" + row.name + "' is archived: unarchive it first");
+  }
+  row.checkpoint_storage = std::move(checked);
+  DET_RETURN_IF_ERROR(store_->UpdateWorkspace(row));
   return row;
 }
 

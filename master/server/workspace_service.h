@@ -39,16 +39,23 @@ enum class BindingChange { kAdd, kRemove, kReplace };
 class WorkspaceService {
  public:
   // `pools`: the master's resource pools (null: pools and bindings are not checked, tests).
+  // `storage_roots`: the master's checkpoint_storage_allowed_roots, which a workspace's
+  // checkpoint storage must stay under (nullopt: no limit).
   explicit WorkspaceService(store::Store* store,
-                            const scheduler::ResourcePoolsConfig* pools = nullptr);
+                            const scheduler::ResourcePoolsConfig* pools = nullptr,
+                            std::optional<std::vector<std::string>> storage_roots = std::nullopt);
 
   // Workspaces.
   Result<std::vector<store::WorkspaceRow>> ListWorkspaces();
   Result<store::WorkspaceRow> GetWorkspace(int64_t id);
   // `compute_pool` / `aux_pool`: its default pools ("" : the cluster's), each available to it.
+  // `storage`: its checkpoint storage (null: none; config/workspace_storage.h).
   Result<store::WorkspaceRow> CreateWorkspace(const std::string& name, int64_t user_id,
                                               const std::string& compute_pool = "",
-                                              const std::string& aux_pool = "");
+                                              const std::string& aux_pool = "",
+                                              const nlohmann::json& storage = nullptr);
+  // Replaces its checkpoint storage (null or {}: removes it).
+  Result<store::WorkspaceRow> SetWorkspaceStorage(int64_t id, const nlohmann::json& storage);
   Result<store::WorkspaceRow> SetWorkspaceDefaultPools(int64_t id,
                                                        std::optional<std::string> compute_pool,
                                                        std::optional<std::string> aux_pool);
@@ -113,6 +120,7 @@ class WorkspaceService {
 
   store::Store* store_;
   const scheduler::ResourcePoolsConfig* pools_;
+  const std::optional<std::vector<std::string>> storage_roots_;
   std::optional<scheduler::PoolBindings> bindings_;  // cache of pool_workspace_bindings
   std::mutex mu_;
   bool loaded_ = false;

@@ -310,6 +310,7 @@ struct WorkspaceRow {
   bool pinned = false;
   std::string default_compute_pool;  // "" : the cluster's default
   std::string default_aux_pool;
+  nlohmann::json checkpoint_storage;  // null: none (the master's applies)
 };
 
 // One workspace a resource pool is bound to (migration 0032).

@@ -373,10 +373,12 @@ TEST_P(StoreSuite, PoolBindingsAndWorkspaceDefaultPools) {
   WorkspaceRow w;
   w.name = "a";
   w.default_compute_pool = "gpu";
+  w.checkpoint_storage = {{"type", "shared_fs"}, {"host_path", "/w"}};
   auto a = store_->InsertWorkspace(w);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   w.name = "b";
   w.default_compute_pool = "";
+  w.checkpoint_storage = nullptr;
   auto b = store_->InsertWorkspace(w);
   ASSERT_TRUE(b.ok());
   ASSERT_TRUE(store_->ChangePoolBindings("gpu", {*a, *b}, {}, false).ok());
@@ -399,6 +401,7 @@ TEST_P(StoreSuite, PoolBindingsAndWorkspaceDefaultPools) {
     if (row.id != *a) continue;
     seen = true;
     EXPECT_EQ(row.default_compute_pool, "gpu");
+    EXPECT_EQ(row.checkpoint_storage["host_path"], "/w");
     row.default_aux_pool = "aux";
     ASSERT_TRUE(store_->UpdateWorkspace(row).ok());
   }

@@ -17,7 +17,15 @@ WorkspaceRow ReadWorkspace(const Statement& s) {
   r.pinned = s.Int(5) != 0;
   r.default_compute_pool = s.Text(6);
   r.default_aux_pool = s.Text(7);
+  if (!s.Text(8).empty()) {
+    r.checkpoint_storage = nlohmann::json::parse(s.Text(8), nullptr, /*allow_exceptions=*/false);
+    if (r.checkpoint_storage.is_discarded()) r.checkpoint_storage = nullptr;
+  }
   return r;
+}
+
+std::string StorageText(const nlohmann::json& storage) {
+  return storage.is_null() ? std::string() : storage.dump();
 }
 
 ProjectRow ReadProject(const Statement& s) {
@@ -47,7 +55,7 @@ Result<std::vector<WorkspaceRow>> SqliteStore::ListWorkspaces() {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s,
               "SELECT id, name, archived, user_id, immutable, pinned, default_compute_pool, "
-              "default_aux_pool FROM workspaces ORDER BY id");
+              "default_aux_pool, checkpoint_storage FROM workspaces ORDER BY id");
   return s.Collect<WorkspaceRow>(ReadWorkspace);
 }
 
@@ -55,13 +63,15 @@ Result<int64_t> SqliteStore::InsertWorkspace(const WorkspaceRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s,
               "INSERT INTO workspaces (name, archived, user_id, immutable, pinned, "
-              "default_compute_pool, default_aux_pool) VALUES (?, ?, ?, 0, ?, ?, ?)");
+              "default_compute_pool, default_aux_pool, checkpoint_storage) "
+              "VALUES (?, ?, ?, 0, ?, ?, ?, ?)");
   DET_RETURN_IF_ERROR(Taken(s.Bind(1, row.name)
                                 .Bind(2, row.archived)
                                 .Bind(3, row.user_id)
                                 .Bind(4, row.pinned)
                                 .Bind(5, row.default_compute_pool)
                                 .Bind(6, row.default_aux_pool)
+                                .Bind(7, StorageText(row.checkpoint_storage))
                                 .Run(),
                             "workspace '" + row.name + "'"));
   return db_->LastInsertId();
@@ -71,13 +81,14 @@ Status SqliteStore::UpdateWorkspace(const WorkspaceRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   DET_PREPARE(s,
               "UPDATE workspaces SET name = ?, archived = ?, pinned = ?, default_compute_pool = ?, "
-              "default_aux_pool = ? WHERE id = ?");
+              "default_aux_pool = ?, checkpoint_storage = ? WHERE id = ?");
   DET_RETURN_IF_ERROR(Taken(s.Bind(1, row.name)
                                 .Bind(2, row.archived)
                                 .Bind(3, row.pinned)
                                 .Bind(4, row.default_compute_pool)
                                 .Bind(5, row.default_aux_pool)
-                                .Bind(6, row.id)
+                                .Bind(6, StorageText(row.checkpoint_storage))
+                                .Bind(7, row.id)
                                 .Run(),
                             "workspace '" + row.name + "'"));
   if (db_->Changes() == 0) return NotFound("workspace " + std::to_string(row.id) + " not found");
