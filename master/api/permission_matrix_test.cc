@@ -189,6 +189,9 @@ class PermissionMatrixTest : public ::testing::Test {
     config.data_dir = dir.string();
     config.agent_token = "matrix-agent-secret";
     EXPECT_TRUE(server::FinalizeMasterConfig(&config).ok());
+    // A second pool, which (unlike the default one) may be bound to workspaces.
+    config.pools.pools.push_back(config.pools.pools.front());
+    config.pools.pools.back().pool_name = "gpu";
     return config;
   }
 
@@ -367,7 +370,7 @@ class PermissionMatrixTest : public ::testing::Test {
     if (param == "label") return "matrix-label";
     if (param == "slotId" || param == "rid") return "0";
     if (param == "username") return "alice";
-    if (param == "resourcePoolName") return "default";
+    if (param == "resourcePoolName") return "gpu";
     if (param == "modelName") return s_.model_name;
     if (param == "versionNum") return "1";
     if (param == "externalExperimentId") return s_.external_experiment_id;

@@ -58,8 +58,17 @@ Result<BindingTargets> ParseTargets(const json& body) {
 }
 
 server::Handler ChangeRoute(server::Master* master, BindingChange change) {
-  return WithAuth(master, AdminOnly(), [master, change](HttpRequest& req, const Principal&) {
+  // The pool is checked before the caller, as Determined does: a user binding the default pool
+  // hears that it cannot be bound, then an admin's rule.
+  auto access = CheckedInHandler(Auth::kUser, core::Action::kManageCluster);
+  return WithAuth(master, access, [master, change](HttpRequest& req, const Principal& who) {
     const std::string& pool = req.params.at("resourcePoolName");
+    if (Status st = master->workspaces()->CheckPoolChange(pool, change); !st.ok()) {
+      return ErrorResponse(st);
+    }
+    if (Status st = AuthorizeOn(master, who, AdminOnly(), "resource pool " + pool); !st.ok()) {
+      return ErrorResponse(st);
+    }
     Result<json> body = ParseBody(req);
     if (!body.ok()) return ErrorResponse(body.status());
     Result<BindingTargets> targets = ParseTargets(*body);

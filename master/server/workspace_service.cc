@@ -78,19 +78,18 @@ Result<scheduler::PoolBindings> WorkspaceService::Bindings() {
   return *b;
 }
 
+Status WorkspaceService::CheckPoolChange(const std::string& pool, BindingChange change) const {
+  if (pools_ == nullptr) return Status::Ok();
+  if (change != BindingChange::kRemove) return scheduler::CheckBindablePool(*pools_, pool);
+  if (pools_->Find(pool) == nullptr) return NotFound("pool with name " + pool + " doesn't exist");
+  return Status::Ok();
+}
+
 Status WorkspaceService::ChangePoolBindings(const std::string& pool,
                                             std::vector<int64_t> workspace_ids,
                                             const std::vector<std::string>& workspace_names,
                                             BindingChange change) {
-  if (pools_ != nullptr) {
-    if (change == BindingChange::kRemove) {
-      if (pools_->Find(pool) == nullptr) {
-        return NotFound("pool with name " + pool + " doesn't exist");
-      }
-    } else {
-      DET_RETURN_IF_ERROR(scheduler::CheckBindablePool(*pools_, pool));
-    }
-  }
+  DET_RETURN_IF_ERROR(CheckPoolChange(pool, change));
   std::lock_guard<std::mutex> lock(mu_);
   DET_ASSIGN_OR_RETURN(auto all, store_->ListWorkspaces());
   std::map<std::string, int64_t> by_name;

@@ -68,6 +68,9 @@ class WorkspaceService {
 
   // Pool bindings (scheduler/pool_bindings.h). Workspaces are named by id or name; a name or
   // id that does not exist is NotFound and changes nothing.
+  // Whether `pool` may have its bindings changed so (it exists; an add or replace names no
+  // default pool), asked before who asks: Determined answers that first.
+  Status CheckPoolChange(const std::string& pool, BindingChange change) const;
   Status ChangePoolBindings(const std::string& pool, std::vector<int64_t> workspace_ids,
                             const std::vector<std::string>& workspace_names, BindingChange change);
   // The workspaces the pool is bound to, by id (NotFound for a pool that does not exist).

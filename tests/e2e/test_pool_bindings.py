@@ -58,6 +58,11 @@ def test_bound_pools_serve_only_their_workspaces(tmp_path):
             "POST", "/api/v1/resource-pools/gpu/workspace-bindings",
             {"workspaceNames": ["team-b"]}, headers=as_user(alice))
         assert status == 403, body
+        # As Determined answers: the pool's rule before the caller's (its SDK test relies on it).
+        status, body = c.request_status(
+            "POST", "/api/v1/resource-pools/default/workspace-bindings",
+            {"workspaceNames": ["team-b"]}, headers=as_user(alice))
+        assert status == 400 and "cannot be bound to any workspace" in str(body), (status, body)
         missing = c.det(*admin, "rp", "bindings", "add", "gpu", "no-such-team", check=False)
         assert missing.returncode != 0 and "no-such-team" in missing.stderr, missing.stderr
 
