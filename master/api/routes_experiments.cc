@@ -234,13 +234,10 @@ void RegisterExperimentRoutes(server::Router* router, server::Master* master) {
             return ErrorResponse(FailedPrecondition("project '" + project->name + "' is archived"));
           }
           parsed->workspace_id = project->workspace_id;
+          parsed->project_id = project_id;
         }
         auto created = master->experiments()->CreateExperiment(*parsed, who);
         if (!created.ok()) return ErrorResponse(created.status());
-        if (created->experiment && project_id != 1) {
-          Status placed = master->workspaces()->MoveExperiment(created->experiment->id, project_id);
-          if (!placed.ok()) return ErrorResponse(placed);
-        }
         // A validate-only create answers Determined's empty experiment: every field its
         // clients' decoders require, at its zero value.
         json exp = {{"archived", false},

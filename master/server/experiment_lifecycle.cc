@@ -178,6 +178,9 @@ Result<CreateExperimentResult> ExperimentService::CreateExperiment(
   row.id = id;
   exp->id = id;
   spdlog::info("created experiment {}", id);
+  if (req.project_id != 1 && deps_.workspaces != nullptr) {
+    DET_RETURN_IF_ERROR(deps_.workspaces->MoveExperiment(id, req.project_id));
+  }
   if (req.activate) {
     DET_RETURN_IF_ERROR(ActivateNewExperiment(std::move(exp)));
     row.state = std::string(core::RunStateName(RunState::kActive));

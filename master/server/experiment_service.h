@@ -81,6 +81,9 @@ struct CreateExperimentRequest {
   // The workspace of its project: its pool must be available there, and the workspace's
   // default pool applies when the config names none.
   int64_t workspace_id = 1;
+  // Its project (1: Uncategorized), set before it is activated: a trial placed at once
+  // already belongs there (its usage record names the project's workspace).
+  int64_t project_id = 1;
 };
 
 struct CreateExperimentResult {
