@@ -203,7 +203,7 @@ Status AuthorizeOn(server::Master* master, const server::Principal& who, const A
       subject.owner_id = mine->owner_id;
     }
   }
-  core::Decision d = core::Authorize(subject, access.action, *what);
+  core::AccessDecision d = core::Authorize(subject, access.action, *what);
   if (d.allowed) return Status::Ok();
   return PermissionDenied(d.reason);
 }
@@ -232,7 +232,7 @@ Status AuthorizeTaskReport(server::Master* master, const server::Principal& who,
     core::Resource r;
     r.kind = "task " + task_id;
     r.owner_id = *owner;
-    core::Decision d = core::Authorize(SubjectOf(who), core::Action::kTrialReport, r);
+    core::AccessDecision d = core::Authorize(SubjectOf(who), core::Action::kTrialReport, r);
     return d.allowed ? Status::Ok() : PermissionDenied(d.reason);
   }
   // A managed trial's task, "<experiment id>.<request id>": its experiment's owner or an admin.
@@ -263,7 +263,7 @@ Status AuthorizeJob(server::Master* master, const server::Principal& who,
     core::Resource r;
     r.kind = "job " + job_id + " (" + task->task_id + ")";
     r.owner_id = task->owner_id;
-    core::Decision d = core::Authorize(SubjectOf(who), core::Action::kModify, r);
+    core::AccessDecision d = core::Authorize(SubjectOf(who), core::Action::kModify, r);
     if (!d.allowed) return PermissionDenied(d.reason);
   }
   return Status::Ok();

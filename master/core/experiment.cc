@@ -89,6 +89,8 @@ Result<Decision> Experiment::Decide(const ExperimentEvent& event) {
                              [this](const KillTrial& e) { return OnKillTrial(e); },
                              [this](const ReportProgress& e) { return OnProgress(e); },
                              [this](const MetricsReported& e) { return OnMetrics(e); },
+                             [this](const Restored&) { return OnRestored(); },
+                             [this](const Continue& e) { return OnContinue(e); },
                          },
                          event);
   out_ = nullptr;
@@ -427,6 +429,64 @@ Status Experiment::OnMetrics(const MetricsReported& e) {
   DET_ASSIGN_OR_RETURN(std::vector<Action> actions,
                        searcher_->ValidationMetricsReported(t->request_id, e.metrics));
   return ProcessActions(std::move(actions));
+}
+
+// --- a restore and a continue ---------------------------------------------------------------
+
+Status Experiment::OnRestored() {
+  std::vector<Action> actions;
+  // A search that never started (PAUSED, not initialized) keeps its trials for its first
+  // activation; otherwise they follow the experiment.
+  if (IsStopping(state_)) {
+    DET_RETURN_IF_ERROR(EndTrials());
+  } else if ((state_ == RunState::kPaused || state_ == RunState::kActive) && initialized_) {
+    bool moved = false;
+    DET_RETURN_IF_ERROR(MoveTrials(state_, &actions, &moved));
+  }
+  if (state_ == RunState::kActive && !initialized_) {
+    initialized_ = true;
+    out_->searcher_heard = true;
+    for (Action& a : searcher_->InitialOperations()) actions.push_back(std::move(a));
+  }
+  // The rows may show ends the searcher's journal had not recorded yet.
+  for (Trial& t : trials_) {
+    if (!IsTerminal(t.state)) continue;
+    std::optional<searcher::ExitedReason> reason;
+    if (t.state == RunState::kError) reason = searcher::ExitedReason::kErrored;
+    if (t.state == RunState::kCanceled) reason = searcher::ExitedReason::kUserCanceled;
+    SearcherExit(t, reason, &actions);
+  }
+  if (state_ == RunState::kActive) {
+    for (Trial& t : trials_) {
+      if (NeedsProcess(state_, t.state, t.has_allocation(), t.searcher)) Request(t);
+    }
+  }
+  return ProcessActions(std::move(actions));
+}
+
+Status Experiment::OnContinue(const Continue& e) {
+  if (!IsTerminal(state_)) {
+    return FailedPrecondition("experiment must be COMPLETED, CANCELED or ERROR to continue (it is " +
+                              Name(state_) + ")");
+  }
+  rules_ = e.rules;
+  // The one way out of a terminal state, for the experiment and its unfinished trials.
+  state_ = RunState::kActive;
+  out_->experiment_to = RunState::kActive;
+  for (Trial& t : trials_) {
+    if (t.state == RunState::kCompleted) continue;
+    out_->moves.push_back({t.request_id, t.state, RunState::kActive});
+    t.state = RunState::kActive;
+    if (t.restarts != 0) {
+      t.restarts = 0;
+      out_->restarts_changed.push_back(t.request_id);
+    }
+    t.searcher.closed = false;
+    MarkSearcher(t);
+    out_->woken.push_back(t.request_id);
+    if (NeedsProcess(state_, t.state, t.has_allocation(), t.searcher)) Request(t);
+  }
+  return MaybeFinish();
 }
 
 }  // namespace det::master::core

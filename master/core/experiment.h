@@ -31,6 +31,14 @@
 
 namespace det::master::core {
 
+struct ExperimentRules {
+  int64_t max_restarts = 5;
+  // The length a progress report on a trial without a pending operation is a fraction of.
+  uint64_t max_length = 1;
+  // `det experiment continue`: it ends by its continued trials' outcome.
+  bool continued = false;
+};
+
 // --- Events -------------------------------------------------------------------------------
 struct Activate {};  // the first one also asks the searcher for its first trials
 struct Pause {};
@@ -66,9 +74,19 @@ struct MetricsReported {  // a validation report, for ASHA's time_metric
   std::string request_id;
   nlohmann::json metrics;
 };
+// The experiment was rebuilt from what was stored (a master restart, or a decision whose writes
+// failed): what a crash between a write and the next left undone is done now. Its trials
+// follow its state, the searcher hears of the trials the rows show ended, an active search
+// that was never started is started, and every active trial without a process gets one.
+struct Restored {};
+// `det experiment continue` of an ended experiment: it is ACTIVE again under `rules` (which
+// mark it continued), and every trial that did not complete runs again, restarts reset.
+struct Continue {
+  ExperimentRules rules;
+};
 using ExperimentEvent =
     std::variant<Activate, Pause, Stop, Placed, CompleteOperation, ProcessExited, EarlyExit,
-                 KillTrial, ReportProgress, MetricsReported>;
+                 KillTrial, ReportProgress, MetricsReported, Restored, Continue>;
 
 // --- What a decision means outside the experiment ------------------------------------------
 struct TrialStateChange {
@@ -112,14 +130,6 @@ struct Decision {
   bool empty() const;
 };
 
-struct ExperimentRules {
-  int64_t max_restarts = 5;
-  // The length a progress report on a trial without a pending operation is a fraction of.
-  uint64_t max_length = 1;
-  // `det experiment continue`: it ends by its continued trials' outcome.
-  bool continued = false;
-};
-
 class Experiment {
  public:
   // A new experiment (PAUSED, nothing asked of the searcher yet).
@@ -141,6 +151,9 @@ class Experiment {
   const std::optional<SearcherShutdown>& shutdown() const { return shutdown_; }
   const ExperimentRules& rules() const { return rules_; }
   const searcher::Searcher& searcher() const { return *searcher_; }
+  // For the searcher journal alone, which drains what the searcher recorded since its last
+  // write: nothing decided may go through it.
+  searcher::Searcher& journal_searcher() { return *searcher_; }
   // In creation order (a deque: a trial's address stays put while others are added).
   const std::deque<Trial>& trials() const { return trials_; }
   const Trial* Find(const std::string& request_id) const;
@@ -173,6 +186,8 @@ class Experiment {
   Status OnKillTrial(const KillTrial& e);
   Status OnProgress(const ReportProgress& e);
   Status OnMetrics(const MetricsReported& e);
+  Status OnRestored();
+  Status OnContinue(const Continue& e);
 
   std::unique_ptr<searcher::Searcher> searcher_;
   ExperimentRules rules_;

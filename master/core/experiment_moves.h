@@ -1,8 +1,7 @@
 #pragma once
-// What one trial does when its experiment is paused, activated or stopped. Pure: the
-// experiments service (ExperimentService::StageEnding, AfterEnding, ResumeTrials) and the
-// cluster simulation (master/sim) both move trials through it, so the simulation runs the
-// master's rule rather than a copy of it.
+// What one trial does when its experiment is paused, activated or stopped. Pure: applied by
+// core::Experiment, which both the experiments service and the cluster simulation (master/sim)
+// run, so the simulation runs the master's rule rather than a copy of it.
 
 #include <optional>
 

@@ -3,19 +3,19 @@
 namespace det::master::core {
 namespace {
 
-Decision Allow() { return Decision{true, ""}; }
+AccessDecision Allow() { return AccessDecision{true, ""}; }
 
-Decision Deny(const Subject& who, Action action, const Resource& what, const std::string& why) {
+AccessDecision Deny(const Subject& who, Action action, const Resource& what, const std::string& why) {
   std::string caller =
       who.is_allocation ? "allocation " + who.allocation_id : "user '" + who.username + "'";
   std::string msg = caller + " may not " + ActionName(action);
   if (!what.kind.empty()) msg += " " + what.kind;
-  return Decision{false, msg + ": " + why};
+  return AccessDecision{false, msg + ": " + why};
 }
 
 // An allocation token reaches its own trial and allocation, and reads its experiment and the
 // checkpoints of its experiment or owner.
-Decision AuthorizeAllocation(const Subject& who, Action action, const Resource& what) {
+AccessDecision AuthorizeAllocation(const Subject& who, Action action, const Resource& what) {
   const std::string only_own = "allocation tokens only reach their own trial";
   if (action != Action::kRead && action != Action::kTrialReport) {
     return Deny(who, action, what, only_own);
@@ -59,7 +59,7 @@ const char* ActionName(Action action) {
   return "act on";
 }
 
-Decision Authorize(const Subject& who, Action action, const Resource& what) {
+AccessDecision Authorize(const Subject& who, Action action, const Resource& what) {
   if (who.is_allocation) return AuthorizeAllocation(who, action, what);
   switch (action) {
     case Action::kRead:
@@ -83,11 +83,11 @@ Decision Authorize(const Subject& who, Action action, const Resource& what) {
   return Deny(who, action, what, "unknown action");
 }
 
-Decision AuthorizeTaskProxy(const Subject* who, const TaskProxy& what, bool tunnel) {
+AccessDecision AuthorizeTaskProxy(const Subject* who, const TaskProxy& what, bool tunnel) {
   std::string kind = "task " + what.task_id;
   if (who == nullptr) {
     if (tunnel && what.task_type == "SHELL") return Allow();
-    return Decision{false, "the proxy of " + kind + " needs a credential (token missing)"};
+    return AccessDecision{false, "the proxy of " + kind + " needs a credential (token missing)"};
   }
   if (who->is_allocation) {
     Resource r;
@@ -95,7 +95,7 @@ Decision AuthorizeTaskProxy(const Subject* who, const TaskProxy& what, bool tunn
     return Deny(*who, Action::kModify, r, "allocation tokens do not reach proxies");
   }
   if (who->admin || (what.owner_id != 0 && what.owner_id == who->user_id)) return Allow();
-  return Decision{false, "user '" + who->username + "' may not reach the proxy of " + kind +
+  return AccessDecision{false, "user '" + who->username + "' may not reach the proxy of " + kind +
                              ": only its owner (" + what.owner_name + ") or an admin may"};
 }
 

@@ -52,13 +52,13 @@ struct Resource {
   bool readable_by_owner_trials = false;
 };
 
-struct Decision {
+struct AccessDecision {
   bool allowed = false;
   std::string reason;  // why not (empty when allowed)
 };
 
 // The one permission rule. Pure.
-Decision Authorize(const Subject& who, Action action, const Resource& what);
+AccessDecision Authorize(const Subject& who, Action action, const Resource& what);
 
 // A task's service through the master's /proxy/{task_id}/ (a notebook's Jupyter, a
 // TensorBoard, a shell's sshd).
@@ -72,7 +72,7 @@ struct TaskProxy {
 // credential: then only a shell's tunnel (`tunnel`: a WebSocket carrying ssh) passes, as in
 // Determined, whose shells register their port unauthenticated: the sshd admits only the key
 // made for that shell, which only its owner or an admin can read (GET /api/v1/shells/{id}).
-Decision AuthorizeTaskProxy(const Subject* who, const TaskProxy& what, bool tunnel);
+AccessDecision AuthorizeTaskProxy(const Subject* who, const TaskProxy& what, bool tunnel);
 
 const char* ActionName(Action action);
 

@@ -49,7 +49,7 @@ TEST(PermissionsTest, AnyUserReadsAndCreates) {
 TEST(PermissionsTest, OwnerOrAdminModifies) {
   EXPECT_TRUE(Authorize(User(1, "alice"), Action::kModify, Experiment(5, 1)).allowed);
   EXPECT_TRUE(Authorize(User(9, "root", true), Action::kModify, Experiment(5, 1)).allowed);
-  Decision d = Authorize(User(2, "bob"), Action::kModify, Experiment(5, 1));
+  AccessDecision d = Authorize(User(2, "bob"), Action::kModify, Experiment(5, 1));
   EXPECT_FALSE(d.allowed);
   EXPECT_EQ(d.reason, "user 'bob' may not change experiment 5: only its owner or an admin may");
 }
@@ -67,7 +67,7 @@ TEST(PermissionsTest, OnlyAdminsManageUsersAndCluster) {
   agent.kind = "agent a1";
   for (Action a : {Action::kManageUsers, Action::kManageCluster}) {
     EXPECT_TRUE(Authorize(User(1, "root", true), a, agent).allowed);
-    Decision d = Authorize(User(2, "bob"), a, agent);
+    AccessDecision d = Authorize(User(2, "bob"), a, agent);
     EXPECT_FALSE(d.allowed);
     EXPECT_NE(d.reason.find("only an admin may"), std::string::npos) << d.reason;
     EXPECT_NE(d.reason.find("agent a1"), std::string::npos) << d.reason;
@@ -78,7 +78,7 @@ TEST(PermissionsTest, AllocationReachesOnlyItsOwnTrial) {
   Subject alloc = Allocation("a.1", 7);
   EXPECT_TRUE(Authorize(alloc, Action::kTrialReport, Trial(7, 3, 1)).allowed);
   EXPECT_TRUE(Authorize(alloc, Action::kRead, Trial(7, 3, 1)).allowed);
-  Decision d = Authorize(alloc, Action::kTrialReport, Trial(8, 3, 1));
+  AccessDecision d = Authorize(alloc, Action::kTrialReport, Trial(8, 3, 1));
   EXPECT_FALSE(d.allowed);
   EXPECT_EQ(d.reason, "allocation a.1 may not report for trial 8: it belongs to another trial");
 }
@@ -144,7 +144,7 @@ TEST(PermissionsTest, TaskProxyIsForItsOwnerOrAnAdmin) {
   Subject alice = User(7, "alice"), bob = User(8, "bob"), root = User(1, "admin", true);
   EXPECT_TRUE(AuthorizeTaskProxy(&alice, notebook, false).allowed);
   EXPECT_TRUE(AuthorizeTaskProxy(&root, notebook, false).allowed);
-  Decision d = AuthorizeTaskProxy(&bob, notebook, false);
+  AccessDecision d = AuthorizeTaskProxy(&bob, notebook, false);
   EXPECT_FALSE(d.allowed);
   EXPECT_NE(d.reason.find("user 'bob' may not reach the proxy of task nb-1"), std::string::npos);
   EXPECT_NE(d.reason.find("(alice)"), std::string::npos);

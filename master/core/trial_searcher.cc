@@ -72,6 +72,7 @@ AllocationExit ExitFacts(const ProcessEnd& end, const SearcherTrialState& s) {
   e.out_of_ops = (end.told_none || left_working) && s.ops.empty();
   e.op_given_after_exit = end.told_none && !s.ops.empty();
   e.work_left = !end.told_none && left_working && !s.ops.empty();
+  e.dont_retry = end.dont_retry;
   return e;
 }
 

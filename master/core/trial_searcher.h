@@ -67,6 +67,8 @@ struct ProcessEnd {
   // operation, or left a checkpoint of more steps than the one it started from).
   bool followed_op = false;
   bool progressed = false;
+  // A line of this run matched a cancel_retries log policy: a failure is not retried.
+  bool dont_retry = false;
 };
 // The facts InterpretExit decides on: an exit with searcher work left runs again instead of
 // completing the trial: an operation given after the process was told none, or one pending

@@ -52,7 +52,7 @@ Status ExperimentService::PatchExperimentNow(int64_t id, const json& patch) {
   json config;
   if (live != nullptr) {
     config = live->config.defaulted;
-    state = live->state;
+    state = live->state();
   } else {
     DET_ASSIGN_OR_RETURN(store::ExperimentRow row, deps_.store->GetExperiment(id));
     config = row.config;
@@ -173,7 +173,7 @@ void ExperimentService::SetArchived(int64_t id, bool archived, Done<Status> done
       [this, id, archived]() ON_RUNTIME -> Status {
         std::optional<RunState> state;
         if (ExperimentRuntime* live = FindExperiment(id)) {
-          state = live->state;
+          state = live->state();
         } else {
           DET_ASSIGN_OR_RETURN(store::ExperimentRow row, deps_.store->GetExperiment(id));
           state = core::ParseRunState(row.state);
@@ -227,36 +227,11 @@ Status ExperimentService::ContinueExperimentNow(int64_t id, const json& override
   // transaction: those trials run again from their latest checkpoints, restarts reset.
   store::DecisionWrites w;
   w.experiment_meta = store::ExperimentMetaWrite{id, row.config, std::nullopt, false};
-  w.experiment_state = store::ExperimentStateWrite{
-      id, std::string(core::RunStateName(RunState::kActive)), std::nullopt};
-  AddWebhookEvents(id, row.config, exp.submission_time, RunState::kActive, std::nullopt, &w);
-  std::vector<TrialRuntime*> again;
-  for (auto& [rid, tid] : exp.trial_by_request) {
-    TrialRuntime& t = *trials_[tid];
-    if (t.state == RunState::kCompleted) continue;
-    store::TrialRunWrite tw;
-    tw.trial_id = tid;
-    tw.state = std::string(core::RunStateName(RunState::kActive));
-    tw.run_id = t.run_id;
-    tw.restarts = 0;
-    tw.clear_end_time = true;
-    w.trials.push_back(tw);
-    again.push_back(&t);
-  }
-  DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
-  WakeWebhooks(w);
+  config::ExperimentConfig old = exp.config;
   exp.config = cfg;
-  exp.continued = true;
-  exp.state = RunState::kActive;
-  PublishJob(exp);
-  for (TrialRuntime* t : again) {
-    t->state = RunState::kActive;
-    t->restarts = 0;
-    t->MutableSearcher().closed = false;
-    Publish(*t);
-  }
-  DET_RETURN_IF_ERROR(RequestAllocations(again));
-  return MaybeFinishExperiment(exp);
+  Status st = Decide(exp, core::Continue{RulesOf(cfg, /*continued=*/true)}, std::move(w));
+  if (!st.ok()) exp.config = std::move(old);  // nothing was stored
+  return st;
 }
 
 void ExperimentService::KillTrial(int64_t trial_id, Done<Status> done) {
@@ -269,18 +244,8 @@ Status ExperimentService::KillTrialNow(int64_t trial_id) {
     DET_RETURN_IF_ERROR(deps_.store->GetTrial(trial_id).status());
     return Status::Ok();  // already terminal
   }
-  TrialRuntime& t = *found;
-  if (core::IsTerminal(t.state)) return Status::Ok();
-  ExperimentRuntime& exp = *experiments_.at(t.experiment_id);
-  if (!t.allocation_id.empty()) {
-    DET_RETURN_IF_ERROR(SetTrialStates({&t}, RunState::kStoppingKilled));
-    deps_.allocations->Terminate(t.allocation_id, false);
-    return Status::Ok();
-  }
-  DET_RETURN_IF_ERROR(SetTrialStates({&t}, RunState::kCanceled));
-  std::vector<searcher::Action> actions;
-  SearcherExit(exp, t, searcher::ExitedReason::kUserCanceled, &actions);
-  return ProcessActions(exp, std::move(actions));
+  ExperimentRuntime& exp = *experiments_.at(found->experiment_id);
+  return Decide(exp, core::KillTrial{found->request_id});
 }
 
 void ExperimentService::DeleteExperiment(int64_t id, Done<Status> done) {

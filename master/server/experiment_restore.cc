@@ -15,7 +15,8 @@ using nlohmann::json;
 
 Status ExperimentService::RestoreExperiment(
     const store::ExperimentRow& row, const std::map<int64_t, store::AllocationRow>& open_by_trial) {
-  auto mark_error = [&]() {
+  auto mark_error = [&](const Status& why) {
+    spdlog::error("cannot restore experiment {}: {}", row.id, why.ToString());
     store::DecisionWrites w;
     int64_t end = Now();
     w.experiment_state = store::ExperimentStateWrite{
@@ -25,71 +26,49 @@ Status ExperimentService::RestoreExperiment(
     if (st.ok()) WakeWebhooks(w);
     return st;
   };
+  Result<config::ExperimentConfig> cfg = config::ExperimentConfigFromJson(row.config);
+  if (!cfg.ok()) return mark_error(cfg.status());
+  DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trows, deps_.store->ListTrials(row.id));
+  // Its open allocations were placed (a row is stored before any process gets the
+  // allocation's token): their processes may still run.
+  std::map<int64_t, core::TrialPresence> presence;
+  for (const store::TrialRow& tr : trows) {
+    if (open_by_trial.contains(tr.id)) presence[tr.id] = core::TrialPresence::kRunning;
+  }
+  std::optional<scheduler::QueuePosition> queue_position;
+  Result<std::unique_ptr<core::Experiment>> decided =
+      LoadCore(row, *cfg, trows, presence, &queue_position);
+  if (!decided.ok()) return mark_error(decided.status());
   auto exp = std::make_unique<ExperimentRuntime>();
   exp->id = row.id;
-  exp->state = core::ParseRunState(row.state).value_or(RunState::kError);
   exp->owner_id = row.owner_id;
   exp->job_id = row.job_id;
   exp->submission_time = row.start_time;
-  // The stored full snapshot with its journal merged in; the journal's searcher events are
-  // replayed on the searcher restored from it below.
-  Result<SearcherJournalService::Loaded> journal =
-      deps_.searcher_journal->Load(row.id, row.snapshot);
-  if (!journal.ok()) {
-    spdlog::error("cannot restore experiment {}: {}", row.id, journal.status().ToString());
-    return mark_error();
-  }
-  const json& snapshot = journal->snapshot;
-  if (snapshot.contains("queue_position")) {
-    Result<scheduler::QueuePosition> pos =
-        scheduler::QueuePosition::Parse(snapshot["queue_position"].get<std::string>());
-    if (pos.ok()) exp->queue_position = *pos;
-  }
+  exp->stored_progress = row.progress;
   Result<store::UserRow> owner = deps_.store->GetUserById(row.owner_id);
   exp->username = owner.ok() ? owner->username : "";
-  Result<config::ExperimentConfig> cfg = config::ExperimentConfigFromJson(row.config);
-  Result<std::unique_ptr<searcher::Searcher>> search =
-      cfg.ok()
-          ? (snapshot.contains("searcher") ? searcher::Searcher::Restore(*cfg, snapshot["searcher"])
-                                           : searcher::Searcher::Create(*cfg))
-          : Result<std::unique_ptr<searcher::Searcher>>(cfg.status());
-  if (search.ok()) {
-    Status replayed = searcher::JournaledSearcher::Replay(**search, journal->events);
-    if (!replayed.ok()) search = replayed;
-  }
-  if (!search.ok()) {
-    spdlog::error("cannot restore experiment {}: {}", row.id, search.status().ToString());
-    return mark_error();
-  }
   exp->config = std::move(cfg).value();
-  exp->searcher = std::make_unique<searcher::JournaledSearcher>(std::move(search).value());
-  exp->initialized = snapshot.value("initialized", false);
-  if (snapshot.contains("shutdown")) {
-    exp->shutdown = searcher::ShutdownAction{snapshot["shutdown"].value("cancel", false),
-                                             snapshot["shutdown"].value("failure", false)};
-  }
+  exp->core = std::move(decided).value();
+  exp->queue_position = queue_position;
   ExperimentRuntime& ref = *exp;
   // Published first: its allocations are restored into its job.
   Adopt(std::move(exp));
-  const json trial_snaps = snapshot.value("trials", json::object());
-  DET_ASSIGN_OR_RETURN(std::vector<store::TrialRow> trows, deps_.store->ListTrials(row.id));
   int64_t adopt_deadline = Now() + deps_.config->agent_timeout_seconds * 1000000;
-  std::unordered_map<int64_t, int64_t> run_queued_at;  // trial id -> its row's run_queued_at
+  DET_ASSIGN_OR_RETURN(std::vector<std::string> stored_ids,
+                       deps_.store->ListExperimentAllocationIds(row.id));
+  const std::unordered_set<std::string> stored(stored_ids.begin(), stored_ids.end());
+  requeue_same_run_.clear();
   for (store::TrialRow& tr : trows) {
-    run_queued_at[tr.id] = tr.run_queued_at;
-    auto t = std::make_unique<TrialRuntime>(tr.request_id, ref.searcher_dirty);
+    auto t = std::make_unique<TrialRuntime>();
     t->id = tr.id;
     t->experiment_id = row.id;
-    t->state = core::ParseRunState(tr.state).value_or(RunState::kError);
-    t->restarts = tr.restarts;
+    t->request_id = tr.request_id;
+    t->decided = ref.core->Find(tr.request_id);
     t->run_id = tr.run_id;
     t->task_id = tr.task_id;
     t->seed = tr.seed;
     t->hparams = std::move(tr.hparams);
     t->warm_start_checkpoint_uuid = tr.warm_start_checkpoint_uuid;
-    if (trial_snaps.contains(tr.request_id)) {
-      t->MutableSearcher() = SearcherTrialState::FromJson(trial_snaps[tr.request_id]);
-    }
     ref.trial_by_request[tr.request_id] = tr.id;
     TrialRuntime& trial = *t;
     trials_[tr.id] = std::move(t);
@@ -99,62 +78,20 @@ Status ExperimentService::RestoreExperiment(
       // Its process may still be running on an agent: wait for the agent to report it.
       trial.allocation_id = open_it->second.allocation_id;
       deps_.allocations->Restore(open_it->second, ref.job_id, row.id, adopt_deadline);
+    } else if (trial.run_id > 0 &&
+               !stored.contains(AllocationService::AllocationIdOf(trial.task_id, trial.run_id))) {
+      // Its run was queued and never placed: queued again as the same run, so its id (and a
+      // Slurm job submitted for it) stay valid, when it was first queued (rows before migration
+      // 0025 say 0: now).
+      requeue_same_run_[tr.id] = tr.run_queued_at;
     }
   }
-  spdlog::info("restored experiment {} ({}) with {} trials", row.id, core::RunStateName(ref.state),
-               ref.trial_by_request.size());
-  // A pause, stop or activation stores the experiment's state with its first slice of trials;
-  // a crash before the last slice left the others as they were: they follow now. (A search
-  // that never started, PAUSED and not initialized, keeps its trials for its first activation.)
-  if (IsStopping(ref.state) ||
-      ((ref.state == RunState::kPaused || ref.state == RunState::kActive) && ref.initialized)) {
-    DET_RETURN_IF_ERROR(MoveEveryTrial(ref));  // whether it ended is decided below
-  }
-  if (ref.state == RunState::kActive) {
-    DET_ASSIGN_OR_RETURN(std::vector<std::string> stored_ids,
-                         deps_.store->ListExperimentAllocationIds(row.id));
-    const std::unordered_set<std::string> stored(stored_ids.begin(), stored_ids.end());
-    std::vector<TrialRuntime*> need;
-    for (auto& [rid, tid] : ref.trial_by_request) {
-      TrialRuntime* t = trials_[tid].get();
-      if (t->state != RunState::kActive || !t->allocation_id.empty()) continue;
-      // A run whose allocation has no row was queued and never placed (a row is stored before
-      // any process gets the allocation's token): it is queued again as the same run, so its
-      // id, and a Slurm job submitted for it, stay valid. Other trials get a new run.
-      bool queued_run =
-          t->run_id > 0 &&
-          !stored.contains(AllocationService::AllocationIdOf(t->task_id, t->run_id));
-      if (!queued_run) {
-        need.push_back(t);
-        continue;
-      }
-      // Queued when its row says (rows before migration 0025 say 0: now).
-      int64_t queued_at = run_queued_at[tid];
-      std::unique_ptr<AllocationRuntime> alloc =
-          NewAllocation(ref, *t, queued_at > 0 ? queued_at : Now());
-      t->allocation_id = alloc->id;
-      Publish(*t);
-      deps_.allocations->Publish(std::move(alloc));
-    }
-    DET_RETURN_IF_ERROR(RequestAllocations(need));
-  }
-  // The master may have died between storing a change and the snapshot that follows it; replay
-  // what the stored rows say happened so the searcher catches up instead of waiting forever.
-  std::vector<searcher::Action> replay;
-  if (ref.state == RunState::kActive && !ref.initialized) {
-    ref.initialized = true;
-    replay = ref.searcher->InitialOperations();
-  }
-  for (auto& [rid, tid] : ref.trial_by_request) {
-    TrialRuntime& t = *trials_[tid];
-    if (!core::IsTerminal(t.state)) continue;
-    std::optional<searcher::ExitedReason> reason;
-    if (t.state == RunState::kError) reason = searcher::ExitedReason::kErrored;
-    if (t.state == RunState::kCanceled) reason = searcher::ExitedReason::kUserCanceled;
-    SearcherExit(ref, t, reason, &replay);
-  }
-  if (!replay.empty()) return ProcessActions(ref, std::move(replay));
-  return MaybeFinishExperiment(ref);
+  spdlog::info("restored experiment {} ({}) with {} trials", row.id,
+               core::RunStateName(ref.state()), ref.trial_by_request.size());
+  // What a crash between a write and the next left undone (core::Restored).
+  Status st = Decide(ref, core::Restored{});
+  requeue_same_run_.clear();
+  return st;
 }
 
 Status ExperimentService::Restore() {

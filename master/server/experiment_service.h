@@ -1,16 +1,18 @@
 #pragma once
-// ExperimentService: experiments and trials. It owns every live experiment's runtime (its
-// searcher, its trials and their searcher bookkeeping), applies their state machine
-// (master/core/lifecycle.h, exit_policy.h: pure and tested without I/O) on the runtime loop
-// (runtime_loop.h), stores each decision as one batch of writes (store::DecisionWrites) before
-// acting on it, and asks the allocations service for processes (AllocationService). Reads of
-// experiments and trials come from the store and the published RuntimeView, never the loop.
+// ExperimentService: experiments and trials. Each live experiment's runtime (ExperimentRuntime)
+// owns a core::Experiment (master/core/experiment.h: its state, trials, searcher and pure
+// decision step); every request about it is an event decided on the runtime loop
+// (runtime_loop.h), whose writes are stored as one batch (store::DecisionWrites) before its
+// effects go out: processes asked of the allocations service (AllocationService), polls woken,
+// the searcher journal told. Reads of experiments and trials come from the store and the
+// published RuntimeView, never the loop.
 //
-// Files: experiment_lifecycle.cc (create, activate, pause, stop, searcher actions),
-// trial_creation.cc (trials staged and stored in batches), experiment_restore.cc (start-up),
-// trial_reports.cc (what trial processes report: metrics, checkpoints, searcher operations,
-// progress, logs), trial_launch.cc (a trial's process start and end), experiment_edits.cc
-// (patch, continue, kill a trial, delete, job updates), experiment_views.cc (reads).
+// Files: experiment_decisions.cc (a decision stored and carried out, a core rebuilt from the
+// store), experiment_lifecycle.cc (create, activate, pause, stop), trial_creation.cc (new trials
+// staged and stored in batches), experiment_restore.cc (start-up), trial_reports.cc (what trial
+// processes report: metrics, checkpoints, searcher operations, progress, logs), trial_launch.cc
+// (a trial's process start and end), experiment_edits.cc (patch, continue, kill a trial,
+// delete, job updates), experiment_views.cc (reads).
 
 #include <algorithm>
 #include <cstdint>
@@ -106,9 +108,8 @@ class ExperimentService : public AllocationOwner {
     class TaskService* tasks = nullptr;
     class WebhookService* webhooks = nullptr;  // null: no webhooks (tests)
     class WorkspaceService* workspaces = nullptr;  // null: pool bindings not checked (tests)
-    // Trials a new search stores per transaction and publishes per loop task, and trials a
-    // pause or stop moves per transaction and loop task: another experiment's decision runs
-    // between two slices.
+    // Trials a new search stores per transaction and publishes per loop task: another
+    // experiment's decision runs between two slices.
     size_t trial_slice = 2000;
   };
 
@@ -213,9 +214,33 @@ class ExperimentService : public AllocationOwner {
   void Run(std::function<Status()> decide, Done<Status> done);
   Status RunAndWait(std::function<Status()> decide);
 
+  // --- Decisions (experiment_decisions.cc). ---
+  // Runs `event` through the experiment's core::Experiment; unless it is refused (nothing then
+  // changes or is stored, `extra` included), stores the decision's writes with `extra` in one transaction and then releases
+  // its effects (Carry). `out` gets the decision.
+  Status Decide(ExperimentRuntime& exp, const core::ExperimentEvent& event,
+                store::DecisionWrites extra = {}, core::Decision* out = nullptr) ON_RUNTIME;
+  // A decision already made: its writes with `extra` in one transaction, then new trials
+  // published, the searcher journal told, processes queued, dropped, stopped or killed, polls
+  // woken. When the writes fail, the experiment's core is rebuilt from what was stored.
+  Status Carry(ExperimentRuntime& exp, const core::Decision& d,
+               store::DecisionWrites extra) ON_RUNTIME;
+  // Rebuilds the experiment's core from its stored rows and searcher journal, with the
+  // allocations it has now (a decision's writes failed: the core is ahead of the store).
+  void Recover(ExperimentRuntime& exp, const Status& why) ON_RUNTIME;
+  // The experiment's core from what was stored: `row`'s snapshot and journal, its `trials`
+  // (and where their allocations are: `presence`, by trial id); `queue_position` gets the one
+  // the snapshot keeps.
+  Result<std::unique_ptr<core::Experiment>> LoadCore(
+      const store::ExperimentRow& row, const config::ExperimentConfig& config,
+      const std::vector<store::TrialRow>& trials,
+      const std::map<int64_t, core::TrialPresence>& presence,
+      std::optional<scheduler::QueuePosition>* queue_position = nullptr) const;
+
   // The live experiment or trial a decision is about, its search's publication settled first.
   ExperimentRuntime* FindExperiment(int64_t id) ON_RUNTIME;
   TrialRuntime* FindTrial(int64_t id) ON_RUNTIME;
+  TrialRuntime* TrialOf(const ExperimentRuntime& exp, const std::string& request_id) ON_RUNTIME;
   // The experiment's job as the scheduler sees it, handed to the allocations service.
   JobSpec JobOf(const ExperimentRuntime& exp) const;
   void PublishJob(const ExperimentRuntime& exp) ON_RUNTIME;
@@ -224,21 +249,6 @@ class ExperimentService : public AllocationOwner {
   void Publish(const TrialRuntime& trial, bool notify = true) ON_RUNTIME;
   void NotifyTrial(int64_t trial_id);
 
-  // Trial state changes staged into a decision's writes, applied to the runtime once stored.
-  using TrialMoves = std::vector<std::pair<TrialRuntime*, core::RunState>>;
-  // Stages the moves of `trials` to `state` (terminal trials and those already there stay).
-  Status StageTrialStates(const std::vector<TrialRuntime*>& trials, core::RunState state,
-                          store::DecisionWrites* writes, TrialMoves* moves) ON_RUNTIME;
-  void CommitTrialStates(const TrialMoves& moves) ON_RUNTIME;
-  // Moves the experiment to `state` in one transaction with `extra` and the trial `moves`
-  // staged into it, then does what the new state asks (activation, checkpoint GC).
-  Status SetExperimentState(ExperimentRuntime& exp, core::RunState state,
-                            store::DecisionWrites extra = {}, TrialMoves moves = {}) ON_RUNTIME;
-  // Moves the trials to `state` in one transaction with `extra` (applied even when no trial
-  // changes).
-  Status SetTrialStates(const std::vector<TrialRuntime*>& trials, core::RunState state,
-                        store::DecisionWrites extra = {}) ON_RUNTIME;
-  Status MaybeFinishExperiment(ExperimentRuntime& exp) ON_RUNTIME;
   // The lines of a failed run that log policies look at: its trial's latest ones.
   static constexpr int64_t kLogPolicyLines = 10000;
   bool MatchesCancelRetries(const nlohmann::json& policies, int64_t trial_id,
@@ -249,61 +259,16 @@ class ExperimentService : public AllocationOwner {
                         core::RunState state, std::optional<int64_t> end_time,
                         store::DecisionWrites* w);
   void WakeWebhooks(const store::DecisionWrites& w);
-  Status ProcessActions(ExperimentRuntime& exp, std::vector<searcher::Action> actions) ON_RUNTIME;
-  // Tells the searcher, once per trial, that it exited (early, for `reason`, when given) and
-  // appends what the searcher decides to `actions`.
-  void SearcherExit(ExperimentRuntime& exp, TrialRuntime& trial,
-                    std::optional<searcher::ExitedReason> reason,
-                    std::vector<searcher::Action>* actions) ON_RUNTIME;
   Status StopExperiment(int64_t id, core::RunState stopping) ON_RUNTIME;
-  // Pause, cancel and kill (experiment_lifecycle.cc). EndTrials moves the experiment to `state`
-  // (PAUSED or a stopping state) in one transaction with every trial that has a process and at
-  // most Slice() of the others (queued or idle); an activation (SetExperimentState) returns at
-  // most Slice() paused trials with its state. A large search's other trials follow in slices
-  // of their own, one transaction and one loop task each (FollowInSlices, ContinueMoving), so a
-  // decision about another experiment waits for one slice; meanwhile the queued allocations of
-  // a pause or stop stay unplaced (JobSpec::hold_queued), a decision about the experiment moves
-  // the rest first (Settle), and a restart moves what a crash left (RestoreExperiment).
-  struct Ending;
-  Status EndTrials(ExperimentRuntime& exp, core::RunState state) ON_RUNTIME;
-  Status StageEnding(ExperimentRuntime& exp, core::RunState state, size_t limit,
-                     Ending* e) ON_RUNTIME;
-  Status AfterEnding(ExperimentRuntime& exp, Ending& e) ON_RUNTIME;
-  void FollowInSlices(const ExperimentRuntime& exp) ON_RUNTIME;
-  // One slice of at most `limit` trials following the experiment's current state; false when
-  // none was left to move.
-  Result<bool> MoveTrialsSlice(ExperimentRuntime& exp, size_t limit) ON_RUNTIME;
-  // Every slice left, at once; the second also ends a stopping experiment whose trials all
-  // ended.
-  Status MoveEveryTrial(ExperimentRuntime& exp) ON_RUNTIME;
-  Status MoveRemainingTrials(ExperimentRuntime& exp) ON_RUNTIME;
-  void PostMovingSlice(int64_t experiment_id);
-  void ContinueMoving(int64_t experiment_id) ON_RUNTIME;
-  // The states whose trials end with the experiment (and whose queued allocations wait), and
-  // the two of them that end it.
-  static bool IsEnding(core::RunState state);
-  static bool IsStopping(core::RunState state);
   // A journal record of what changed, or now and then a full snapshot (SearcherJournalService).
   Status PersistSnapshot(ExperimentRuntime& exp) ON_RUNTIME;
-  // Queues the new experiment's full searcher state, with the staged trials (all of its trials),
-  // for the journal's writer, not awaited by the request (its trial rows imply it).
-  Status PersistSearcherState(ExperimentRuntime& exp, const StagedTrials& staged);
+  // Queues the new experiment's full searcher state for the journal's writer, not awaited by
+  // the request (its trial rows imply it).
+  Status PersistSearcherState(ExperimentRuntime& exp);
   // The checkpoint a new trial starts from: its PBT parent's latest, or the config's
   // source_checkpoint_uuid / source_trial_id's latest; "" when none.
   Result<std::string> WarmStartCheckpoint(const ExperimentRuntime& exp,
                                           const searcher::CreateAction& create);
-  // The experiment's paused trials (at most `limit`; `more` tells whether others are left)
-  // back to ACTIVE and a new run for each of them and, unless `paused_only`, each active trial
-  // without an allocation, stored in one transaction with `extra` (one write per trial); `back`
-  // gets the returns to commit.
-  Status ResumeTrials(ExperimentRuntime& exp, store::DecisionWrites extra, TrialMoves* back,
-                      size_t limit = SIZE_MAX, bool paused_only = false,
-                      bool* more = nullptr) ON_RUNTIME;
-  // A new run of each trial, stored in one transaction with `extra` (a trial `extra` already
-  // writes gets its new run in that write), then queued with a pending allocation (which has
-  // no row until it is placed).
-  Status RequestAllocations(const std::vector<TrialRuntime*>& trials,
-                            store::DecisionWrites extra = {}) ON_RUNTIME;
   // The pending allocation of `trial`'s current run, queued at `queued_at` (it has no row until
   // it is placed; the trial row keeps that time as run_queued_at).
   static std::unique_ptr<AllocationRuntime> NewAllocation(const ExperimentRuntime& exp,
@@ -312,40 +277,36 @@ class ExperimentService : public AllocationOwner {
   static std::string SchedulingMessage(int64_t trial_id, int64_t experiment_id,
                                        const std::string& allocation_id);
 
-  // Trial creation in batches (trial_creation.cc). StageCreations takes the creations at the
-  // front of `queue` (and the operations of the trials they create) and tells the searcher; it
-  // stops at the first other action. It and ApplyStaged touch only `exp`, the store and the
-  // checkpoint service, so a new experiment's first trials are prepared and stored before it is
-  // published, off the loop.
-  Status StageCreations(ExperimentRuntime& exp, std::deque<searcher::Action>& queue,
-                        StagedTrials* staged);
-  // Stores the staged trials [begin, end) in one transaction with `extra` and fills in their
-  // ids; with `first_allocations`, each active one is stored with its first run, to be queued
-  // when published.
-  Status ApplyStaged(StagedTrials* staged, bool first_allocations, store::DecisionWrites extra,
-                     size_t begin = 0, size_t end = SIZE_MAX);
+  // Trial creation (trial_creation.cc). StageCreated turns a decision's new trials into rows
+  // and records (ids 0) with their core state; ApplyStaged stores the staged trials [begin,
+  // end) in one transaction with `extra` and fills in their ids (each one its decision queued
+  // is stored with its first run, queued when published); they touch only `exp`, the store and
+  // the checkpoint service, so a new experiment's first trials are prepared and stored before
+  // it is published, off the loop.
+  Status StageCreated(ExperimentRuntime& exp, const core::Decision& d, StagedTrials* staged);
+  Status ApplyStaged(StagedTrials* staged, store::DecisionWrites extra, size_t begin = 0,
+                     size_t end = SIZE_MAX);
   // Makes stored, staged trials part of the runtime, queues those ApplyStaged marked with a
   // pending allocation, and hands their "Scheduling" log lines to the journal's writer: at most
   // `limit` more of them; true once all are.
-  bool PublishStaged(ExperimentRuntime& exp, StagedTrials* staged, std::set<int64_t>* created,
+  bool PublishStaged(ExperimentRuntime& exp, StagedTrials* staged,
                      size_t limit = SIZE_MAX) ON_RUNTIME;
   // A new search's publication in slices (trial_creation.cc): PublishSlice publishes the next
   // slice and posts the one after, so a decision about another experiment waits for one slice,
-  // not for the whole search; Settle publishes the rest at once (and moves the rest of a sliced
-  // pause, stop or activation), before any decision about the experiment itself (FindExperiment,
-  // FindTrial), which therefore sees all of its trials.
+  // not for the whole search; Settle publishes the rest at once, before any decision about the
+  // experiment itself (FindExperiment, FindTrial), which therefore sees all of its trials.
   void PublishSlice(int64_t experiment_id) ON_RUNTIME;
   void Settle(int64_t experiment_id) ON_RUNTIME;
   void EndPublication(int64_t experiment_id) ON_RUNTIME;
-  // Activates a new, unpublished experiment with its first trials stored in slices (the last
-  // one with the activation), then publishes it on the loop, where what the searcher asked
-  // beyond creations runs.
+  // Activates a new, unpublished experiment: its decision is made here, its first trials
+  // stored in slices (the last one with the activation), then it is published on the loop.
   Status ActivateNewExperiment(std::unique_ptr<ExperimentRuntime> exp);
   // Makes a new or restored experiment part of the runtime.
   void Adopt(std::unique_ptr<ExperimentRuntime> exp) ON_RUNTIME;
   // The same from another thread, with its stored `trials` (none queued).
   void AdoptOffLoop(std::unique_ptr<ExperimentRuntime> exp, StagedTrials trials = {});
 
+  // `open_by_trial`: the open allocations' rows (at start-up; none for a continue).
   Status RestoreExperiment(const store::ExperimentRow& row,
                            const std::map<int64_t, store::AllocationRow>& open_by_trial) ON_RUNTIME;
 
@@ -369,8 +330,9 @@ class ExperimentService : public AllocationOwner {
     std::function<void()> ended;  // after the last slice (the timing line)
   };
   std::map<int64_t, Publication> publishing_ GUARDED_BY(runtime_role);
-  // Experiments whose pause, stop or activation still has trials to move in later slices.
-  std::set<int64_t> moving_ GUARDED_BY(runtime_role);
+  // Set while a restore runs: a trial whose current run was queued and never placed (its
+  // allocation has no row) is queued again as the same run; by trial id, its queue time.
+  std::map<int64_t, int64_t> requeue_same_run_ GUARDED_BY(runtime_role);
 };
 
 }  // namespace det::master::server

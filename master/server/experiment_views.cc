@@ -143,9 +143,9 @@ Result<json> ExperimentService::SearcherRungs(int64_t experiment_id) {
   deps_.loop->Read<bool>([&]() {
     runtime_role.Assume();
     ExperimentRuntime* exp = FindExperiment(experiment_id);
-    if (exp != nullptr && exp->searcher) {
+    if (exp != nullptr && exp->core) {
       cfg = exp->config;
-      snapshot = exp->searcher->Snapshot();
+      snapshot = exp->core->searcher().Snapshot();
       trial_ids = exp->trial_by_request;
     }
     return true;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "master/config/experiment_config.h"
+#include "master/core/experiment.h"
 #include "master/core/lifecycle.h"
 #include "master/core/states.h"
 #include "master/scheduler/queue_position.h"
@@ -25,31 +26,36 @@ namespace det::master::server {
 
 struct ExperimentRuntime {
   int64_t id = 0;
-  core::RunState state = core::RunState::kPaused;
   config::ExperimentConfig config;
-  std::unique_ptr<searcher::Searcher> searcher;
-  bool initialized = false;  // InitialOperations already issued
-  std::map<std::string, int64_t> trial_by_request;
+  // Its decisions: its state, its trials' states and searcher bookkeeping, its searcher
+  // (master/core/experiment.h). Only core::Experiment::Decide changes them.
+  std::unique_ptr<core::Experiment> core;
+  std::map<std::string, int64_t> trial_by_request;  // stored trials' ids
   int64_t owner_id = 0;
   std::string username;
   std::string job_id;
-  std::optional<searcher::ShutdownAction> shutdown;
-  bool continued = false;  // `det e continue`: ends when the continued trials end
   int64_t submission_time = 0;
   // Set by `det job update --ahead-of/--behind-of` (and reset by a priority change); unset
   // means the submission time. Persisted in the snapshot.
   std::optional<scheduler::QueuePosition> queue_position;
-  // Request ids of the trials whose searcher fields changed since the last persist (shared
-  // with the trials, which add to it in TrialRuntime::MutableSearcher).
-  std::shared_ptr<std::set<std::string>> searcher_dirty = std::make_shared<std::set<std::string>>();
+  // Request ids of the trials whose searcher fields changed since the last persist (the
+  // decisions' searcher_changed, kept until a persist succeeds).
+  std::set<std::string> searcher_dirty;
+  double stored_progress = -1;  // the progress last written: unchanged progress is not
+
+  core::RunState state() const { return core->state(); }
 };
+
+// The rules of an experiment's decisions that its config sets.
+core::ExperimentRules RulesOf(const config::ExperimentConfig& config, bool continued);
 
 struct TrialRuntime {
   int64_t id = 0;
   int64_t experiment_id = 0;
-  const std::string request_id;  // fixed: the dirty set names the trial by it
-  core::RunState state = core::RunState::kActive;
-  int64_t restarts = 0;
+  std::string request_id;
+  // Its state, restarts and searcher fields, in its experiment's core::Experiment (whose trials
+  // keep their addresses); set when the record is made.
+  const core::Trial* decided = nullptr;
   int64_t run_id = 0;
   std::string task_id;
   std::string allocation_id;  // live allocation, "" if none
@@ -70,27 +76,13 @@ struct TrialRuntime {
   };
   RunProgress run_progress;
 
-  // `dirty` is the experiment's ExperimentRuntime::searcher_dirty; the trial starts in it.
-  TrialRuntime(std::string request, std::shared_ptr<std::set<std::string>> dirty)
-      : request_id(std::move(request)), dirty_(std::move(dirty)) {
-    dirty_->insert(request_id);
-  }
-
+  core::RunState state() const { return decided->state; }
+  int64_t restarts() const { return decided->restarts; }
   // What the searcher snapshot keeps of this trial (ops: pending ValidateAfter lengths,
   // absolute; completed_op: the last length reported completed, so retries are no-ops;
   // closed: closed by the searcher; exited_early: reported an early exit such as invalid hp;
   // searcher_exited: TrialExited already given to the searcher).
-  const SearcherTrialState& searcher() const { return searcher_; }
-  // The only way to change those fields: it marks the trial dirty, so the journal diff
-  // (which looks at dirty trials only) cannot miss a write.
-  SearcherTrialState& MutableSearcher() {
-    dirty_->insert(request_id);
-    return searcher_;
-  }
-
- private:
-  SearcherTrialState searcher_;
-  std::shared_ptr<std::set<std::string>> dirty_;
+  const SearcherTrialState& searcher() const { return decided->searcher; }
 };
 
 // An experiment as the scheduler sees it: one job of the queue.
@@ -108,8 +100,8 @@ struct JobSpec {
   bool single_node = false;
   int64_t preemption_timeout_seconds = 0;
   bool terminal = false;
-  // Its queued allocations wait unplaced: the experiment is paused or stopping, and a large
-  // one's queued trials end in slices (ExperimentService::EndTrials), not all at once.
+  // Its queued allocations wait unplaced: the experiment is paused or stopping (its decision
+  // dropped them already; this guards against one left behind).
   bool hold_queued = false;
 };
 
@@ -168,7 +160,8 @@ struct StagedTrials {
   struct Entry {
     std::unique_ptr<TrialRuntime> trial;
     store::TrialRow row;
-    bool queued = false;  // stored with its first run: PublishStaged queues it
+    bool request = false;  // its decision queued a run of it
+    bool queued = false;   // stored with its first run: PublishStaged queues it
     int64_t queued_at = 0;  // micros, when queued (the row's run_queued_at)
   };
   std::vector<Entry> entries;

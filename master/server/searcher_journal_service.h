@@ -19,8 +19,8 @@
 //     (JournaledSearcher::Replay) on the searcher restored from the snapshot's "searcher". Each
 //     record is one statement, so a kill -9 at any point leaves a prefix of whole records.
 //  4. The per-trial diff compares only the trials the caller says may have changed (the
-//     master marks a trial dirty in the one helper that every write of its searcher fields goes
-//     through, TrialRuntime::MutableSearcher in runtime_records.h) against a mirror of what is
+//     master marks the trials each core::Experiment decision lists as changed,
+//     Decision::searcher_changed, ExperimentService::Carry) against a mirror of what is
 //     persisted, so a call costs O(changed trials x log n), not O(n). The mirror is always "stored
 //     + queued": a full snapshot is built from it. Only when the service knows nothing of the
 //     experiment does it ask the caller for every trial. Options::verify_dirty (tests, debug

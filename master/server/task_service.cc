@@ -449,7 +449,7 @@ Result<TaskService::ProxyTarget> TaskService::Proxy(const std::string& task_id,
     subject->is_allocation = who->is_allocation;
     subject->allocation_id = who->allocation_id;
   }
-  core::Decision d = core::AuthorizeTaskProxy(
+  core::AccessDecision d = core::AuthorizeTaskProxy(
       subject ? &*subject : nullptr,
       core::TaskProxy{task_id, t->row.task_type, t->row.owner_id, t->row.username}, tunnel);
   if (!d.allowed) {

@@ -52,6 +52,12 @@ Result<TrialLaunch> ExperimentService::LaunchOf(const AllocationRuntime& alloc,
   if (trial->run_progress.allocation_id != alloc.id) {  // once per allocation, not per rank
     trial->run_progress = {alloc.id, latest ? latest->steps_completed : 0, false, false};
   }
+  ExperimentRuntime& placed = *experiments_.at(trial->experiment_id);
+  if (trial->allocation_id == alloc.id &&
+      trial->decided->presence == core::TrialPresence::kQueued) {
+    // Its queued run got its slots: from now on its end is an exit to decide on.
+    DET_RETURN_IF_ERROR(Decide(placed, core::Placed{trial->request_id}));
+  }
   TrialLaunch launch;
   // An image other than the built-in default runs in a container (docs/operations.md).
   DET_ASSIGN_OR_RETURN(launch.container, ContainerSpecFor(exp.config, device));
@@ -126,11 +132,14 @@ bool ExperimentService::MatchesCancelRetries(const json& policies, int64_t trial
 Status ExperimentService::AllocationEnded(const AllocationRuntime& alloc, const AllocationEnd& end,
                                           store::DecisionWrites writes) {
   TrialRuntime* found = FindTrial(alloc.trial_id);
-  if (found == nullptr) return deps_.store->ApplyDecision(writes).status();
+  if (found == nullptr || found->allocation_id != alloc.id) {
+    // Not the trial's allocation (any more): only its row changes.
+    if (found != nullptr) NotifyTrial(found->id);
+    return deps_.store->ApplyDecision(writes).status();
+  }
   TrialRuntime& trial = *found;
   ExperimentRuntime& exp = *experiments_.at(trial.experiment_id);
-  if (trial.allocation_id == alloc.id) trial.allocation_id.clear();
-  NotifyTrial(trial.id);
+  trial.allocation_id.clear();
 
   core::ProcessEnd process_end{end.exit_code, end.killed_by_user, end.preemption_acked,
                                end.infrastructure, end.maybe_out_of_ops};
@@ -144,64 +153,26 @@ Status ExperimentService::AllocationEnded(const AllocationRuntime& alloc, const 
       process_end.progressed = latest && latest->steps_completed > run.start_steps;
     }
   }
-  core::AllocationExit e = core::ExitFacts(process_end, trial.searcher());
   if (end.exit_code != 0 && !end.killed_by_user && !end.preemption_acked) {
-    e.dont_retry = MatchesCancelRetries(exp.config.log_policies, trial.id, alloc.id);
+    process_end.dont_retry = MatchesCancelRetries(exp.config.log_policies, trial.id, alloc.id);
   }
-  core::ExitOutcome outcome =
-      core::InterpretExit(trial.state, trial.restarts, exp.config.max_restarts, e);
-  if (!end.never_started) {
+  // The allocation's end, the trial's new state (or run) and the log line: one transaction.
+  Result<core::Decision> d =
+      exp.core->Decide(core::ProcessExited{trial.request_id, process_end});
+  if (!d.ok()) {
+    DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(writes).status());
+    return d.status();
+  }
+  if (!end.never_started && d->exit) {
     std::string msg = "Trial " + std::to_string(trial.id) + " (Experiment " +
                       std::to_string(exp.id) + ") exited with code " +
                       std::to_string(end.exit_code) + ": " + core::ExitPhrase(end.exit_code);
     if (!end.error.empty()) msg += ": " + end.error;
     writes.logs.push_back(
-        deps_.logs->Row(trial.id, trial.task_id, msg + " (" + outcome.reason + ")"));
+        deps_.logs->Row(trial.id, trial.task_id, msg + " (" + d->exit->reason + ")"));
   }
-  trial.restarts = outcome.restarts;
-  std::vector<searcher::Action> actions;
-  auto searcher_exit = [&](std::optional<searcher::ExitedReason> reason) ON_RUNTIME {
-    SearcherExit(exp, trial, reason, &actions);
-  };
-  // The allocation's end, the trial's new state (or run) and the log line: one transaction.
-  switch (outcome.decision) {
-    case core::ExitDecision::kComplete:
-      DET_RETURN_IF_ERROR(SetTrialStates({&trial}, RunState::kCompleted, std::move(writes)));
-      searcher_exit(std::nullopt);
-      break;
-    case core::ExitDecision::kRestart:
-    case core::ExitDecision::kRescheduleFree:
-      if (exp.state == RunState::kActive && trial.state == RunState::kActive) {
-        // The new run's write carries the restart count.
-        DET_RETURN_IF_ERROR(RequestAllocations({&trial}, std::move(writes)));
-      } else {
-        writes.trials.push_back(
-            {trial.id, std::nullopt, trial.run_id, trial.restarts, std::nullopt});
-        DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(writes).status());
-        deps_.logs->Notify(trial.id);
-      }
-      break;
-    case core::ExitDecision::kError:
-      DET_RETURN_IF_ERROR(SetTrialStates({&trial}, RunState::kError, std::move(writes)));
-      searcher_exit(searcher::ExitedReason::kErrored);
-      break;
-    case core::ExitDecision::kTerminal: {
-      RunState final_state = core::TerminalFor(trial.state);
-      DET_RETURN_IF_ERROR(SetTrialStates({&trial}, final_state, std::move(writes)));
-      searcher_exit(final_state == RunState::kCanceled ? std::optional<searcher::ExitedReason>(
-                                                             searcher::ExitedReason::kUserCanceled)
-                                                       : std::nullopt);
-      break;
-    }
-    case core::ExitDecision::kIdle:
-      DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(writes).status());
-      deps_.logs->Notify(trial.id);
-      break;
-  }
-  Publish(trial);
-  if (!actions.empty()) return ProcessActions(exp, std::move(actions));
-  DET_RETURN_IF_ERROR(PersistSnapshot(exp));
-  return MaybeFinishExperiment(exp);
+  NotifyTrial(trial.id);
+  return Carry(exp, *d, std::move(writes));
 }
 
 }  // namespace det::master::server

@@ -83,9 +83,7 @@ void ExperimentService::ReportMetrics(const Principal& who, int64_t trial_id, in
           }
           const json& values =
               metrics.contains("validation_metrics") ? metrics["validation_metrics"] : metrics;
-          DET_ASSIGN_OR_RETURN(std::vector<searcher::Action> actions,
-                               exp.searcher->ValidationMetricsReported(t->request_id, values));
-          return ProcessActions(exp, std::move(actions));
+          return Decide(exp, core::MetricsReported{t->request_id, values});
         },
         std::move(done));
   });
@@ -143,8 +141,13 @@ void ExperimentService::GetSearcherOperation(int64_t trial_id, int64_t wait_ms,
                 return true;
               }
               TrialRuntime& t = *found;
-              core::OpAnswer answer =
-                  core::AnswerOperation(t.searcher(), t.state, !t.allocation_id.empty());
+              Result<core::OpAnswer> answered =
+                  experiments_.at(t.experiment_id)->core->Answer(t.request_id);
+              if (!answered.ok()) {
+                reply(answered.status());
+                return true;
+              }
+              const core::OpAnswer& answer = *answered;
               switch (answer.kind) {
                 case core::OpAnswerKind::kTrain:
                   if (FromOwnProcess(t, from)) t.run_progress.followed_op = true;
@@ -183,22 +186,15 @@ Status ExperimentService::CompleteSearcherOperationNow(int64_t trial_id, uint64_
     return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
   }
   TrialRuntime& t = *found;
-  const SearcherTrialState& ss = t.searcher();
-  DET_ASSIGN_OR_RETURN(core::CompletionKind kind,
-                       core::CheckCompletion(ss, trial_id, length, metric));
-  if (kind == core::CompletionKind::kAlreadyStored) return Status::Ok();
   ExperimentRuntime& exp = *experiments_.at(t.experiment_id);
-  std::vector<searcher::Action> actions;
-  if (!ss.searcher_exited) {
-    DET_ASSIGN_OR_RETURN(actions, exp.searcher->ValidationCompleted(t.request_id, metric, length));
-  }
-  core::ApplyCompletion(&t.MutableSearcher(), length);
+  DET_ASSIGN_OR_RETURN(core::Decision d,
+                       exp.core->Decide(core::CompleteOperation{t.request_id, trial_id, length,
+                                                                metric}));
+  if (d.completion == core::CompletionKind::kAlreadyStored) return Status::Ok();
   if (FromOwnProcess(t, from)) t.run_progress.followed_op = t.run_progress.completed_op = true;
-  NotifyTrial(t.id);
   store::DecisionWrites w;
   w.searcher_metrics.push_back({trial_id, metric});
-  DET_RETURN_IF_ERROR(deps_.store->ApplyDecision(w).status());
-  return ProcessActions(exp, std::move(actions));
+  return Carry(exp, d, std::move(w));
 }
 
 void ExperimentService::ReportProgress(int64_t trial_id, double fraction, Done<Status> done,
@@ -212,15 +208,7 @@ void ExperimentService::ReportProgress(int64_t trial_id, double fraction, Done<S
         if (t == nullptr) return Status::Ok();
         if (FromOwnProcess(*t, from)) t->run_progress.followed_op = true;
         ExperimentRuntime& exp = *experiments_.at(t->experiment_id);
-        double length = t->searcher().ops.empty()
-                            ? static_cast<double>(exp.config.searcher.max_length
-                                                      ? exp.config.searcher.max_length->value
-                                                      : 1)
-                            : static_cast<double>(t->searcher().ops.front());
-        exp.searcher->SetTrialProgress(t->request_id, std::min(fraction, 1.0) * length);
-        store::DecisionWrites w;
-        w.experiment_progress = store::ExperimentProgressWrite{exp.id, exp.searcher->Progress()};
-        return deps_.store->ApplyDecision(w).status();
+        return Decide(exp, core::ReportProgress{t->request_id, fraction});
       },
       std::move(done));
 }
@@ -237,9 +225,6 @@ Status ExperimentService::ReportEarlyExitNow(int64_t trial_id, const std::string
     return FailedPrecondition("trial " + std::to_string(trial_id) + " is not running");
   }
   TrialRuntime& t = *found;
-  if (t.searcher().exited_early) {
-    return InvalidArgument("trial " + std::to_string(trial_id) + " already reported an early exit");
-  }
   searcher::ExitedReason r;
   if (reason == "EXITED_REASON_INVALID_HP" || reason == "INVALID_HP") {
     r = searcher::ExitedReason::kInvalidHp;
@@ -250,9 +235,8 @@ Status ExperimentService::ReportEarlyExitNow(int64_t trial_id, const std::string
   } else {
     return InvalidArgument("reason: unknown early exit reason '" + reason + "'");
   }
-  t.MutableSearcher().exited_early = r == searcher::ExitedReason::kInvalidHp;
   ExperimentRuntime& exp = *experiments_.at(t.experiment_id);
-  return ProcessActions(exp, exp.searcher->TrialExitedEarly(t.request_id, r));
+  return Decide(exp, core::EarlyExit{t.request_id, trial_id, r});
 }
 
 Status ExperimentService::SetRunnerState(int64_t trial_id, const std::string& state) {
