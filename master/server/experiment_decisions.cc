@@ -27,10 +27,8 @@ core::ExperimentRules RulesOf(const config::ExperimentConfig& config, bool conti
 
 TrialRuntime* ExperimentService::TrialOf(const ExperimentRuntime& exp,
                                          const std::string& request_id) {
-  auto it = exp.trial_by_request.find(request_id);
-  if (it == exp.trial_by_request.end()) return nullptr;
-  auto t = trials_.find(it->second);
-  return t == trials_.end() ? nullptr : t->second.get();
+  auto it = exp.records.find(request_id);
+  return it == exp.records.end() ? nullptr : it->second;
 }
 
 Status ExperimentService::Decide(ExperimentRuntime& exp, const core::ExperimentEvent& event,

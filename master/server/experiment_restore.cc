@@ -70,6 +70,7 @@ Status ExperimentService::RestoreExperiment(
     t->hparams = std::move(tr.hparams);
     t->warm_start_checkpoint_uuid = tr.warm_start_checkpoint_uuid;
     ref.trial_by_request[tr.request_id] = tr.id;
+    ref.records[tr.request_id] = t.get();
     TrialRuntime& trial = *t;
     trials_[tr.id] = std::move(t);
     Publish(trial);

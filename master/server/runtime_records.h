@@ -24,6 +24,8 @@
 
 namespace det::master::server {
 
+struct TrialRuntime;
+
 struct ExperimentRuntime {
   int64_t id = 0;
   config::ExperimentConfig config;
@@ -31,6 +33,9 @@ struct ExperimentRuntime {
   // (master/core/experiment.h). Only core::Experiment::Decide changes them.
   std::unique_ptr<core::Experiment> core;
   std::map<std::string, int64_t> trial_by_request;  // stored trials' ids
+  // The same trials' records, hashed: a decision over 20,000 trials looks each one up several
+  // times (ExperimentService::TrialOf).
+  std::unordered_map<std::string, TrialRuntime*> records;
   int64_t owner_id = 0;
   std::string username;
   std::string job_id;

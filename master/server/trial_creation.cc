@@ -101,6 +101,7 @@ bool ExperimentService::PublishStaged(ExperimentRuntime& exp, StagedTrials* stag
     int64_t id = e.trial->id;
     TrialRuntime& t = *e.trial;
     exp.trial_by_request[t.request_id] = id;
+    exp.records[t.request_id] = &t;
     trials_.emplace_hint(trials_.end(), id, std::move(e.trial));  // ids ascend
     std::unique_ptr<AllocationRuntime> alloc;
     if (e.queued) {
