@@ -9,7 +9,7 @@ kill -9 of the master with every trial queued: the time from master-up to /info 
 the same restart with the 1-trial search alone (same run), and whether every queued allocation
 comes back with the same id and registered time. Last, pause, activate and kill of the large
 search, each timed against the same request on the 1-trial search, with the three clients'
-latency meanwhile."""
+latency meanwhile (until their last slice, after the answer)."""
 
 import json
 import os
@@ -129,30 +129,45 @@ def kill9_restart(cluster: Cluster) -> float:
     return seconds
 
 
-def edit(cluster: Cluster, base_id: int, exp_id: int, action: str) -> (float, dict):
-    """POST /api/v1/experiments/{id}/{action} with the three clients running: its answer time
-    (the decision moves every trial and is stored before it answers) and the clients'
-    latencies meanwhile."""
+def slices_done(cluster: Cluster, experiment_id: int) -> int:
+    """How many pauses or stops of the experiment the master logged as done in slices (a small
+    one ends within its request and logs nothing)."""
+    log = (cluster.data_dir / "master.log").read_text(errors="replace")
+    return log.count(f"experiment {experiment_id}: the last slice of its trials is done")
+
+
+def edit(cluster: Cluster, base_id: int, exp_id: int, action: str,
+         sliced: bool = False) -> (float, float, dict):
+    """POST /api/v1/experiments/{id}/{action} with the three clients running: its answer time,
+    the time until its last slice was done (when `sliced`) and the clients' latencies
+    meanwhile."""
     stop, threads, during = start_pollers(cluster, base_id)
+    done_before = slices_done(cluster, exp_id)
     t0 = time.perf_counter()
     cluster.request("POST", f"/api/v1/experiments/{exp_id}/{action}")
     answered = time.perf_counter() - t0
+    if sliced:
+        wait_for(lambda: slices_done(cluster, exp_id) > done_before, 120,
+                 f"the {action}'s last slice", interval=0.02)
+    ended = time.perf_counter() - t0
     stop_pollers(stop, threads)
-    return answered, during
+    return answered, ended, during
 
 
 def stop_edits(cluster: Cluster, base_id: int, big_id: int) -> None:
     """Pause, activate and kill of the large search, each against the same request on the
-    1-trial search (the baseline, same run); the queue is checked after each. Each is one
-    decision over every trial of the search."""
+    1-trial search (the baseline, same run); the queue is checked after each. Each answers with
+    its first slice and moves the other trials in slices after it: the clients run until the
+    last one."""
     for action, expected in (("pause", 0), ("activate", TRIALS + 1), ("kill", 0)):
-        base, _ = edit(cluster, base_id, base_id, action)
-        big, during = edit(cluster, base_id, big_id, action)
+        base, _, _ = edit(cluster, base_id, base_id, action)
+        big, ended, during = edit(cluster, base_id, big_id, action, sliced=True)
         queued = len(cluster.request("GET", "/api/v1/tasks")["allocationIdToSummary"])
         agents = max(during["/api/v1/agents"])
         decision = max(during[DECISION])
+        last = f", its last slice done by {ms(ended)}"
         print(f"{action} of the 1-trial search (baseline): {ms(base)}; of the {TRIALS}-trial "
-              f"search: {ms(big)} (ratio {big / base:.1f}x); GET /api/v1/agents max "
+              f"search: {ms(big)} (ratio {big / base:.1f}x){last}; GET /api/v1/agents max "
               f"meanwhile {ms(agents)}, a decision about the 1-trial search max {ms(decision)} "
               f"({len(during[DECISION])} served); {queued} allocations queued after")
         assert queued == expected, f"{queued} allocations queued after {action}, not {expected}"
@@ -219,6 +234,9 @@ def main() -> None:
         assert same_ids and same_times == len(before), "the restart changed the queue"
         stop_edits(cluster, base_id, big_id)
     finally:
+        if os.environ.get("DET_BENCH_KEEP_LOG"):
+            import shutil
+            shutil.copy(cluster.data_dir / "master.log", os.environ["DET_BENCH_KEEP_LOG"])
         cluster.cleanup()
 
 

@@ -60,7 +60,9 @@ TrialRuntime* ExperimentService::FindTrial(int64_t id) {
   return it->second.get();
 }
 
-JobSpec ExperimentService::JobOf(const ExperimentRuntime& exp) const {
+JobSpec ExperimentService::JobOf(const ExperimentRuntime& exp,
+                                 std::optional<RunState> shown) const {
+  const RunState state = shown.value_or(exp.state());
   JobSpec job;
   job.job_id = exp.job_id;
   job.experiment_id = exp.id;
@@ -75,15 +77,15 @@ JobSpec ExperimentService::JobOf(const ExperimentRuntime& exp) const {
                                             exp.config.resources.slots_per_trial);
   job.single_node = exp.config.resources.is_single_node.value_or(false);
   job.preemption_timeout_seconds = exp.config.preemption_timeout;
-  job.terminal = core::IsTerminal(exp.state());
+  job.terminal = core::IsTerminal(state);
   // Nothing of a paused or stopping experiment waits for slots (its decision dropped it).
-  job.hold_queued = exp.state() == RunState::kPaused || core::IsStopping(exp.state());
+  job.hold_queued = state == RunState::kPaused || core::IsStopping(state);
   return job;
 }
 
-void ExperimentService::PublishJob(const ExperimentRuntime& exp) {
-  deps_.allocations->SetJob(JobOf(exp));
-  deps_.view->PutExperiment(exp.id, exp.state());
+void ExperimentService::PublishJob(const ExperimentRuntime& exp, std::optional<RunState> shown) {
+  deps_.allocations->SetJob(JobOf(exp, shown));
+  deps_.view->PutExperiment(exp.id, shown.value_or(exp.state()));
 }
 
 void ExperimentService::NotifyTrial(int64_t trial_id) {

@@ -79,11 +79,11 @@ Status ExperimentService::RestoreExperiment(
       // Its process may still be running on an agent: wait for the agent to report it.
       trial.allocation_id = open_it->second.allocation_id;
       deps_.allocations->Restore(open_it->second, ref.job_id, row.id, adopt_deadline);
-    } else if (trial.run_id > 0 &&
+    } else if (tr.state == "ACTIVE" && trial.run_id > 0 &&
                !stored.contains(AllocationService::AllocationIdOf(trial.task_id, trial.run_id))) {
       // Its run was queued and never placed: queued again as the same run, so its id (and a
       // Slurm job submitted for it) stay valid, when it was first queued (rows before migration
-      // 0025 say 0: now).
+      // 0025 say 0: now). A paused trial's run was dropped: it gets a new one.
       requeue_same_run_[tr.id] = tr.run_queued_at;
     }
   }

@@ -223,8 +223,29 @@ class ExperimentService : public AllocationOwner {
   // A decision already made: its writes with `extra` in one transaction, then new trials
   // published, the searcher journal told, processes queued, dropped, stopped or killed, polls
   // woken. When the writes fail, the experiment's core is rebuilt from what was stored.
+  // A decision over more trials than a slice stores its first slice (with the experiment's
+  // state) here and the others in loop tasks, so a decision about another experiment waits for
+  // one slice; any decision about this experiment stores them first (SettleDecision).
   Status Carry(ExperimentRuntime& exp, const core::Decision& d,
                store::DecisionWrites extra) ON_RUNTIME;
+  // A slice's writes, added to `w`, and its new runs' allocations (by change); its trials'
+  // run ids are advanced here (UnstageSlice undoes that when the writes fail).
+  std::vector<std::unique_ptr<AllocationRuntime>> StageSlice(const ExperimentRuntime& exp,
+                                                             const DecisionSlice& slice,
+                                                             int64_t decided_at,
+                                                             store::DecisionWrites* w) ON_RUNTIME;
+  static void UnstageSlice(const DecisionSlice& slice);
+  // A stored slice's effects: its trials republished, their processes queued, dropped, stopped
+  // or killed, in the order decided.
+  void ReleaseSlice(ExperimentRuntime& exp, const DecisionSlice& slice,
+                    std::vector<std::unique_ptr<AllocationRuntime>> runs) ON_RUNTIME;
+  // After the last slice: the job of an ended experiment, the searcher journal, polls, GC.
+  void FinishDecision(ExperimentRuntime& exp, PendingDecision& p, bool sliced) ON_RUNTIME;
+  // Stores and releases the next slice of the experiment's pending decision; true while more
+  // are left. A refused slice leaves the experiment to follow its stored state (follow_stored).
+  bool StoreNextSlice(int64_t experiment_id) ON_RUNTIME;
+  void ContinueDecision(int64_t experiment_id) ON_RUNTIME;
+  void SettleDecision(int64_t experiment_id) ON_RUNTIME;
   // Rebuilds the experiment's core from its stored rows and searcher journal, with the
   // allocations it has now (a decision's writes failed: the core is ahead of the store).
   void Recover(ExperimentRuntime& exp, const Status& why) ON_RUNTIME;
@@ -242,8 +263,11 @@ class ExperimentService : public AllocationOwner {
   TrialRuntime* FindTrial(int64_t id) ON_RUNTIME;
   TrialRuntime* TrialOf(const ExperimentRuntime& exp, const std::string& request_id) ON_RUNTIME;
   // The experiment's job as the scheduler sees it, handed to the allocations service.
-  JobSpec JobOf(const ExperimentRuntime& exp) const;
-  void PublishJob(const ExperimentRuntime& exp) ON_RUNTIME;
+  // `shown`: the state it is stored in when that is not yet its core's (a sliced decision).
+  JobSpec JobOf(const ExperimentRuntime& exp,
+                std::optional<core::RunState> shown = std::nullopt) const;
+  void PublishJob(const ExperimentRuntime& exp,
+                  std::optional<core::RunState> shown = std::nullopt) ON_RUNTIME;
   // Publishes the trial's lifecycle fields to the view and wakes its long polls (a new trial
   // has none to wake: `notify` false).
   void Publish(const TrialRuntime& trial, bool notify = true) ON_RUNTIME;
@@ -330,6 +354,8 @@ class ExperimentService : public AllocationOwner {
     std::function<void()> ended;  // after the last slice (the timing line)
   };
   std::map<int64_t, Publication> publishing_ GUARDED_BY(runtime_role);
+  // Decisions whose later slices are not stored yet, by experiment id (Carry).
+  std::map<int64_t, std::shared_ptr<PendingDecision>> deciding_ GUARDED_BY(runtime_role);
   // Set while a restore runs: a trial whose current run was queued and never placed (its
   // allocation has no row) is queued again as the same run; by trial id, its queue time.
   std::map<int64_t, int64_t> requeue_same_run_ GUARDED_BY(runtime_role);

@@ -5,6 +5,7 @@
 // (runtime_loop.h) and are private to master/server.
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "master/scheduler/queue_position.h"
 #include "master/searcher/searcher.h"
 #include "master/server/searcher_journal_service.h"
+#include "master/store/decision_writes.h"
 #include "master/store/store.h"
 
 namespace det::master::server {
@@ -47,6 +49,10 @@ struct ExperimentRuntime {
   // decisions' searcher_changed, kept until a persist succeeds).
   std::set<std::string> searcher_dirty;
   double stored_progress = -1;  // the progress last written: unchanged progress is not
+  // A sliced decision's later slice was refused: the store holds its state with only some of
+  // its trials moved (as after a crash), and the next decision about it first makes the others
+  // follow, as a restore does (core::Restored).
+  bool follow_stored = false;
 
   core::RunState state() const { return core->state(); }
 };
@@ -174,6 +180,36 @@ struct StagedTrials {
   std::unordered_map<std::string, size_t> by_request;
   size_t published = 0;  // entries[0, published) are part of the runtime (PublishStaged)
   bool empty() const { return entries.empty(); }
+};
+
+// What one decision changes of one existing trial: its write and its new run are made only
+// when its slice is stored (a decision over 20,000 trials builds them slice by slice).
+struct TrialChange {
+  TrialRuntime* trial = nullptr;
+  std::optional<core::RunState> to;  // its new state
+  enum class End { kKeep, kSet, kClear } end = End::kKeep;  // its end time
+  bool restarts = false;  // its restart count changed
+  bool request = false;   // a run of it is queued
+  bool same_run = false;  // ... the one a restore found queued, again (at queued_at)
+  int64_t queued_at = 0;
+};
+
+// A slice of a decision: some of its trials' changes, stored in one transaction, then their
+// process effects in the order decided.
+struct DecisionSlice {
+  std::vector<TrialChange> changes;
+  std::vector<std::pair<size_t, core::ProcessEffect::Kind>> effects;  // (change, kind)
+};
+
+// What a decision over more trials than one slice still has to store and release after its
+// first slice (ExperimentService::Carry): the other slices, one loop task each, then `last`.
+struct PendingDecision {
+  int64_t decided_at = 0;  // micros: the end time of the trials it ends
+  std::deque<DecisionSlice> slices;
+  store::DecisionWrites last;  // stored with the last slice: a terminal state and its webhooks
+  std::vector<std::string> woken;
+  bool persist = false;   // the searcher journal is told after the last slice
+  bool terminal = false;  // the experiment ends: its job is published and its checkpoints GCed
 };
 
 }  // namespace det::master::server

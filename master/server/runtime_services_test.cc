@@ -566,8 +566,9 @@ TEST(RuntimeServicesTest, ANewSearchIsPublishedInSlicesAndADecisionAboutItSeesEv
   Status st = Runtime::Await(paused.get_future());
   ASSERT_TRUE(st.ok()) << st.ToString();
   ASSERT_GT(store.Decisions().size(), decisions_before);
-  EXPECT_EQ(store.Decisions()[decisions_before].trials.size(), 35u)
-      << "the pause: one decision with every trial of the search";
+  EXPECT_EQ(store.Decisions()[decisions_before].trials.size(), 10u) << "the pause's first slice";
+  // A second pause is a decision about the search too: the first one's slices end before it.
+  ASSERT_TRUE(rt.experiments->PauseExperiment(big).ok());
   std::vector<store::DecisionWrites> decisions = store.Decisions();
   std::set<int64_t> paused_trials;
   for (size_t i = decisions_before; i < decisions.size(); ++i) {
@@ -601,10 +602,10 @@ std::vector<std::set<int64_t>> MovedPerDecision(FakeRuntimeStore& store, size_t 
   return out;
 }
 
-// A kill of a large search is one decision: its state, the running trial's move and every
-// queued trial's end, in one transaction. The running one is killed, no queued one is left,
-// and the process's exit ends the experiment.
-TEST(RuntimeServicesTest, AKillOfALargeSearchIsOneDecision) {
+// A kill of a large search stores its state with the running trial and a first slice of the
+// queued ones; the others end in slices of their own, each one transaction. The running one is
+// killed, no queued one is left, and the process's exit ends the experiment.
+TEST(RuntimeServicesTest, AKillOfALargeSearchEndsItsQueuedTrialsInSlices) {
   FakeRuntimeStore store;
   Runtime rt(&store, /*trial_slice=*/10);
   int64_t id = rt.Create(kThirtyFive);
@@ -616,10 +617,21 @@ TEST(RuntimeServicesTest, AKillOfALargeSearchIsOneDecision) {
   size_t before = store.Decisions().size();
   ASSERT_TRUE(rt.experiments->KillExperiment(id).ok());
   std::vector<store::DecisionWrites> decisions = store.Decisions();
-  ASSERT_EQ(decisions.size(), before + 1);
+  ASSERT_EQ(decisions.size(), before + 4);
   ASSERT_TRUE(decisions[before].experiment_state.has_value());
   EXPECT_EQ(decisions[before].experiment_state->state, "STOPPING_KILLED");
-  EXPECT_EQ(MovedPerDecision(store, before, "CANCELED")[0].size(), 34u) << "every queued trial";
+  for (size_t i = before + 1; i < decisions.size(); ++i) {
+    EXPECT_FALSE(decisions[i].experiment_state.has_value()) << "slice " << i - before;
+  }
+  std::vector<std::set<int64_t>> canceled = MovedPerDecision(store, before, "CANCELED");
+  std::vector<size_t> sizes;
+  std::set<int64_t> all;
+  for (const auto& ids : canceled) {
+    sizes.push_back(ids.size());
+    all.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(sizes, (std::vector<size_t>{10, 10, 10, 4}));
+  EXPECT_EQ(all.size(), 34u) << "every queued trial once";
   EXPECT_EQ(MovedPerDecision(store, before, "STOPPING_KILLED")[0].size(), 1u) << "the running one";
   std::vector<AllocationSummaryView> left = rt.allocations->ListAllocations();
   ASSERT_EQ(left.size(), 1u);
@@ -633,9 +645,10 @@ TEST(RuntimeServicesTest, AKillOfALargeSearchIsOneDecision) {
   EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_CANCELED");
 }
 
-// A task posted after a kill sees none of the search's queued allocations, and an agent that
-// registers meanwhile is given none of them.
-TEST(RuntimeServicesTest, AfterAKillNoQueuedTrialOfTheSearchStarts) {
+// Between two slices of a kill other tasks run (a task posted after it sees part of the queue),
+// and the search's queued allocations stay unplaced: an agent that registers meanwhile is not
+// given one. A later decision about the search ends the rest first.
+TEST(RuntimeServicesTest, BetweenTheSlicesOfAKillNoQueuedTrialOfTheSearchStarts) {
   FakeRuntimeStore store;
   Runtime rt(&store, /*trial_slice=*/10);
   int64_t id = rt.Create(kThirtyFive);
@@ -654,7 +667,10 @@ TEST(RuntimeServicesTest, AfterAKillNoQueuedTrialOfTheSearchStarts) {
   ASSERT_TRUE(Runtime::Await(registered.get_future()).ok());
   Result<size_t> queued = Runtime::Await(std::move(queued_then));
   ASSERT_TRUE(queued.ok()) << queued.status().ToString();
-  EXPECT_EQ(*queued, 0u) << "the kill ended every queued trial in its one decision";
+  EXPECT_EQ(*queued, 25u) << "the task ran after the first slice, before the others";
+  // Settles the rest (a decision about the search), then nothing is queued or started.
+  ASSERT_TRUE(rt.experiments->KillExperiment(id).ok());
+  EXPECT_EQ(rt.loop.Read<size_t>([&] { return rt.allocations->ListAllocations().size(); }), 0u);
   for (const json& c : rt.Commands("a2")) EXPECT_NE(c["type"], "start") << c.dump();
   for (int64_t trial = 1; trial <= 35; ++trial) {
     ASSERT_TRUE(rt.Trial(trial).has_value()) << trial;
@@ -663,10 +679,78 @@ TEST(RuntimeServicesTest, AfterAKillNoQueuedTrialOfTheSearchStarts) {
   EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_CANCELED");
 }
 
-// A pause, kill or activation whose writes are refused changes nothing stored, and the
-// experiment's decisions are rebuilt from the store: the same request later (on the same
-// master or after a restart) moves every trial once. A paused search then comes back whole.
-TEST(RuntimeServicesTest, APauseKillOrActivationWhoseWritesFailChangesNothing) {
+// A pause, kill or activation whose later slice is refused (as a crash between two slices
+// would leave it) has stored the experiment's new state; the next decision about the search,
+// or a restart, moves the trials left behind, each once. A paused search then comes back whole.
+TEST(RuntimeServicesTest, APauseKillOrActivationCutShortBetweenSlicesIsFinishedLater) {
+  for (const std::string action : {"pause", "kill", "activate"}) {
+    for (bool restart : {false, true}) {
+      SCOPED_TRACE(action + (restart ? ", after a restart" : ", on the same master"));
+      FakeRuntimeStore store;
+      auto rt = std::make_unique<Runtime>(&store, /*trial_slice=*/10);
+      int64_t id = rt->Create(kThirtyFive);
+      auto act = [&]() {
+        if (action == "pause") return rt->experiments->PauseExperiment(id);
+        if (action == "kill") return rt->experiments->KillExperiment(id);
+        return rt->experiments->ActivateExperiment(id);
+      };
+      if (action == "activate") {
+        ASSERT_TRUE(rt->experiments->PauseExperiment(id).ok());
+      }
+      size_t before = store.Decisions().size();
+      store.FailNextDecision(/*after=*/1);
+      Status st = act();
+      ASSERT_TRUE(st.ok()) << "answered with its first slice: " << st.ToString();
+      ASSERT_EQ(store.Decisions().size(), before + 1);
+      const std::string moved_to =
+          action == "kill" ? "CANCELED" : (action == "pause" ? "PAUSED" : "ACTIVE");
+      std::vector<store::TrialRow> rows = *store.ListTrials(id);
+      size_t moved = 0;
+      for (const store::TrialRow& t : rows) moved += t.state == moved_to;
+      EXPECT_EQ(moved, 10u);
+      if (restart) {
+        rt = std::make_unique<Runtime>(&store, /*trial_slice=*/10);
+        ASSERT_TRUE(rt->Restore().ok());
+      } else {
+        // Any decision about the search (here the same request again) moves the rest first.
+        ASSERT_TRUE(act().ok());
+      }
+      rows = *store.ListTrials(id);
+      ASSERT_EQ(rows.size(), 35u);
+      for (const store::TrialRow& t : rows) EXPECT_EQ(t.state, moved_to) << t.id;
+      std::set<int64_t> once;
+      size_t writes = 0;
+      for (const auto& ids : MovedPerDecision(store, before, moved_to)) {
+        writes += ids.size();
+        once.insert(ids.begin(), ids.end());
+      }
+      EXPECT_EQ(writes, 35u) << "each trial moved once";
+      EXPECT_EQ(once.size(), 35u);
+      if (action == "kill") {
+        EXPECT_TRUE(rt->allocations->ListAllocations().empty());
+        EXPECT_EQ(rt->view.PresentedExperimentState(id).value_or(""), "STATE_CANCELED");
+        continue;
+      }
+      if (action == "pause") {
+        EXPECT_TRUE(rt->allocations->ListAllocations().empty());
+        EXPECT_EQ(rt->view.PresentedExperimentState(id).value_or(""), "STATE_PAUSED");
+        ASSERT_TRUE(rt->experiments->ActivateExperiment(id).ok());
+      }
+      EXPECT_EQ(rt->allocations->ListAllocations().size(), 35u) << "every trial queued once";
+      rows = *store.ListTrials(id);
+      for (const store::TrialRow& t : rows) {
+        EXPECT_EQ(t.state, "ACTIVE");
+        EXPECT_EQ(t.run_id, 2) << "one new run";
+      }
+    }
+  }
+}
+
+// A pause, kill or activation whose first slice is refused changes nothing stored, and the
+// experiment's decisions are rebuilt from the store, its searcher included (a search rebuilt
+// as never started would create its trials again): the same request later (on the same master
+// or after a restart) moves every trial once. A paused search then comes back whole.
+TEST(RuntimeServicesTest, APauseKillOrActivationWhoseFirstSliceFailsChangesNothing) {
   for (const std::string action : {"pause", "kill", "activate"}) {
     for (bool restart : {false, true}) {
       SCOPED_TRACE(action + (restart ? ", after a restart" : ", on the same master"));
@@ -729,21 +813,48 @@ TEST(RuntimeServicesTest, APauseKillOrActivationWhoseWritesFailChangesNothing) {
   }
 }
 
-// An activation of a large paused search returns every trial with its state, in one
-// decision, and queues each once.
-TEST(RuntimeServicesTest, AnActivationOfALargeSearchIsOneDecision) {
+// An activation of a large paused search returns its first slice of trials with its state and
+// the others in slices of their own; a task posted after it runs between two slices.
+TEST(RuntimeServicesTest, AnActivationOfALargeSearchReturnsItsTrialsInSlices) {
   FakeRuntimeStore store;
   Runtime rt(&store, /*trial_slice=*/10);
   int64_t id = rt.Create(kThirtyFive);
   ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
   size_t before = store.Decisions().size();
-  ASSERT_TRUE(rt.experiments->ActivateExperiment(id).ok());
+  std::promise<void> release = rt.StartHeldLoop();
+  std::promise<Status> activated;
+  rt.experiments->ActivateExperiment(id, [&](Status st) { activated.set_value(std::move(st)); });
+  std::future<Result<size_t>> queued_then = rt.QueuedWhenRun();
+  release.set_value();
+  Status st = Runtime::Await(activated.get_future());
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  Result<size_t> queued = Runtime::Await(std::move(queued_then));
+  ASSERT_TRUE(queued.ok()) << queued.status().ToString();
+  EXPECT_EQ(*queued, 10u) << "the task ran after the first slice, before the others";
+  // A decision about the search (a pause) returns the rest first, then pauses all 35 (in
+  // slices too: the second pause settles them).
+  ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
+  ASSERT_TRUE(rt.experiments->PauseExperiment(id).ok());
   std::vector<store::DecisionWrites> decisions = store.Decisions();
-  ASSERT_EQ(decisions.size(), before + 1);
   ASSERT_TRUE(decisions[before].experiment_state.has_value());
   EXPECT_EQ(decisions[before].experiment_state->state, "ACTIVE");
-  EXPECT_EQ(MovedPerDecision(store, before, "ACTIVE")[0].size(), 35u);
-  EXPECT_EQ(rt.loop.Read<size_t>([&] { return rt.allocations->ListAllocations().size(); }), 35u);
+  // 10 with the state, then slices of 10 until the pause returned the rest at once.
+  std::vector<std::set<int64_t>> returned = MovedPerDecision(store, before, "ACTIVE");
+  EXPECT_EQ(returned[0].size(), 10u);
+  std::set<int64_t> all;
+  size_t writes = 0;
+  for (const auto& ids : returned) {
+    writes += ids.size();
+    all.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(writes, 35u);
+  EXPECT_EQ(all.size(), 35u);
+  std::set<int64_t> paused;
+  for (const auto& ids : MovedPerDecision(store, before, "PAUSED")) {
+    paused.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(paused.size(), 35u);
+  EXPECT_EQ(rt.loop.Read<size_t>([&] { return rt.allocations->ListAllocations().size(); }), 0u);
 }
 
 // A decision about a trial that is stored but not yet published (its search is published in

@@ -155,6 +155,7 @@ void ExperimentService::PublishSlice(int64_t experiment_id) {
 }
 
 void ExperimentService::Settle(int64_t experiment_id) {
+  SettleDecision(experiment_id);
   auto it = publishing_.find(experiment_id);
   if (it == publishing_.end()) return;
   PublishStaged(*experiments_.at(experiment_id), &it->second.staged);
