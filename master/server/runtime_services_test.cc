@@ -679,6 +679,49 @@ TEST(RuntimeServicesTest, BetweenTheSlicesOfAKillNoQueuedTrialOfTheSearchStarts)
   EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_CANCELED");
 }
 
+// Pauses, kills or activates experiment `id`.
+Status Act(Runtime& rt, int64_t id, const std::string& action) {
+  if (action == "pause") return rt.experiments->PauseExperiment(id);
+  if (action == "kill") return rt.experiments->KillExperiment(id);
+  return rt.experiments->ActivateExperiment(id);
+}
+
+// After a pause, kill or activation of the 35-trial search (`action`) that was cut short and
+// then finished: every trial moved once since decision `before`, none left queued or queued
+// twice; a paused search then comes back whole, each trial with one new run.
+void ExpectEveryTrialMovedOnce(Runtime& rt, FakeRuntimeStore& store, int64_t id, size_t before,
+                               const std::string& action) {
+  const std::string moved_to =
+      action == "kill" ? "CANCELED" : (action == "pause" ? "PAUSED" : "ACTIVE");
+  std::vector<store::TrialRow> rows = *store.ListTrials(id);
+  ASSERT_EQ(rows.size(), 35u);
+  for (const store::TrialRow& t : rows) EXPECT_EQ(t.state, moved_to) << t.id;
+  std::set<int64_t> once;
+  size_t writes = 0;
+  for (const auto& ids : MovedPerDecision(store, before, moved_to)) {
+    writes += ids.size();
+    once.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(writes, 35u) << "each trial moved once";
+  EXPECT_EQ(once.size(), 35u);
+  if (action == "kill") {
+    EXPECT_TRUE(rt.allocations->ListAllocations().empty());
+    EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_CANCELED");
+    return;
+  }
+  if (action == "pause") {
+    EXPECT_TRUE(rt.allocations->ListAllocations().empty());
+    EXPECT_EQ(rt.view.PresentedExperimentState(id).value_or(""), "STATE_PAUSED");
+    ASSERT_TRUE(rt.experiments->ActivateExperiment(id).ok());
+  }
+  EXPECT_EQ(rt.allocations->ListAllocations().size(), 35u) << "every trial queued once";
+  rows = *store.ListTrials(id);
+  for (const store::TrialRow& t : rows) {
+    EXPECT_EQ(t.state, "ACTIVE");
+    EXPECT_EQ(t.run_id, 2) << "one new run";
+  }
+}
+
 // A pause, kill or activation whose later slice is refused (as a crash between two slices
 // would leave it) has stored the experiment's new state; the next decision about the search,
 // or a restart, moves the trials left behind, each once. A paused search then comes back whole.
@@ -689,11 +732,7 @@ TEST(RuntimeServicesTest, APauseKillOrActivationCutShortBetweenSlicesIsFinishedL
       FakeRuntimeStore store;
       auto rt = std::make_unique<Runtime>(&store, /*trial_slice=*/10);
       int64_t id = rt->Create(kThirtyFive);
-      auto act = [&]() {
-        if (action == "pause") return rt->experiments->PauseExperiment(id);
-        if (action == "kill") return rt->experiments->KillExperiment(id);
-        return rt->experiments->ActivateExperiment(id);
-      };
+      auto act = [&]() { return Act(*rt, id, action); };
       if (action == "activate") {
         ASSERT_TRUE(rt->experiments->PauseExperiment(id).ok());
       }
@@ -715,33 +754,7 @@ TEST(RuntimeServicesTest, APauseKillOrActivationCutShortBetweenSlicesIsFinishedL
         // Any decision about the search (here the same request again) moves the rest first.
         ASSERT_TRUE(act().ok());
       }
-      rows = *store.ListTrials(id);
-      ASSERT_EQ(rows.size(), 35u);
-      for (const store::TrialRow& t : rows) EXPECT_EQ(t.state, moved_to) << t.id;
-      std::set<int64_t> once;
-      size_t writes = 0;
-      for (const auto& ids : MovedPerDecision(store, before, moved_to)) {
-        writes += ids.size();
-        once.insert(ids.begin(), ids.end());
-      }
-      EXPECT_EQ(writes, 35u) << "each trial moved once";
-      EXPECT_EQ(once.size(), 35u);
-      if (action == "kill") {
-        EXPECT_TRUE(rt->allocations->ListAllocations().empty());
-        EXPECT_EQ(rt->view.PresentedExperimentState(id).value_or(""), "STATE_CANCELED");
-        continue;
-      }
-      if (action == "pause") {
-        EXPECT_TRUE(rt->allocations->ListAllocations().empty());
-        EXPECT_EQ(rt->view.PresentedExperimentState(id).value_or(""), "STATE_PAUSED");
-        ASSERT_TRUE(rt->experiments->ActivateExperiment(id).ok());
-      }
-      EXPECT_EQ(rt->allocations->ListAllocations().size(), 35u) << "every trial queued once";
-      rows = *store.ListTrials(id);
-      for (const store::TrialRow& t : rows) {
-        EXPECT_EQ(t.state, "ACTIVE");
-        EXPECT_EQ(t.run_id, 2) << "one new run";
-      }
+      ExpectEveryTrialMovedOnce(*rt, store, id, before, action);
     }
   }
 }
@@ -757,11 +770,7 @@ TEST(RuntimeServicesTest, APauseKillOrActivationWhoseFirstSliceFailsChangesNothi
       FakeRuntimeStore store;
       auto rt = std::make_unique<Runtime>(&store, /*trial_slice=*/10);
       int64_t id = rt->Create(kThirtyFive);
-      auto act = [&]() {
-        if (action == "pause") return rt->experiments->PauseExperiment(id);
-        if (action == "kill") return rt->experiments->KillExperiment(id);
-        return rt->experiments->ActivateExperiment(id);
-      };
+      auto act = [&]() { return Act(*rt, id, action); };
       if (action == "activate") {
         ASSERT_TRUE(rt->experiments->PauseExperiment(id).ok());
       }
@@ -780,35 +789,7 @@ TEST(RuntimeServicesTest, APauseKillOrActivationWhoseFirstSliceFailsChangesNothi
       }
       before = store.Decisions().size();
       ASSERT_TRUE(act().ok());
-      const std::string moved_to =
-          action == "kill" ? "CANCELED" : (action == "pause" ? "PAUSED" : "ACTIVE");
-      std::vector<store::TrialRow> rows = *store.ListTrials(id);
-      ASSERT_EQ(rows.size(), 35u);
-      for (const store::TrialRow& t : rows) EXPECT_EQ(t.state, moved_to) << t.id;
-      std::set<int64_t> once;
-      size_t writes = 0;
-      for (const auto& ids : MovedPerDecision(store, before, moved_to)) {
-        writes += ids.size();
-        once.insert(ids.begin(), ids.end());
-      }
-      EXPECT_EQ(writes, 35u) << "each trial moved once";
-      EXPECT_EQ(once.size(), 35u);
-      if (action == "kill") {
-        EXPECT_TRUE(rt->allocations->ListAllocations().empty());
-        EXPECT_EQ(rt->view.PresentedExperimentState(id).value_or(""), "STATE_CANCELED");
-        continue;
-      }
-      if (action == "pause") {
-        EXPECT_TRUE(rt->allocations->ListAllocations().empty());
-        EXPECT_EQ(rt->view.PresentedExperimentState(id).value_or(""), "STATE_PAUSED");
-        ASSERT_TRUE(rt->experiments->ActivateExperiment(id).ok());
-      }
-      EXPECT_EQ(rt->allocations->ListAllocations().size(), 35u) << "every trial queued once";
-      rows = *store.ListTrials(id);
-      for (const store::TrialRow& t : rows) {
-        EXPECT_EQ(t.state, "ACTIVE");
-        EXPECT_EQ(t.run_id, 2) << "one new run";
-      }
+      ExpectEveryTrialMovedOnce(*rt, store, id, before, action);
     }
   }
 }
