@@ -191,8 +191,10 @@ Status ExperimentService::Carry(ExperimentRuntime& exp, const core::Decision& d,
   for (int64_t trial_id : logged) deps_.logs->Notify(trial_id);
   if (webhook_events && deps_.webhooks != nullptr) deps_.webhooks->Wake();
 
-  // Released in the order decided.
+  // Released in the order decided. An ended experiment's checkpoints are collected before
+  // readers see it ended, so none listed then is deleted after.
   if (d.experiment_to) {
+    if (!sliced && core::IsTerminal(*d.experiment_to)) CollectCheckpoints(exp);
     PublishJob(exp, shown);
     spdlog::info("experiment {} -> {}", exp.id, core::RunStateName(*shown));
   }
@@ -292,6 +294,7 @@ void ExperimentService::FinishDecision(ExperimentRuntime& exp, PendingDecision& 
   if (sliced) {
     spdlog::info("experiment {}: the last slice of its trials is done", exp.id);
     if (p.terminal) {
+      CollectCheckpoints(exp);
       PublishJob(exp);
       spdlog::info("experiment {} -> {}", exp.id, core::RunStateName(exp.state()));
     }
@@ -307,10 +310,11 @@ void ExperimentService::FinishDecision(ExperimentRuntime& exp, PendingDecision& 
   for (const std::string& rid : p.woken) {
     if (TrialRuntime* t = TrialOf(exp, rid)) NotifyTrial(t->id);
   }
-  if (p.terminal) {
-    Status gc = deps_.checkpoints->CollectExperimentCheckpoints(exp.id);
-    if (!gc.ok()) spdlog::error("checkpoint GC of experiment {}: {}", exp.id, gc.ToString());
-  }
+}
+
+void ExperimentService::CollectCheckpoints(const ExperimentRuntime& exp) {
+  Status gc = deps_.checkpoints->CollectExperimentCheckpoints(exp.id);
+  if (!gc.ok()) spdlog::error("checkpoint GC of experiment {}: {}", exp.id, gc.ToString());
 }
 
 bool ExperimentService::StoreNextSlice(int64_t experiment_id) {

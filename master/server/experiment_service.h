@@ -239,8 +239,10 @@ class ExperimentService : public AllocationOwner {
   // or killed, in the order decided.
   void ReleaseSlice(ExperimentRuntime& exp, const DecisionSlice& slice,
                     std::vector<std::unique_ptr<AllocationRuntime>> runs) ON_RUNTIME;
-  // After the last slice: the job of an ended experiment, the searcher journal, polls, GC.
+  // After the last slice: an ended experiment's checkpoint GC and job, the searcher journal,
+  // polls.
   void FinishDecision(ExperimentRuntime& exp, PendingDecision& p, bool sliced) ON_RUNTIME;
+  void CollectCheckpoints(const ExperimentRuntime& exp) ON_RUNTIME;
   // Stores and releases the next slice of the experiment's pending decision; true while more
   // are left. A refused slice leaves the experiment to follow its stored state (follow_stored).
   bool StoreNextSlice(int64_t experiment_id) ON_RUNTIME;
