@@ -5,6 +5,7 @@ namespace det::master::api {
 void RegisterRoutes(server::Router* router, server::Master* master) {
   RegisterAuthRoutes(router, master);
   RegisterExperimentRoutes(router, master);
+  RegisterExperimentBulkRoutes(router, master);
   RegisterSeriesRoutes(router, master);
   RegisterTrialRoutes(router, master);
   RegisterAgentRoutes(router, master);

@@ -12,6 +12,8 @@ void RegisterRoutes(server::Router* router, server::Master* master);
 // Groups, each in its own file.
 void RegisterAuthRoutes(server::Router* router, server::Master* master);
 void RegisterExperimentRoutes(server::Router* router, server::Master* master);
+// POST /api/v1/projects/{id}/experiments/{kill,...}: routes_experiment_bulk.cc.
+void RegisterExperimentBulkRoutes(server::Router* router, server::Master* master);
 void RegisterTrialRoutes(server::Router* router, server::Master* master);
 // Downsampled metric series (routes_series.cc); registered before the trial routes, whose
 // /trials/{id} would take /trials/time-series.
