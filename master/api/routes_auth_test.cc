@@ -46,6 +46,20 @@ const std::set<std::string> kFiledUnderOwnTrial = {
     "POST /api/v1/checkpoints",
 };
 
+// Determined's bulk experiment routes answer 200 with one result per experiment: a refusal is
+// that experiment's `error` (tests/e2e/test_bulk_experiments.py checks them, and that nothing
+// refused changed); a caller who names none gets an empty list.
+const std::set<std::string> kAnsweredPerExperiment = {
+    "POST /api/v1/projects/{id}/experiments/activate",
+    "POST /api/v1/projects/{id}/experiments/pause",
+    "POST /api/v1/projects/{id}/experiments/cancel",
+    "POST /api/v1/projects/{id}/experiments/kill",
+    "POST /api/v1/projects/{id}/experiments/archive",
+    "POST /api/v1/projects/{id}/experiments/unarchive",
+    "DELETE /api/v1/projects/{id}/experiments/delete",
+    "POST /api/v1/projects/{id}/experiments/move",
+};
+
 constexpr char kAgentSecret[] = "walk-agent-secret";
 
 struct Seeded {
@@ -340,7 +354,11 @@ TEST_F(RoutesAuthTest, ANonAdminWhoOwnsNothingCannotChangeAnything) {
     }
     server::HttpResponse resp = Call(r, {{"authorization", "Bearer " + bob_token_}});
     std::string what = r.method + " " + FillPath(r) + " (" + r.auth_class + "): " + resp.body;
-    if (r.access->target == Target::kHandler) {
+    if (kAnsweredPerExperiment.count(r.method + " " + r.pattern)) {
+      // No body: bob names no experiment, so nothing is done (200, answered later with no
+      // results), or the body's missing field is named (move's destinationProjectId: 400).
+      EXPECT_TRUE(resp.status == 200 || resp.status == 400) << what;
+    } else if (r.access->target == Target::kHandler) {
       EXPECT_FALSE(Is2xx(resp.status)) << what;
     } else {
       EXPECT_EQ(resp.status, 403) << what;
