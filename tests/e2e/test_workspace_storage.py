@@ -9,7 +9,7 @@ import pathlib
 
 import yaml
 
-from cluster import Cluster, brought_up
+from cluster import Cluster, brought_up, wait_for
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
@@ -55,10 +55,15 @@ def test_experiments_of_a_workspace_checkpoint_to_its_storage(tmp_path):
         assert storage["host_path"] == str(team_dir), storage
         assert storage["save_trial_latest"] == 2  # the experiment's own fields stay
         c.wait_state(exp, "STATE_COMPLETED")
-        checkpoints = c.request("GET", f"/api/v1/experiments/{exp}/checkpoints")["checkpoints"]
-        kept = [ck["uuid"] for ck in checkpoints if ck["state"] == "STATE_COMPLETED"]
-        assert kept, checkpoints
-        assert all((team_dir / uuid).is_dir() for uuid in kept), list(team_dir.iterdir())
+
+        # The experiment's checkpoint GC runs once it has ended (its state is stored first):
+        # polled until the checkpoints it keeps are the ones whose files are there.
+        def kept_on_disk():
+            checkpoints = c.request("GET", f"/api/v1/experiments/{exp}/checkpoints")["checkpoints"]
+            kept = [ck["uuid"] for ck in checkpoints if ck["state"] == "STATE_COMPLETED"]
+            return kept if kept and all((team_dir / u).is_dir() for u in kept) else None
+
+        wait_for(kept_on_disk, 60, "the kept checkpoints in the workspace's storage")
         other = c.create(FIXTURES / "checkpoints.yaml", FIXTURES, "--paused")
         assert c.experiment(other)["config"]["checkpoint_storage"]["host_path"] != str(team_dir)
 
